@@ -1,0 +1,6 @@
+/**
+ * MetaRoCE core: the sans-I/O protocol engine. Nothing in this module reads a clock, opens a
+ * socket or starts a thread; time enters as {@code long nowNs} and randomness through an
+ * injected source, so every behaviour is reproducible from a seed.
+ */
+package org.metaroce.core;
