@@ -37,6 +37,7 @@ class QpAttributesTest {
         assertThatThrownBy(attrs::maxSendSge).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(attrs::maxRecvSge).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(attrs::congestionWindowPackets).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(attrs::remotePeer).isInstanceOf(IllegalStateException.class);
         assertThat(attrs.toString()).isEqualTo("QpAttributes{}");
     }
 
@@ -45,6 +46,7 @@ class QpAttributesTest {
         fillAll(attrs);
         assertThat(attrs.mask()).isEqualTo(QpAttributeMask.ALL);
         assertThat(attrs.port()).isEqualTo(1);
+        assertThat(attrs.remotePeer()).isEqualTo(42);
         assertThat(attrs.accessFlags()).isEqualTo(AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
         assertThat(attrs.pathMtu()).isEqualTo(4096);
         assertThat(attrs.destQpn()).isEqualTo(0xFFFFFF);
@@ -137,7 +139,8 @@ class QpAttributesTest {
     void boundaryValuesAreAccepted() {
         attrs.port(255).destQpn(1).retryCount(0).rnrRetry(0).timeoutNs(1).minRnrTimerNs(1)
             .maxRdAtomic(1).maxDestRdAtomic(1).paths(new int[] {1}).sendQueueDepth(1).recvQueueDepth(1)
-            .maxSendSge(1).maxRecvSge(1).congestionWindowPackets(1).accessFlags(0).pathMtu(256).rqPsn(0).sqPsn(0);
+            .maxSendSge(1).maxRecvSge(1).congestionWindowPackets(1).accessFlags(0).pathMtu(256).rqPsn(0).sqPsn(0)
+            .remotePeer(0);
         final int[] maxPaths = new int[QpAttributes.MAX_PATHS];
         java.util.Arrays.fill(maxPaths, 65535);
         assertThat(attrs.paths(maxPaths).pathCount()).isEqualTo(255);
@@ -152,8 +155,8 @@ class QpAttributesTest {
         assertThat(attrs.validateFor(QpState.RESET, QpState.INIT)).isNull();
         attrs.pathMtu(4096).destQpn(5).rqPsn(0);
         assertThat(attrs.validateFor(QpState.INIT, QpState.RTR))
-            .isEqualTo("QP state transition INIT -> RTR is missing required attributes: MIN_RNR_TIMER, MAX_DEST_RD_ATOMIC, PATHS");
-        attrs.minRnrTimerNs(1000).maxDestRdAtomic(4).paths(new int[] {50000});
+            .isEqualTo("QP state transition INIT -> RTR is missing required attributes: MIN_RNR_TIMER, MAX_DEST_RD_ATOMIC, PATHS, REMOTE_PEER");
+        attrs.minRnrTimerNs(1000).maxDestRdAtomic(4).paths(new int[] {50000}).remotePeer(7);
         assertThat(attrs.validateFor(QpState.INIT, QpState.RTR)).isNull();
         assertThat(attrs.validateFor(QpState.RTR, QpState.RTS)).contains("SQ_PSN, RETRY_CNT, RNR_RETRY, TIMEOUT, MAX_QP_RD_ATOMIC");
         attrs.sqPsn(1).retryCount(3).rnrRetry(7).timeoutNs(1_000_000).maxRdAtomic(4);
@@ -195,6 +198,7 @@ class QpAttributesTest {
 
     private static void fillAll(final QpAttributes attrs) {
         attrs.port(1)
+            .remotePeer(42)
             .accessFlags(AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ)
             .pathMtu(4096)
             .destQpn(0xFFFFFF)

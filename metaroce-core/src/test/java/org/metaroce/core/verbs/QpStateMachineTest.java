@@ -58,7 +58,8 @@ class QpStateMachineTest {
             .isEqualTo(QpAttributeMask.PORT | QpAttributeMask.ACCESS_FLAGS);
         assertThat(QpStateMachine.requiredAttributes(QpState.INIT, QpState.RTR)).isEqualTo(
             QpAttributeMask.PATH_MTU | QpAttributeMask.DEST_QPN | QpAttributeMask.RQ_PSN
-                | QpAttributeMask.MAX_DEST_RD_ATOMIC | QpAttributeMask.MIN_RNR_TIMER | QpAttributeMask.PATHS);
+                | QpAttributeMask.MAX_DEST_RD_ATOMIC | QpAttributeMask.MIN_RNR_TIMER | QpAttributeMask.PATHS
+                | QpAttributeMask.REMOTE_PEER);
         assertThat(QpStateMachine.requiredAttributes(QpState.RTR, QpState.RTS)).isEqualTo(
             QpAttributeMask.SQ_PSN | QpAttributeMask.TIMEOUT | QpAttributeMask.RETRY_CNT
                 | QpAttributeMask.RNR_RETRY | QpAttributeMask.MAX_QP_RD_ATOMIC);
@@ -93,6 +94,6 @@ class QpStateMachineTest {
         assertThat(QpAttributeMask.toString(QpAttributeMask.CONGESTION_WINDOW | 1 << 30))
             .isEqualTo("CONGESTION_WINDOW, 0x40000000");
         assertThat(QpAttributeMask.toString(1 << 31)).isEqualTo("0x80000000");
-        assertThat(QpAttributeMask.toString(QpAttributeMask.ALL).split(", ")).hasSize(18);
+        assertThat(QpAttributeMask.toString(QpAttributeMask.ALL).split(", ")).hasSize(19);
     }
 }
