@@ -1,0 +1,53 @@
+package org.metaroce.core.congestion;
+
+/**
+ * What the queue-pair engine needs from a congestion-control algorithm. All calls come from the
+ * endpoint's single owning thread, with the caller's notion of time; implementations must not
+ * allocate in these callbacks.
+ */
+public interface CongestionControl {
+    /** @return packets the requester may have in flight now (at least 1) */
+    int windowPackets();
+
+    /**
+     * @param nowNs current time
+     * @return earliest time the next packet may leave (pacing); {@code nowNs} or earlier when unpaced
+     */
+    long nextSendTimeNs(long nowNs);
+
+    /**
+     * A packet left.
+     *
+     * @param nowNs current time
+     * @param bytes datagram bytes
+     * @param pathId path index used
+     */
+    void onPacketSent(long nowNs, int bytes, int pathId);
+
+    /**
+     * Packets were newly acknowledged (cumulatively or selectively).
+     *
+     * @param nowNs current time
+     * @param packets number of packets newly acknowledged
+     * @param rttNs RTT sample carried by this acknowledgement, or 0 when none
+     * @param ecnEcho whether the acknowledged packet was CE-marked
+     * @param pathId path of the packet the acknowledgement echoes
+     */
+    void onAck(long nowNs, int packets, long rttNs, boolean ecnEcho, int pathId);
+
+    /**
+     * A packet was declared lost (not for timeouts: see {@link #onRetransmitTimeout(long)}).
+     *
+     * @param nowNs current time
+     * @param pathId path it was sent on
+     * @param trimmed whether the loss was signalled by a trimmed-packet NACK
+     */
+    void onLoss(long nowNs, int pathId, boolean trimmed);
+
+    /**
+     * The retransmission timer fired.
+     *
+     * @param nowNs current time
+     */
+    void onRetransmitTimeout(long nowNs);
+}

@@ -1,0 +1,33 @@
+package org.metaroce.core.engine;
+
+import org.agrona.DirectBuffer;
+
+/**
+ * Receives the connection-manager packets an endpoint sees (specification section 9) and emits
+ * its own. The handshake lives outside the queue-pair engine so that an endpoint without one (a
+ * test wiring QPs by hand) simply counts and drops them.
+ */
+public interface ConnectionManagerHandler {
+    /**
+     * A validated connection-manager packet arrived.
+     *
+     * @param nowNs current time
+     * @param buffer holds the packet
+     * @param offset first byte of the packet
+     * @param length packet length
+     * @param peerId the driver's identifier of the sender's address
+     */
+    void onPacket(long nowNs, DirectBuffer buffer, int offset, int length, int peerId);
+
+    /**
+     * Emits handshake packets and runs handshake timers.
+     *
+     * @param nowNs current time
+     * @param sink where packets go
+     * @return packets emitted
+     */
+    int poll(long nowNs, TransmitSink sink);
+
+    /** @return when {@link #poll} must run again, or {@link Long#MAX_VALUE} */
+    long nextDeadlineNs();
+}

@@ -1,0 +1,289 @@
+package org.metaroce.core.engine;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.collections.IntHashSet;
+import org.metaroce.core.RandomSource;
+import org.metaroce.core.verbs.CompletionQueue;
+import org.metaroce.core.verbs.MemoryKeySpace;
+import org.metaroce.core.verbs.ProtectionDomain;
+import org.metaroce.core.verbs.QpState;
+import org.metaroce.core.wire.BaseHeader;
+import org.metaroce.core.wire.DropReason;
+import org.metaroce.core.wire.Opcode;
+import org.metaroce.core.wire.PacketValidator;
+import org.metaroce.core.wire.WireConstants;
+import org.metaroce.core.wire.WireCounters;
+
+/**
+ * A MetaRoCE device in software: it owns protection domains, completion queues and queue pairs,
+ * turns received datagrams into queue-pair events (demultiplexing on the destination QPN at its
+ * fixed offset), and emits every packet that is due into a caller's {@link TransmitSink}.
+ *
+ * <p>Sans-I/O: the endpoint never reads a clock, opens a socket or starts a thread. The same
+ * object runs under the Netty driver, the fabric simulator and the in-memory test wire. One thread
+ * owns it; setup calls ({@code create*}) and the data path must come from that thread.
+ */
+public final class Endpoint implements DatagramEndpoint {
+    private final EndpointConfig config;
+    private final RandomSource random;
+    private final EndpointCounters counters = new EndpointCounters();
+    private final WireCounters wireCounters = new WireCounters();
+    private final PacketValidator validator = new PacketValidator(wireCounters);
+    private final PacketWriter writer = new PacketWriter();
+    private final MemoryKeySpace keySpace;
+    private final Int2ObjectHashMap<QueuePair> queuePairs = new Int2ObjectHashMap<>();
+    private final List<QueuePair> pollOrder = new ArrayList<>();
+    private final IntHashSet quarantinedQpns = new IntHashSet();
+    private final int[] quarantineRing;
+    private int quarantineNext;
+    private int nextPdHandle = 1;
+    private int pollCursor;
+    private boolean sinkFull;
+    private long lastPollNs;
+    private ConnectionManagerHandler connectionManager;
+
+    /**
+     * @param config protocol parameters (copied by reference; do not change after this call)
+     * @param random source of rkeys, QPNs and other unpredictable values; seeded in tests
+     */
+    public Endpoint(final EndpointConfig config, final RandomSource random) {
+        this.config = config;
+        this.random = random;
+        this.keySpace = new MemoryKeySpace(random);
+        this.quarantineRing = new int[Math.max(1, config.qpnQuarantine())];
+    }
+
+    /** @return the protocol parameters */
+    public EndpointConfig config() {
+        return config;
+    }
+
+    /** @return counters of the queue-pair engine */
+    public EndpointCounters counters() {
+        return counters;
+    }
+
+    /** @return counters of the wire-format checks, per drop reason */
+    public WireCounters wireCounters() {
+        return wireCounters;
+    }
+
+    /** @return the device-wide key space of memory regions */
+    public MemoryKeySpace keySpace() {
+        return keySpace;
+    }
+
+    /** @return the injected randomness (for components such as the connection manager) */
+    public RandomSource random() {
+        return random;
+    }
+
+    PacketWriter writer() {
+        return writer;
+    }
+
+    /**
+     * Installs the handler for connection-manager packets (destination QPN 0 and handshake
+     * opcodes). Without one they are counted and dropped.
+     *
+     * @param handler the connection manager, or null
+     */
+    public void connectionManager(final ConnectionManagerHandler handler) {
+        this.connectionManager = handler;
+    }
+
+    /** @return a new protection domain (verbs ibv_alloc_pd) */
+    public ProtectionDomain allocateProtectionDomain() {
+        return new ProtectionDomain(nextPdHandle++, keySpace);
+    }
+
+    /**
+     * @param capacity completions it holds (verbs ibv_create_cq)
+     * @return a new completion queue
+     */
+    public CompletionQueue createCompletionQueue(final int capacity) {
+        return new CompletionQueue(capacity);
+    }
+
+    /**
+     * Creates a queue pair in RESET with a random QPN (never 0, never live, never recently destroyed).
+     *
+     * @param pd protection domain of the memory it will use
+     * @param sendCq completion queue for sends
+     * @param recvCq completion queue for receives
+     * @param caps queue sizes
+     * @return the new queue pair
+     */
+    public QueuePair createQueuePair(final ProtectionDomain pd, final CompletionQueue sendCq,
+                                     final CompletionQueue recvCq, final QueuePairCapabilities caps) {
+        if (pd == null || sendCq == null || recvCq == null || caps == null) {
+            throw new IllegalArgumentException("pd, sendCq, recvCq and caps are all required");
+        }
+        if (pd.isClosed()) {
+            throw new IllegalArgumentException("protection domain " + pd.handle() + " is closed");
+        }
+        int qpn;
+        int attempts = 0;
+        do {
+            qpn = random.nextInt() & WireConstants.MAX_QPN;
+            if (++attempts > 100_000) {
+                throw new IllegalStateException("no free QPN found; too many live or quarantined queue pairs");
+            }
+        } while (qpn == WireConstants.CONNECTION_MANAGER_QPN || queuePairs.containsKey(qpn)
+            || quarantinedQpns.contains(qpn));
+        final QueuePair qp = new QueuePair(this, qpn, pd, sendCq, recvCq, caps);
+        queuePairs.put(qpn, qp);
+        pollOrder.add(qp);
+        return qp;
+    }
+
+    /**
+     * Destroys a queue pair (verbs ibv_destroy_qp): outstanding requests are dropped without
+     * completions, and its QPN is quarantined so late packets for it are dropped as UNKNOWN_QPN.
+     *
+     * @param qp the queue pair
+     */
+    public void destroyQueuePair(final QueuePair qp) {
+        if (queuePairs.remove(qp.qpn()) == null) {
+            throw new IllegalArgumentException("queue pair " + qp.qpn() + " does not belong to this endpoint");
+        }
+        pollOrder.remove(qp);
+        if (config.qpnQuarantine() > 0) {
+            final int evicted = quarantineRing[quarantineNext];
+            if (evicted != 0) {
+                quarantinedQpns.remove(evicted);
+            }
+            quarantineRing[quarantineNext] = qp.qpn();
+            quarantinedQpns.add(qp.qpn());
+            quarantineNext = (quarantineNext + 1) % quarantineRing.length;
+        }
+    }
+
+    /**
+     * @param qpn a queue pair number
+     * @return the live queue pair with that number, or null
+     */
+    public QueuePair queuePair(final int qpn) {
+        return queuePairs.get(qpn);
+    }
+
+    void onStateChange(final QueuePair qp) {
+        // Reserved for the connection manager's events; state is read from the QP directly.
+    }
+
+    @Override
+    public void onDatagram(final long nowNs, final DirectBuffer buffer, final int offset, final int length,
+                           final int peerId, final int ecn) {
+        counters.increment(EndpointCounter.PACKETS_IN);
+        counters.add(EndpointCounter.BYTES_IN, length);
+        final DropReason reason = validator.validate(buffer, offset, length);
+        if (reason != null) {
+            counters.increment(EndpointCounter.DROP_MALFORMED);
+            return;
+        }
+        final Opcode opcode = Opcode.of(BaseHeader.opcode(buffer, offset));
+        if (opcode.isConnectionManagement()) {
+            if (connectionManager != null) {
+                connectionManager.onPacket(nowNs, buffer, offset, length, peerId);
+            } else {
+                counters.increment(EndpointCounter.DROP_CONNECTION_MANAGER);
+            }
+            return;
+        }
+        final QueuePair qp = queuePairs.get(BaseHeader.destQpn(buffer, offset));
+        if (qp == null) {
+            // No answer: replying to unknown QPNs would make us an amplifier [QP spec].
+            counters.increment(EndpointCounter.DROP_UNKNOWN_QPN);
+            return;
+        }
+        qp.onPacket(nowNs, buffer, offset, length, peerId, opcode, ecn);
+    }
+
+    @Override
+    public int poll(final long nowNs, final TransmitSink sink) {
+        lastPollNs = nowNs;
+        final CountingSink counting = countingSink.wrap(sink);
+        int emitted = 0;
+        if (connectionManager != null) {
+            emitted += connectionManager.poll(nowNs, counting);
+        }
+        final int n = pollOrder.size();
+        // Start with a different QP each time so one busy QP cannot always go first.
+        for (int i = 0; i < n && !counting.full; i++) {
+            final QueuePair qp = pollOrder.get((pollCursor + i) % n);
+            emitted += qp.poll(nowNs, counting, config.maxPacketsPerPoll());
+        }
+        if (n > 0) {
+            pollCursor = (pollCursor + 1) % n;
+        }
+        sinkFull = counting.full;
+        return emitted;
+    }
+
+    @Override
+    public long nextDeadlineNs() {
+        if (sinkFull) {
+            return lastPollNs;
+        }
+        long deadline = connectionManager != null ? connectionManager.nextDeadlineNs() : Long.MAX_VALUE;
+        for (int i = 0, n = pollOrder.size(); i < n; i++) {
+            final QueuePair qp = pollOrder.get(i);
+            deadline = Math.min(deadline, qp.nextDeadlineNs());
+        }
+        return deadline == Long.MIN_VALUE ? lastPollNs : deadline;
+    }
+
+    /** @return number of live queue pairs */
+    public int queuePairCount() {
+        return queuePairs.size();
+    }
+
+    /** @return number of queue pairs currently in {@code state} */
+    public int queuePairCount(final QpState state) {
+        int count = 0;
+        for (final QueuePair qp : pollOrder) {
+            if (qp.state() == state) {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    private final CountingSink countingSink = new CountingSink();
+
+    /** Remembers whether the driver's sink ran out of room during a poll, without allocating. */
+    private static final class CountingSink implements TransmitSink {
+        private TransmitSink delegate;
+        boolean full;
+
+        CountingSink wrap(final TransmitSink sink) {
+            delegate = sink;
+            full = false;
+            return this;
+        }
+
+        @Override
+        public MutableDirectBuffer buffer() {
+            return delegate.buffer();
+        }
+
+        @Override
+        public int claim(final int maxLength) {
+            final int offset = delegate.claim(maxLength);
+            if (offset == NO_ROOM) {
+                full = true;
+            }
+            return offset;
+        }
+
+        @Override
+        public void commit(final int offset, final int length, final int peerId, final int entropy) {
+            delegate.commit(offset, length, peerId, entropy);
+        }
+    }
+}

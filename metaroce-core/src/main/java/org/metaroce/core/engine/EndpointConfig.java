@@ -1,0 +1,205 @@
+package org.metaroce.core.engine;
+
+/**
+ * Endpoint-wide protocol parameters (specification section 6 defaults). Mutable until the
+ * endpoint is built; each setter validates and names the parameter it rejects.
+ */
+public final class EndpointConfig {
+    private int receiveWindowPackets = 1024;
+    private int ackCoalescePackets = 16;
+    private long ackCoalesceDelayNs = 10_000;
+    private int readChunkPackets = 64;
+    private long minRtoNs = 100_000;
+    private long maxRtoNs = 100_000_000;
+    private long minTailProbeNs = 20_000;
+    private long minReorderWindowNs = 1_000;
+    private int maxPacketsPerPoll = 256;
+    private int maxInlineData = 256;
+    private int qpnQuarantine = 4096;
+
+    public int receiveWindowPackets() {
+        return receiveWindowPackets;
+    }
+
+    /**
+     * @param packets PSNs a responder tracks beyond its cumulative point, and the most a requester
+     *     keeps outstanding; a power of two from 64 to 65536
+     * @return this
+     */
+    public EndpointConfig receiveWindowPackets(final int packets) {
+        if (packets < 64 || packets > 65536 || Integer.bitCount(packets) != 1) {
+            throw new IllegalArgumentException("receiveWindowPackets must be a power of two in 64..65536, got " + packets);
+        }
+        this.receiveWindowPackets = packets;
+        return this;
+    }
+
+    public int ackCoalescePackets() {
+        return ackCoalescePackets;
+    }
+
+    /**
+     * @param packets the responder acknowledges at least every this many packets (1..64)
+     * @return this
+     */
+    public EndpointConfig ackCoalescePackets(final int packets) {
+        if (packets < 1 || packets > 64) {
+            throw new IllegalArgumentException("ackCoalescePackets must be in 1..64, got " + packets);
+        }
+        this.ackCoalescePackets = packets;
+        return this;
+    }
+
+    public long ackCoalesceDelayNs() {
+        return ackCoalesceDelayNs;
+    }
+
+    /**
+     * @param ns longest the responder holds an acknowledgement back (0 = acknowledge every packet)
+     * @return this
+     */
+    public EndpointConfig ackCoalesceDelayNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("ackCoalesceDelayNs must be >= 0, got " + ns);
+        }
+        this.ackCoalesceDelayNs = ns;
+        return this;
+    }
+
+    public int readChunkPackets() {
+        return readChunkPackets;
+    }
+
+    /**
+     * @param packets most response packets one READ_REQUEST asks for; larger reads are requested in
+     *     chunks so they fit the window (1..receiveWindowPackets/2)
+     * @return this
+     */
+    public EndpointConfig readChunkPackets(final int packets) {
+        if (packets < 1 || packets > 32768) {
+            throw new IllegalArgumentException("readChunkPackets must be in 1..32768, got " + packets);
+        }
+        this.readChunkPackets = packets;
+        return this;
+    }
+
+    public long minRtoNs() {
+        return minRtoNs;
+    }
+
+    /**
+     * @param ns floor of the retransmission timeout
+     * @return this
+     */
+    public EndpointConfig minRtoNs(final long ns) {
+        if (ns <= 0) {
+            throw new IllegalArgumentException("minRtoNs must be > 0, got " + ns);
+        }
+        this.minRtoNs = ns;
+        return this;
+    }
+
+    public long maxRtoNs() {
+        return maxRtoNs;
+    }
+
+    /**
+     * @param ns ceiling of the retransmission timeout, backoff included
+     * @return this
+     */
+    public EndpointConfig maxRtoNs(final long ns) {
+        if (ns <= 0) {
+            throw new IllegalArgumentException("maxRtoNs must be > 0, got " + ns);
+        }
+        this.maxRtoNs = ns;
+        return this;
+    }
+
+    public long minTailProbeNs() {
+        return minTailProbeNs;
+    }
+
+    /**
+     * @param ns floor of the tail-loss probe timeout (0 disables tail-loss probes)
+     * @return this
+     */
+    public EndpointConfig minTailProbeNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("minTailProbeNs must be >= 0, got " + ns);
+        }
+        this.minTailProbeNs = ns;
+        return this;
+    }
+
+    public long minReorderWindowNs() {
+        return minReorderWindowNs;
+    }
+
+    /**
+     * @param ns floor of the reordering window of loss detection
+     * @return this
+     */
+    public EndpointConfig minReorderWindowNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("minReorderWindowNs must be >= 0, got " + ns);
+        }
+        this.minReorderWindowNs = ns;
+        return this;
+    }
+
+    public int maxPacketsPerPoll() {
+        return maxPacketsPerPoll;
+    }
+
+    /**
+     * @param packets most packets one queue pair emits per poll, so one busy QP cannot starve others
+     * @return this
+     */
+    public EndpointConfig maxPacketsPerPoll(final int packets) {
+        if (packets < 1) {
+            throw new IllegalArgumentException("maxPacketsPerPoll must be >= 1, got " + packets);
+        }
+        this.maxPacketsPerPoll = packets;
+        return this;
+    }
+
+    public int maxInlineData() {
+        return maxInlineData;
+    }
+
+    /**
+     * @param bytes largest payload of an INLINE send (copied at post time)
+     * @return this
+     */
+    public EndpointConfig maxInlineData(final int bytes) {
+        if (bytes < 0 || bytes > 8192) {
+            throw new IllegalArgumentException("maxInlineData must be in 0..8192, got " + bytes);
+        }
+        this.maxInlineData = bytes;
+        return this;
+    }
+
+    public int qpnQuarantine() {
+        return qpnQuarantine;
+    }
+
+    /**
+     * @param allocations a destroyed QPN is not reused for this many QP creations, so late packets
+     *     for an old QP cannot reach a new one
+     * @return this
+     */
+    public EndpointConfig qpnQuarantine(final int allocations) {
+        if (allocations < 0 || allocations > (1 << 20)) {
+            throw new IllegalArgumentException("qpnQuarantine must be in 0..2^20, got " + allocations);
+        }
+        this.qpnQuarantine = allocations;
+        return this;
+    }
+
+    @Override
+    public String toString() {
+        return "EndpointConfig{window=" + receiveWindowPackets + ", ackEvery=" + ackCoalescePackets
+            + ", ackDelayNs=" + ackCoalesceDelayNs + ", readChunk=" + readChunkPackets + ", minRtoNs=" + minRtoNs
+            + ", maxRtoNs=" + maxRtoNs + ", minTlpNs=" + minTailProbeNs + ", minReoWndNs=" + minReorderWindowNs + '}';
+    }
+}

@@ -1,0 +1,413 @@
+package org.metaroce.core.engine;
+
+import org.agrona.DirectBuffer;
+import org.metaroce.core.congestion.CongestionControl;
+import org.metaroce.core.congestion.FixedWindowCongestionControl;
+import org.metaroce.core.multipath.PathSelector;
+import org.metaroce.core.verbs.AccessFlags;
+import org.metaroce.core.verbs.CompletionQueue;
+import org.metaroce.core.verbs.PostStatus;
+import org.metaroce.core.verbs.ProtectionDomain;
+import org.metaroce.core.verbs.QpAttributeMask;
+import org.metaroce.core.verbs.QpAttributes;
+import org.metaroce.core.verbs.QpState;
+import org.metaroce.core.verbs.QpStateMachine;
+import org.metaroce.core.verbs.RecvRequest;
+import org.metaroce.core.verbs.SendRequest;
+import org.metaroce.core.verbs.WorkRequestValidator;
+import org.metaroce.core.verbs.WrOpcode;
+import org.metaroce.core.wire.BaseHeader;
+import org.metaroce.core.wire.Opcode;
+
+/**
+ * A reliable-connected queue pair, as with verbs: created by an {@link Endpoint}, moved through
+ * RESET → INIT → RTR → RTS with {@link #modify(QpState, QpAttributes)}, fed with
+ * {@link #postSend(SendRequest)} and {@link #postRecv(RecvRequest)}, and reporting through its
+ * completion queues. Posting never throws and never allocates: it returns a {@link PostStatus}.
+ *
+ * <p>Not thread safe: the endpoint's owning thread calls everything here (a driver gives other
+ * threads queues to it).
+ */
+public final class QueuePair {
+    private final Endpoint endpoint;
+    private final int qpn;
+    private final ProtectionDomain pd;
+    private final CompletionQueue sendCq;
+    private final CompletionQueue recvCq;
+    private final int maxSendSge;
+    private final int maxRecvSge;
+    private final EndpointCounters counters;
+    private final Requester requester;
+    private final Responder responder;
+    private QpState state = QpState.RESET;
+
+    private int accessFlags;
+    private int pathMtu = 1024;
+    private int destQpn;
+    private int remotePeer = -1;
+    private int retryCount = 7;
+    private int rnrRetry = 7;
+    private long minRnrTimerNs = 10_000;
+    private int maxRdAtomic = 1;
+    private PathSelector paths;
+    private CongestionControl congestionControl;
+
+    QueuePair(final Endpoint endpoint, final int qpn, final ProtectionDomain pd, final CompletionQueue sendCq,
+              final CompletionQueue recvCq, final QueuePairCapabilities caps) {
+        this.endpoint = endpoint;
+        this.qpn = qpn;
+        this.pd = pd;
+        this.sendCq = sendCq;
+        this.recvCq = recvCq;
+        this.maxSendSge = caps.maxSendSge();
+        this.maxRecvSge = caps.maxRecvSge();
+        this.counters = endpoint.counters();
+        this.requester = new Requester(this, caps.sendQueueDepth(), caps.maxSendSge(), endpoint.config(), counters);
+        this.responder = new Responder(this, caps.recvQueueDepth(), caps.maxRecvSge(), caps.maxDestRdAtomic(),
+            endpoint.config(), counters);
+        this.congestionControl = new FixedWindowCongestionControl(endpoint.config().receiveWindowPackets());
+    }
+
+    /** @return this queue pair's number (24 bits, never 0) */
+    public int qpn() {
+        return qpn;
+    }
+
+    /** @return the current state */
+    public QpState state() {
+        return state;
+    }
+
+    /** @return the protection domain whose memory regions this QP may use */
+    public ProtectionDomain pd() {
+        return pd;
+    }
+
+    /** @return completion queue for send work requests */
+    public CompletionQueue sendCq() {
+        return sendCq;
+    }
+
+    /** @return completion queue for receive work requests */
+    public CompletionQueue recvCq() {
+        return recvCq;
+    }
+
+    /** @return the peer's QPN (valid from RTR on) */
+    public int destQpn() {
+        return destQpn;
+    }
+
+    int destQpnOrZero() {
+        return destQpn;
+    }
+
+    /** @return the path MTU in payload bytes */
+    public int pathMtu() {
+        return pathMtu;
+    }
+
+    /** @return the driver's identifier of the peer's address, or -1 before RTR */
+    public int remotePeer() {
+        return remotePeer;
+    }
+
+    /** @return the next PSN the requester will assign */
+    public int nextSendPsn() {
+        return requester.nextPsn();
+    }
+
+    /** @return the responder's cumulative point: the next PSN it expects */
+    public int expectedReceivePsn() {
+        return responder.window().expectedPsn();
+    }
+
+    /** @return send work requests posted and not yet completed */
+    public int outstandingSends() {
+        return requester.queued();
+    }
+
+    /** @return receive work requests posted and not yet completed */
+    public int postedReceives() {
+        return responder.postedReceives();
+    }
+
+    /** @return the path selector (per-path weights and counts), or null before RTR */
+    public PathSelector paths() {
+        return paths;
+    }
+
+    /** @return the congestion-control algorithm in use */
+    public CongestionControl congestionControl() {
+        return congestionControl;
+    }
+
+    /**
+     * Replaces the congestion-control algorithm (before RTS, or any time for experiments).
+     *
+     * @param cc the algorithm
+     */
+    public void congestionControl(final CongestionControl cc) {
+        if (cc == null) {
+            throw new IllegalArgumentException("congestion control must not be null");
+        }
+        this.congestionControl = cc;
+    }
+
+    /** @return smoothed RTT measured by the requester, 0 before the first sample or before RTS */
+    public long smoothedRttNs() {
+        return state == QpState.RTS || state == QpState.SQD ? requester.rtt().srttNs() : 0;
+    }
+
+    int accessFlags() {
+        return accessFlags;
+    }
+
+    int retryCount() {
+        return retryCount;
+    }
+
+    int rnrRetry() {
+        return rnrRetry;
+    }
+
+    long minRnrTimerNs() {
+        return minRnrTimerNs;
+    }
+
+    int maxRdAtomic() {
+        return maxRdAtomic;
+    }
+
+    PacketWriter writer() {
+        return endpoint.writer();
+    }
+
+    boolean isSendQueueDraining() {
+        return state == QpState.SQD;
+    }
+
+    /**
+     * Moves the QP to {@code target}, applying the attributes that transition needs (verbs
+     * ibv_modify_qp). Setup is not the hot path, so misuse is reported by exceptions that name the
+     * problem.
+     *
+     * @param target the state to move to
+     * @param attrs the attributes; those the transition requires must be set
+     * @throws IllegalStateException if the transition is illegal from the current state
+     * @throws IllegalArgumentException if a required attribute is missing or inconsistent
+     */
+    public void modify(final QpState target, final QpAttributes attrs) {
+        if (!QpStateMachine.isLegal(state, target)) {
+            throw new IllegalStateException(QpStateMachine.describeIllegal(state, target));
+        }
+        final String missing = attrs.validateFor(state, target);
+        if (missing != null) {
+            throw new IllegalArgumentException(missing);
+        }
+        if (target == QpState.ERR) {
+            enterError();
+            return;
+        }
+        if (target == QpState.RESET) {
+            requester.discard();
+            responder.discard();
+            state = QpState.RESET;
+            return;
+        }
+        switch (state) {
+            case RESET -> {
+                if (target == QpState.INIT) {
+                    accessFlags = attrs.accessFlags();
+                }
+            }
+            case INIT -> {
+                if (attrs.isSet(QpAttributeMask.ACCESS_FLAGS)) {
+                    accessFlags = attrs.accessFlags();
+                }
+                if (target == QpState.RTR) {
+                    pathMtu = attrs.pathMtu();
+                    destQpn = attrs.destQpn();
+                    remotePeer = attrs.remotePeer();
+                    minRnrTimerNs = attrs.minRnrTimerNs();
+                    paths = new PathSelector(attrs.paths());
+                    responder.start(attrs.rqPsn());
+                    if (attrs.isSet(QpAttributeMask.CONGESTION_WINDOW)) {
+                        congestionControl = new FixedWindowCongestionControl(attrs.congestionWindowPackets());
+                    }
+                }
+            }
+            case RTR -> {
+                retryCount = attrs.retryCount();
+                rnrRetry = attrs.rnrRetry();
+                maxRdAtomic = attrs.maxRdAtomic();
+                requester.start(attrs.sqPsn(), attrs.timeoutNs());
+            }
+            default -> {
+                // RTS<->SQD, SQE->RTS and self-transitions carry no attributes we keep.
+            }
+        }
+        state = target;
+        endpoint.onStateChange(this);
+    }
+
+    /**
+     * Posts a send work request (verbs ibv_post_send). The request object may be reused as soon as
+     * this returns. In ERR the request is accepted and completed at once with WR_FLUSH_ERR, as
+     * libibverbs does.
+     *
+     * @param wr the request
+     * @return {@link PostStatus#OK} or the reason it was refused
+     */
+    public int postSend(final SendRequest wr) {
+        if (state != QpState.RTS && state != QpState.SQD && state != QpState.ERR) {
+            return PostStatus.INVALID_QP_STATE;
+        }
+        final int status = WorkRequestValidator.validateSend(wr, pd, maxSendSge, endpoint.config().maxInlineData());
+        if (status != PostStatus.OK) {
+            return status;
+        }
+        if (wr.opcode() == WrOpcode.RDMA_READ || wr.opcode() == WrOpcode.ATOMIC_CMP_SWAP
+            || wr.opcode() == WrOpcode.ATOMIC_FETCH_ADD) {
+            if (wr.opcode() != WrOpcode.RDMA_READ && (wr.numSge() != 1 || wr.sge(0).length() != 8)) {
+                return PostStatus.INVALID_ARGUMENT;
+            }
+        }
+        final int result = requester.post(wr, pathMtu);
+        if (result == PostStatus.OK && state == QpState.ERR) {
+            requester.flush();
+        }
+        return result;
+    }
+
+    /**
+     * Posts a receive work request (verbs ibv_post_recv). Allowed from INIT on; in ERR it completes
+     * at once with WR_FLUSH_ERR.
+     *
+     * @param wr the request
+     * @return {@link PostStatus#OK} or the reason it was refused
+     */
+    public int postRecv(final RecvRequest wr) {
+        if (state == QpState.RESET) {
+            return PostStatus.INVALID_QP_STATE;
+        }
+        final int status = WorkRequestValidator.validateRecv(wr, pd, maxRecvSge);
+        if (status != PostStatus.OK) {
+            return status;
+        }
+        final int result = responder.postRecv(wr);
+        if (result == PostStatus.OK && state == QpState.ERR) {
+            responder.flush();
+        }
+        return result;
+    }
+
+    // ------------------------------------------------------------------ engine side
+
+    void onPacket(final long nowNs, final DirectBuffer buffer, final int offset, final int length, final int peer,
+                  final Opcode opcode, final int ecn) {
+        if (peer != remotePeer || BaseHeader.sourceQpn(buffer, offset) != destQpn) {
+            counters.increment(EndpointCounter.DROP_WRONG_PEER);
+            return;
+        }
+        if (opcode.isRequest()) {
+            if (state == QpState.ERR) {
+                responder.onRequestInError(buffer, offset);
+                return;
+            }
+            if (state != QpState.RTR && state != QpState.RTS && state != QpState.SQD && state != QpState.SQE) {
+                counters.increment(EndpointCounter.DROP_QP_STATE);
+                return;
+            }
+            responder.onRequest(nowNs, buffer, offset, opcode, ecn);
+            return;
+        }
+        if (state != QpState.RTS && state != QpState.SQD) {
+            counters.increment(EndpointCounter.DROP_QP_STATE);
+            return;
+        }
+        switch (opcode) {
+            case ACK -> {
+                counters.increment(EndpointCounter.ACKS_IN);
+                requester.onAck(nowNs, buffer, offset, opcode);
+            }
+            case NACK -> {
+                counters.increment(EndpointCounter.NACKS_IN);
+                requester.onAck(nowNs, buffer, offset, opcode);
+                if (state == QpState.RTS || state == QpState.SQD) {
+                    requester.onNack(nowNs, buffer, offset);
+                }
+            }
+            case READ_RESPONSE -> requester.onReadResponse(nowNs, buffer, offset, BaseHeader.payloadLength(buffer, offset));
+            case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, buffer, offset);
+            case KEEPALIVE, CNP -> {
+                // Liveness and congestion hints for the connection manager and DCQCN; nothing to do here.
+            }
+            default -> counters.increment(EndpointCounter.DROP_UNEXPECTED_OPCODE);
+        }
+    }
+
+    int poll(final long nowNs, final TransmitSink sink, final int budget) {
+        int emitted = 0;
+        if (state == QpState.RESET || state == QpState.INIT) {
+            return 0;
+        }
+        emitted += responder.emit(nowNs, sink, budget);
+        if (state == QpState.RTS || state == QpState.SQD) {
+            requester.onTimers(nowNs);
+            if (state == QpState.RTS || state == QpState.SQD) {
+                emitted += requester.emit(nowNs, sink, budget - emitted);
+            }
+        }
+        return emitted;
+    }
+
+    long nextDeadlineNs() {
+        if (state == QpState.RESET || state == QpState.INIT) {
+            return Long.MAX_VALUE;
+        }
+        long deadline = responder.nextDeadlineNs();
+        if (state == QpState.RTS || state == QpState.SQD) {
+            // Work the window holds back waits for an ACK (which makes the driver poll) or a timer.
+            deadline = Math.min(deadline, requester.nextDeadlineNs());
+        }
+        return deadline;
+    }
+
+    boolean hasImmediateWork() {
+        return state == QpState.RTS && requester.hasWork();
+    }
+
+    void commit(final TransmitSink sink, final int offset, final int length, final int entropy) {
+        sink.commit(offset, length, remotePeer, entropy);
+        counters.increment(EndpointCounter.PACKETS_OUT);
+        counters.add(EndpointCounter.BYTES_OUT, length);
+    }
+
+    /**
+     * Moves the QP to ERR: every outstanding work request completes (in post order) with its error
+     * or WR_FLUSH_ERR, and the QP accepts no more traffic.
+     */
+    void enterError() {
+        if (state == QpState.ERR) {
+            return;
+        }
+        state = QpState.ERR;
+        counters.increment(EndpointCounter.QP_ERRORS);
+        requester.flush();
+        responder.flush();
+        endpoint.onStateChange(this);
+    }
+
+    void onCompletionQueueOverflow() {
+        // The CQ has latched its error (IBV_EVENT_CQ_ERR): the QP cannot report further work, so it
+        // fails too; its flushed completions are counted by the CQ as overflow, never lost silently.
+        enterError();
+    }
+
+    @Override
+    public String toString() {
+        return "QueuePair{qpn=" + qpn + ", state=" + state + ", destQpn=" + destQpn + ", peer=" + remotePeer
+            + ", mtu=" + pathMtu + ", access=" + AccessFlags.toString(accessFlags) + '}';
+    }
+}

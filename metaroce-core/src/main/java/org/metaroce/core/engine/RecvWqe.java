@@ -1,0 +1,74 @@
+package org.metaroce.core.engine;
+
+import org.agrona.DirectBuffer;
+import org.metaroce.core.verbs.MemoryRegion;
+import org.metaroce.core.verbs.WcOpcode;
+
+/**
+ * One posted receive as the responder tracks it: a copy of the scatter-gather list and the
+ * progress of the message that consumes it. Packets of that message may arrive in any order; the
+ * receive completes when all its bytes have arrived.
+ */
+final class RecvWqe {
+    long wrId;
+    int numSge;
+    final long[] sgeAddr;
+    final int[] sgeLength;
+    final MemoryRegion[] sgeRegion;
+    long capacity;
+
+    boolean matched;
+    long messageLength;
+    long bytesReceived;
+    int immData;
+    boolean hasImm;
+    boolean solicited;
+    WcOpcode opcode;
+    /** True when the message did not fit; completes with LOC_LEN_ERR. */
+    boolean tooSmall;
+
+    RecvWqe(final int maxSge) {
+        sgeAddr = new long[maxSge];
+        sgeLength = new int[maxSge];
+        sgeRegion = new MemoryRegion[maxSge];
+    }
+
+    void reset() {
+        matched = false;
+        messageLength = 0;
+        bytesReceived = 0;
+        immData = 0;
+        hasImm = false;
+        solicited = false;
+        opcode = WcOpcode.RECV;
+        tooSmall = false;
+        for (int i = 0; i < numSge; i++) {
+            sgeRegion[i] = null;
+        }
+        numSge = 0;
+        capacity = 0;
+    }
+
+    boolean isComplete() {
+        return matched && bytesReceived == messageLength;
+    }
+
+    void scatter(final long messageOffset, final DirectBuffer src, final int srcOffset, final int length) {
+        long skip = messageOffset;
+        int remaining = length;
+        int in = srcOffset;
+        for (int i = 0; i < numSge && remaining > 0; i++) {
+            final int len = sgeLength[i];
+            if (skip >= len) {
+                skip -= len;
+                continue;
+            }
+            final int n = (int) Math.min(len - skip, remaining);
+            final MemoryRegion mr = sgeRegion[i];
+            mr.buffer().putBytes((int) (mr.offsetOf(sgeAddr[i]) + skip), src, in, n);
+            in += n;
+            remaining -= n;
+            skip = 0;
+        }
+    }
+}

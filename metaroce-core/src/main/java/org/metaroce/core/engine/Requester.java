@@ -1,0 +1,807 @@
+package org.metaroce.core.engine;
+
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.metaroce.core.reliability.Psn;
+import org.metaroce.core.reliability.RttEstimator;
+import org.metaroce.core.verbs.MemoryRegion;
+import org.metaroce.core.verbs.PostStatus;
+import org.metaroce.core.verbs.ScatterGatherEntry;
+import org.metaroce.core.verbs.SendFlags;
+import org.metaroce.core.verbs.SendRequest;
+import org.metaroce.core.verbs.WcOpcode;
+import org.metaroce.core.verbs.WcStatus;
+import org.metaroce.core.verbs.WrOpcode;
+import org.metaroce.core.wire.AckHeader;
+import org.metaroce.core.wire.AtomicAckHeader;
+import org.metaroce.core.wire.BaseHeader;
+import org.metaroce.core.wire.Flags;
+import org.metaroce.core.wire.MessageHeader;
+import org.metaroce.core.wire.NackHeader;
+import org.metaroce.core.wire.NackReason;
+import org.metaroce.core.wire.Opcode;
+import org.metaroce.core.wire.WireConstants;
+
+/**
+ * The sending half of a queue pair (specification sections 5 and 6): the send queue, PSN
+ * assignment, the per-PSN scoreboard of selective repeat, reordering-tolerant loss detection,
+ * tail-loss probe, retransmission timeout, RNR handling, and completions in post order.
+ *
+ * <p>The scoreboard is a ring indexed by PSN: one slot per PSN the requester has outstanding,
+ * with the work request it belongs to, its packet index, send time, path, transmit sequence and
+ * state. It is struct-of-arrays so that nothing is allocated per packet.
+ */
+final class Requester {
+    private static final byte FREE = 0;
+    private static final byte IN_FLIGHT = 1;
+    private static final byte DELIVERED = 2;
+    private static final byte LOST = 3;
+    private static final byte RNR_WAIT = 4;
+
+    private static final byte KIND_DATA = 0;
+    private static final byte KIND_READ = 1;
+    private static final byte KIND_ATOMIC = 2;
+
+    private final QueuePair qp;
+    private final EndpointCounters counters;
+    private final EndpointConfig config;
+
+    private final SendWqe[] ring;
+    private long head;
+    private long nextToStart;
+    private long tail;
+
+    private final int windowSize;
+    private final int windowMask;
+    private final long[] slotWqe;
+    private final int[] slotIndex;
+    private final long[] slotSentNs;
+    private final long[] slotTxSeq;
+    private final short[] slotPath;
+    private final int[] slotTransmissions;
+    private final byte[] slotState;
+    private final byte[] slotKind;
+    private final EndpointCounter[] slotLossCause;
+
+    private int sndUna;
+    private int sndNxt;
+    private int inFlight;
+    private int lostCount;
+    private int rnrWaitCount;
+    private long txSeq;
+    private int nextMsn;
+    private int nextRsn;
+    private int outstandingReadAtomic;
+
+    private RttEstimator rtt;
+    private long rackTxSeq = -1;
+    private long rackRttNs;
+    private int reorderMultiplier = 1;
+    private long lossCheckDeadlineNs = Long.MAX_VALUE;
+    private long progressNs;
+    private boolean tailProbeSent;
+    private int consecutiveTimeouts;
+    private int consecutiveRnr;
+    private long rnrResumeNs = Long.MAX_VALUE;
+
+    Requester(final QueuePair qp, final int sendQueueDepth, final int maxSge, final EndpointConfig config,
+              final EndpointCounters counters) {
+        this.qp = qp;
+        this.config = config;
+        this.counters = counters;
+        ring = new SendWqe[sendQueueDepth];
+        for (int i = 0; i < sendQueueDepth; i++) {
+            ring[i] = new SendWqe(maxSge, config.maxInlineData());
+        }
+        windowSize = config.receiveWindowPackets();
+        windowMask = windowSize - 1;
+        slotWqe = new long[windowSize];
+        slotIndex = new int[windowSize];
+        slotSentNs = new long[windowSize];
+        slotTxSeq = new long[windowSize];
+        slotPath = new short[windowSize];
+        slotTransmissions = new int[windowSize];
+        slotState = new byte[windowSize];
+        slotKind = new byte[windowSize];
+        slotLossCause = new EndpointCounter[windowSize];
+    }
+
+    /** Called on RTR→RTS: the first PSN this side sends and the timers' parameters. */
+    void start(final int initialPsn, final long initialRtoNs) {
+        sndUna = initialPsn;
+        sndNxt = initialPsn;
+        final long min = Math.min(config.minRtoNs(), initialRtoNs);
+        rtt = new RttEstimator(initialRtoNs, min, Math.max(config.maxRtoNs(), initialRtoNs));
+    }
+
+    int queued() {
+        return (int) (tail - head);
+    }
+
+    int nextPsn() {
+        return sndNxt;
+    }
+
+    int oldestUnackedPsn() {
+        return sndUna;
+    }
+
+    RttEstimator rtt() {
+        return rtt;
+    }
+
+    // ------------------------------------------------------------------ posting
+
+    int post(final SendRequest wr, final int pathMtu) {
+        if (tail - head >= ring.length) {
+            return PostStatus.QUEUE_FULL;
+        }
+        final SendWqe wqe = ring[(int) (tail % ring.length)];
+        wqe.reset();
+        wqe.wrId = wr.wrId();
+        wqe.opcode = wr.opcode();
+        wqe.sendFlags = wr.sendFlags();
+        wqe.immData = wr.immData();
+        wqe.remoteAddr = wr.remoteAddr();
+        wqe.rkey = wr.rkey();
+        wqe.compareAdd = wr.compareAdd();
+        wqe.swap = wr.swap();
+        wqe.length = wr.totalLength();
+        final int n = wr.numSge();
+        final boolean inline = (wr.sendFlags() & SendFlags.INLINE) != 0;
+        long inlineOffset = 0;
+        for (int i = 0; i < n; i++) {
+            final ScatterGatherEntry sge = wr.sge(i);
+            final MemoryRegion mr = qp.pd().lookupLkey(sge.lkey());
+            wqe.sgeAddr[i] = sge.addr();
+            wqe.sgeLength[i] = sge.length();
+            wqe.sgeRegion[i] = mr;
+            if (inline) {
+                wqe.inline.putBytes((int) inlineOffset, mr.buffer(), (int) mr.offsetOf(sge.addr()), sge.length());
+                inlineOffset += sge.length();
+            }
+        }
+        wqe.numSge = n;
+        wqe.isInline = inline;
+        switch (wqe.opcode) {
+            case RDMA_READ, SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM ->
+                wqe.psnCount = (int) Math.max(1, (wqe.length + pathMtu - 1) / pathMtu);
+            default -> wqe.psnCount = 1;
+        }
+        tail++;
+        return PostStatus.OK;
+    }
+
+    // ------------------------------------------------------------------ emission
+
+    /**
+     * Emits retransmissions first, then new packets within the congestion window.
+     *
+     * @return packets emitted
+     */
+    int emit(final long nowNs, final TransmitSink sink, final int budget) {
+        int emitted = 0;
+        if (lostCount > 0) {
+            emitted += retransmitLost(nowNs, sink, budget);
+        }
+        emitted += emitNew(nowNs, sink, budget - emitted);
+        return emitted;
+    }
+
+    private int retransmitLost(final long nowNs, final TransmitSink sink, final int budget) {
+        int emitted = 0;
+        for (int psn = sndUna; psn != sndNxt && emitted < budget && lostCount > 0; psn++) {
+            final int s = psn & windowMask;
+            if (slotState[s] != LOST) {
+                continue;
+            }
+            if (!transmit(nowNs, sink, psn, true)) {
+                break;
+            }
+            counters.increment(slotLossCause[s]);
+            lostCount--;
+            emitted++;
+        }
+        return emitted;
+    }
+
+    private int emitNew(final long nowNs, final TransmitSink sink, final int budget) {
+        int emitted = 0;
+        final int window = Math.max(1, qp.congestionControl().windowPackets());
+        while (emitted < budget && nextToStart != tail) {
+            final SendWqe wqe = ring[(int) (nextToStart % ring.length)];
+            if (!wqe.started) {
+                if (qp.isSendQueueDraining()) {
+                    break;
+                }
+                if ((wqe.sendFlags & SendFlags.FENCE) != 0 && outstandingReadAtomic > 0) {
+                    break;
+                }
+                if (wqe.isReadOrAtomic() && outstandingReadAtomic >= qp.maxRdAtomic()) {
+                    break;
+                }
+            }
+            final int need = wqe.opcode == WrOpcode.RDMA_READ
+                ? Math.min(config.readChunkPackets(), wqe.psnCount - wqe.psnsAssigned) : 1;
+            if (inFlight > 0 && inFlight + need > window) {
+                break;
+            }
+            if ((sndNxt - sndUna) + need > windowSize) {
+                break;
+            }
+            if (qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
+                break;
+            }
+            if (!wqe.started) {
+                wqe.started = true;
+                wqe.firstPsn = sndNxt;
+                wqe.msn = nextMsn++;
+                if (wqe.opcode == WrOpcode.SEND || wqe.opcode == WrOpcode.SEND_WITH_IMM
+                    || wqe.opcode == WrOpcode.RDMA_WRITE_WITH_IMM) {
+                    wqe.rsn = nextRsn++;
+                }
+                if (wqe.isReadOrAtomic()) {
+                    outstandingReadAtomic++;
+                }
+            }
+            final int firstNewPsn = sndNxt;
+            final byte kind = wqe.opcode == WrOpcode.RDMA_READ ? KIND_READ : wqe.isAtomic() ? KIND_ATOMIC : KIND_DATA;
+            for (int i = 0; i < need; i++) {
+                final int s = (sndNxt + i) & windowMask;
+                slotWqe[s] = nextToStart;
+                slotIndex[s] = wqe.psnsAssigned + i;
+                slotKind[s] = kind;
+                slotTransmissions[s] = 0;
+                slotState[s] = FREE;
+            }
+            if (!transmit(nowNs, sink, firstNewPsn, false)) {
+                break;
+            }
+            if (inFlight == 0) {
+                progressNs = nowNs;
+            }
+            sndNxt += need;
+            wqe.psnsAssigned += need;
+            // A READ chunk's response slots are all outstanding from the moment its request leaves.
+            for (int i = 1; i < need; i++) {
+                final int s = (firstNewPsn + i) & windowMask;
+                slotState[s] = IN_FLIGHT;
+                slotSentNs[s] = nowNs;
+                slotTxSeq[s] = slotTxSeq[firstNewPsn & windowMask];
+                slotPath[s] = slotPath[firstNewPsn & windowMask];
+                slotTransmissions[s] = 1;
+                inFlight++;
+            }
+            counters.increment(EndpointCounter.REQUEST_PACKETS_OUT);
+            emitted++;
+            if (wqe.psnsAssigned == wqe.psnCount) {
+                nextToStart++;
+            }
+        }
+        return emitted;
+    }
+
+    /**
+     * Builds and commits the packet for {@code psn} (a first transmission or a retransmission) and
+     * records it in the scoreboard.
+     *
+     * @return false when the sink had no room
+     */
+    private boolean transmit(final long nowNs, final TransmitSink sink, final int psn, final boolean retransmit) {
+        final int s = psn & windowMask;
+        final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
+        final int index = slotIndex[s];
+        final int mtu = qp.pathMtu();
+        final Opcode opcode;
+        int payload = 0;
+        final long messageOffset;
+        long dmaLength = 0;
+        boolean last;
+        switch (wqe.opcode) {
+            case SEND -> opcode = Opcode.SEND;
+            case SEND_WITH_IMM -> opcode = Opcode.SEND_WITH_IMM;
+            case RDMA_WRITE -> opcode = Opcode.WRITE;
+            case RDMA_WRITE_WITH_IMM -> opcode = Opcode.WRITE_WITH_IMM;
+            case RDMA_READ -> opcode = Opcode.READ_REQUEST;
+            case ATOMIC_FETCH_ADD -> opcode = Opcode.FETCH_ADD;
+            default -> opcode = Opcode.CMP_SWAP;
+        }
+        if (opcode == Opcode.READ_REQUEST) {
+            messageOffset = (long) index * mtu;
+            // A first request asks for a whole chunk; a retransmission re-requests one lost segment.
+            final int segments = retransmit ? 1 : Math.min(config.readChunkPackets(), wqe.psnCount - index);
+            dmaLength = Math.min((long) segments * mtu, wqe.length - messageOffset);
+            last = messageOffset + dmaLength == wqe.length;
+        } else if (wqe.isAtomic()) {
+            messageOffset = 0;
+            last = true;
+        } else {
+            messageOffset = (long) index * mtu;
+            payload = (int) Math.min(mtu, wqe.length - messageOffset);
+            last = index == wqe.psnCount - 1;
+        }
+        final int maxLength = opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH;
+        final int offset = sink.claim(maxLength);
+        if (offset == TransmitSink.NO_ROOM) {
+            return false;
+        }
+        final MutableDirectBuffer buffer = sink.buffer();
+        final int pathId = qp.paths().next();
+        int flags = last ? Flags.LAST | Flags.ACK_REQ : 0;
+        if (retransmit) {
+            flags |= Flags.RETRANSMIT | Flags.ACK_REQ;
+        }
+        if (last && (wqe.sendFlags & SendFlags.SOLICITED) != 0) {
+            flags |= Flags.SOLICITED;
+        }
+        final PacketWriter w = qp.writer();
+        w.header(buffer, offset, opcode, flags, qp.destQpn(), psn, payload, pathId, nowNs, qp.qpn());
+        w.msg(buffer, offset, opcode).msn(wqe.msn).messageOffset(messageOffset)
+            .messageLength(wqe.isAtomic() ? 8 : wqe.length).rsn(wqe.rsn);
+        if (opcode.rethOffset() != Opcode.ABSENT) {
+            w.reth(buffer, offset, opcode).virtualAddress(wqe.remoteAddr).rkey(wqe.rkey)
+                .dmaLength(opcode == Opcode.READ_REQUEST ? dmaLength : wqe.length);
+        }
+        if (opcode.immOffset() != Opcode.ABSENT) {
+            w.imm(buffer, offset, opcode).immediateData(wqe.immData);
+        }
+        if (opcode.atomicOffset() != Opcode.ABSENT) {
+            w.atomic(buffer, offset, opcode).virtualAddress(wqe.remoteAddr).rkey(wqe.rkey)
+                .swapOrAdd(opcode == Opcode.FETCH_ADD ? wqe.compareAdd : wqe.swap)
+                .compare(opcode == Opcode.FETCH_ADD ? 0 : wqe.compareAdd);
+        }
+        if (payload > 0) {
+            wqe.gather(messageOffset, buffer, offset + opcode.headerLength(), payload);
+        }
+        final int length = w.seal(buffer, offset, opcode, payload);
+        qp.commit(sink, offset, length, qp.paths().entropy(pathId));
+        qp.congestionControl().onPacketSent(nowNs, length, pathId);
+
+        final byte previous = slotState[s];
+        slotState[s] = IN_FLIGHT;
+        slotSentNs[s] = nowNs;
+        slotTxSeq[s] = txSeq++;
+        slotPath[s] = (short) pathId;
+        slotTransmissions[s]++;
+        if (previous != IN_FLIGHT) {
+            inFlight++;
+        }
+        return true;
+    }
+
+    // ------------------------------------------------------------------ feedback
+
+    /** Processes an ACK or the ACK part of a NACK. */
+    void onAck(final long nowNs, final DirectBuffer buffer, final int offset, final Opcode opcode) {
+        final int ackOffset = offset + opcode.ackOffset();
+        final int cumulative = AckHeader.cumulativePsn(buffer, ackOffset);
+        final long bitmap = AckHeader.sackBitmap(buffer, ackOffset);
+        if (Psn.before(sndNxt, cumulative)) {
+            counters.increment(EndpointCounter.DROP_ACK_FOR_UNSENT_PSN);
+            return;
+        }
+        if (bitmap != 0) {
+            final int highest = cumulative + 1 + (63 - Long.numberOfLeadingZeros(bitmap));
+            if (!Psn.before(highest, sndNxt)) {
+                counters.increment(EndpointCounter.DROP_ACK_FOR_UNSENT_PSN);
+                return;
+            }
+        }
+        final long rttNs = (int) nowNs - AckHeader.echoedTimestamp(buffer, ackOffset)
+            - AckHeader.ackDelay(buffer, ackOffset);
+        final int echoedPath = AckHeader.echoedPathId(buffer, ackOffset);
+        final int ackFlags = AckHeader.ackFlags(buffer, ackOffset);
+        final boolean ecnEcho = (ackFlags & AckHeader.FLAG_ECN_ECHO) != 0;
+        final long sample = rttNs > 0 && rttNs < 10_000_000_000L ? rttNs : 0;
+        if (sample > 0) {
+            rtt.onSample(sample);
+            rackRttNs = sample;
+        }
+        if ((ackFlags & AckHeader.FLAG_DUPLICATE) != 0) {
+            final int trigger = BaseHeader.psn(buffer, offset);
+            if (inScoreboard(trigger) && slotTransmissions[trigger & windowMask] > 1) {
+                counters.increment(EndpointCounter.SPURIOUS_RETRANSMITS);
+                reorderMultiplier = Math.min(reorderMultiplier + 1, 16);
+            }
+        }
+        int delivered = 0;
+        for (int psn = sndUna; Psn.before(psn, cumulative); psn++) {
+            if (slotKind[psn & windowMask] == KIND_DATA && deliver(psn)) {
+                delivered++;
+            }
+        }
+        long bits = bitmap;
+        while (bits != 0) {
+            final int i = Long.numberOfTrailingZeros(bits);
+            bits &= bits - 1;
+            final int psn = cumulative + 1 + i;
+            if (inScoreboard(psn) && slotKind[psn & windowMask] == KIND_DATA && deliver(psn)) {
+                counters.increment(EndpointCounter.SACKED_PACKETS);
+                delivered++;
+            }
+        }
+        qp.paths().onAck(echoedPath, sample);
+        if (delivered > 0 || ecnEcho) {
+            qp.congestionControl().onAck(nowNs, delivered, sample, ecnEcho, echoedPath);
+        }
+        afterDelivery(nowNs, delivered);
+    }
+
+    /** Processes the NACK header after its ACK header has been applied. */
+    void onNack(final long nowNs, final DirectBuffer buffer, final int offset) {
+        final int nackOffset = offset + Opcode.NACK.nackOffset();
+        final int psn = NackHeader.nackPsn(buffer, nackOffset);
+        final NackReason reason = NackReason.of(NackHeader.reason(buffer, nackOffset));
+        if (reason == null || !inScoreboard(psn)) {
+            return;
+        }
+        final int s = psn & windowMask;
+        switch (reason) {
+            case TRIMMED -> {
+                if (slotState[s] == IN_FLIGHT) {
+                    markLost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
+                    qp.paths().onLoss(slotPath[s]);
+                    qp.congestionControl().onLoss(nowNs, slotPath[s], true);
+                }
+            }
+            case PSN_WINDOW -> {
+                if (slotState[s] == IN_FLIGHT) {
+                    markLost(psn, EndpointCounter.RETRANSMITS_PSN_WINDOW);
+                }
+            }
+            case RNR -> {
+                counters.increment(EndpointCounter.RNR_NACKS_IN);
+                final int retry = qp.rnrRetry();
+                consecutiveRnr++;
+                if (retry != 7 && consecutiveRnr > retry) {
+                    fail(wqeOf(psn), WcStatus.RNR_RETRY_EXC_ERR);
+                    return;
+                }
+                if (slotState[s] == IN_FLIGHT || slotState[s] == LOST) {
+                    if (slotState[s] == IN_FLIGHT) {
+                        inFlight--;
+                    } else {
+                        lostCount--;
+                    }
+                    slotState[s] = RNR_WAIT;
+                    rnrWaitCount++;
+                }
+                final int units = NackHeader.rnrTimer(buffer, nackOffset);
+                final long delay = units == 0 ? qp.minRnrTimerNs() : units * 10_000L;
+                rnrResumeNs = Math.min(rnrResumeNs, nowNs + delay);
+            }
+            case REMOTE_ACCESS -> fail(wqeOf(psn), WcStatus.REM_ACCESS_ERR);
+            case INVALID_REQUEST -> fail(wqeOf(psn), WcStatus.REM_INV_REQ_ERR);
+            case REMOTE_OPERATION -> fail(wqeOf(psn), WcStatus.REM_OP_ERR);
+            case SEQUENCE_GAP -> {
+                // Go-back-N baseline: everything from the NACK PSN on is resent.
+                for (int p = psn; p != sndNxt; p++) {
+                    if (slotState[p & windowMask] == IN_FLIGHT) {
+                        markLost(p, EndpointCounter.RETRANSMITS_LOSS_DETECTED);
+                    }
+                }
+            }
+            default -> {
+                // Unknown reasons were filtered above [WIRE-064].
+            }
+        }
+    }
+
+    void onReadResponse(final long nowNs, final DirectBuffer buffer, final int offset, final int payloadLength) {
+        final int psn = BaseHeader.psn(buffer, offset);
+        if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_READ) {
+            counters.increment(EndpointCounter.DROP_ACK_FOR_UNSENT_PSN);
+            return;
+        }
+        final int s = psn & windowMask;
+        if (slotState[s] == DELIVERED) {
+            counters.increment(EndpointCounter.DUPLICATE_RESPONSES);
+            return;
+        }
+        final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
+        final int msgOffset = offset + Opcode.READ_RESPONSE.msgOffset();
+        final long messageOffset = MessageHeader.messageOffset(buffer, msgOffset);
+        final long expectedOffset = (long) slotIndex[s] * qp.pathMtu();
+        final long expectedLength = Math.min(qp.pathMtu(), wqe.length - expectedOffset);
+        if (messageOffset != expectedOffset || payloadLength != expectedLength
+            || MessageHeader.messageLength(buffer, msgOffset) != wqe.length) {
+            counters.increment(EndpointCounter.DROP_BAD_LENGTH);
+            return;
+        }
+        wqe.scatter(messageOffset, buffer, offset + Opcode.READ_RESPONSE.headerLength(), payloadLength);
+        deliver(psn);
+        afterDelivery(nowNs, 1);
+    }
+
+    void onAtomicResponse(final long nowNs, final DirectBuffer buffer, final int offset) {
+        final int psn = BaseHeader.psn(buffer, offset);
+        if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_ATOMIC) {
+            counters.increment(EndpointCounter.DROP_ACK_FOR_UNSENT_PSN);
+            return;
+        }
+        final int s = psn & windowMask;
+        if (slotState[s] == DELIVERED) {
+            counters.increment(EndpointCounter.DUPLICATE_RESPONSES);
+            return;
+        }
+        final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
+        final long original = AtomicAckHeader.originalData(buffer, offset + Opcode.ATOMIC_RESPONSE.aackOffset());
+        // The original value lands in the local buffer in host order, as verbs atomics do.
+        final MemoryRegion mr = wqe.sgeRegion[0];
+        mr.buffer().putLong((int) mr.offsetOf(wqe.sgeAddr[0]), original);
+        deliver(psn);
+        afterDelivery(nowNs, 1);
+    }
+
+    private boolean inScoreboard(final int psn) {
+        return Psn.beforeOrEqual(sndUna, psn) && Psn.before(psn, sndNxt);
+    }
+
+    private SendWqe wqeOf(final int psn) {
+        return ring[(int) (slotWqe[psn & windowMask] % ring.length)];
+    }
+
+    /** @return whether the PSN was newly delivered */
+    private boolean deliver(final int psn) {
+        final int s = psn & windowMask;
+        final byte state = slotState[s];
+        if (state == DELIVERED || state == FREE) {
+            return false;
+        }
+        switch (state) {
+            case IN_FLIGHT -> inFlight--;
+            case LOST -> lostCount--;
+            case RNR_WAIT -> rnrWaitCount--;
+            default -> {
+            }
+        }
+        slotState[s] = DELIVERED;
+        if (slotTxSeq[s] > rackTxSeq) {
+            rackTxSeq = slotTxSeq[s];
+        }
+        final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
+        wqe.psnsDelivered++;
+        if (wqe.psnsDelivered == wqe.psnCount && wqe.isReadOrAtomic()) {
+            outstandingReadAtomic--;
+        }
+        return true;
+    }
+
+    private void afterDelivery(final long nowNs, final int delivered) {
+        if (delivered > 0) {
+            progressNs = nowNs;
+            tailProbeSent = false;
+            consecutiveTimeouts = 0;
+            consecutiveRnr = 0;
+        }
+        while (sndUna != sndNxt && slotState[sndUna & windowMask] == DELIVERED) {
+            slotState[sndUna & windowMask] = FREE;
+            sndUna++;
+        }
+        detectLosses(nowNs);
+        completeInOrder();
+    }
+
+    /**
+     * Reordering-tolerant loss detection in the manner of RACK: a packet is lost when a packet sent
+     * after it has been delivered and it has been outstanding longer than the latest RTT plus a
+     * reordering window. Spraying reorders packets across paths, so counting duplicate ACKs would
+     * cry wolf; time does not.
+     */
+    private void detectLosses(final long nowNs) {
+        lossCheckDeadlineNs = Long.MAX_VALUE;
+        if (rackTxSeq < 0 || inFlight == 0) {
+            return;
+        }
+        final long reorderWindow = reorderWindowNs();
+        final long rttForLoss = rackRttNs > 0 ? rackRttNs : rtt.srttNs();
+        for (int psn = sndUna; psn != sndNxt; psn++) {
+            final int s = psn & windowMask;
+            if (slotState[s] != IN_FLIGHT || slotTxSeq[s] >= rackTxSeq) {
+                continue;
+            }
+            final long lostAt = slotSentNs[s] + rttForLoss + reorderWindow;
+            if (nowNs >= lostAt) {
+                markLost(psn, EndpointCounter.RETRANSMITS_LOSS_DETECTED);
+                qp.paths().onLoss(slotPath[s]);
+                qp.congestionControl().onLoss(nowNs, slotPath[s], false);
+            } else if (lostAt < lossCheckDeadlineNs) {
+                lossCheckDeadlineNs = lostAt;
+            }
+        }
+    }
+
+    private long reorderWindowNs() {
+        final long base = Math.max(config.minReorderWindowNs(), rtt.minRttNs() / 4);
+        return base * reorderMultiplier;
+    }
+
+    private void markLost(final int psn, final EndpointCounter cause) {
+        final int s = psn & windowMask;
+        if (slotState[s] == IN_FLIGHT) {
+            inFlight--;
+        } else if (slotState[s] == RNR_WAIT) {
+            rnrWaitCount--;
+        } else if (slotState[s] == LOST) {
+            return;
+        }
+        slotState[s] = LOST;
+        slotLossCause[s] = cause;
+        lostCount++;
+    }
+
+    // ------------------------------------------------------------------ timers
+
+    void onTimers(final long nowNs) {
+        if (rnrWaitCount > 0 && nowNs >= rnrResumeNs) {
+            rnrResumeNs = Long.MAX_VALUE;
+            for (int psn = sndUna; psn != sndNxt; psn++) {
+                if (slotState[psn & windowMask] == RNR_WAIT) {
+                    markLost(psn, EndpointCounter.RETRANSMITS_RNR);
+                }
+            }
+        }
+        if (nowNs >= lossCheckDeadlineNs) {
+            detectLosses(nowNs);
+        }
+        if (inFlight == 0) {
+            return;
+        }
+        final long rto = rtt.rtoNs();
+        if (nowNs >= progressNs + rto) {
+            counters.increment(EndpointCounter.TIMEOUTS);
+            consecutiveTimeouts++;
+            if (consecutiveTimeouts > qp.retryCount()) {
+                fail(ring[(int) (slotWqe[sndUna & windowMask] % ring.length)], WcStatus.RETRY_EXC_ERR);
+                return;
+            }
+            rtt.onTimeout();
+            qp.congestionControl().onRetransmitTimeout(nowNs);
+            for (int psn = sndUna; psn != sndNxt; psn++) {
+                final int s = psn & windowMask;
+                if (slotState[s] == IN_FLIGHT) {
+                    markLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
+                    qp.paths().onLoss(slotPath[s]);
+                }
+            }
+            progressNs = nowNs;
+            tailProbeSent = false;
+            return;
+        }
+        final long probe = tailProbeTimeoutNs();
+        if (!tailProbeSent && probe > 0 && probe < rto && nowNs >= progressNs + probe) {
+            tailProbeSent = true;
+            // Probe with the newest outstanding packet: its ACK reveals what is missing.
+            for (int psn = sndNxt - 1; Psn.beforeOrEqual(sndUna, psn); psn--) {
+                if (slotState[psn & windowMask] == IN_FLIGHT) {
+                    markLost(psn, EndpointCounter.RETRANSMITS_TAIL_PROBE);
+                    break;
+                }
+            }
+        }
+    }
+
+    private long tailProbeTimeoutNs() {
+        if (config.minTailProbeNs() == 0) {
+            return 0;
+        }
+        return Math.max(config.minTailProbeNs(), 2 * rtt.srttNs());
+    }
+
+    long nextDeadlineNs() {
+        long deadline = Long.MAX_VALUE;
+        if (rnrWaitCount > 0) {
+            deadline = rnrResumeNs;
+        }
+        deadline = Math.min(deadline, lossCheckDeadlineNs);
+        if (inFlight > 0) {
+            deadline = Math.min(deadline, progressNs + rtt.rtoNs());
+            final long probe = tailProbeTimeoutNs();
+            if (!tailProbeSent && probe > 0) {
+                deadline = Math.min(deadline, progressNs + probe);
+            }
+        }
+        return deadline;
+    }
+
+    boolean hasWork() {
+        return lostCount > 0 || nextToStart != tail;
+    }
+
+    // ------------------------------------------------------------------ completion
+
+    private void completeInOrder() {
+        while (head != nextToStart) {
+            final SendWqe wqe = ring[(int) (head % ring.length)];
+            if (!wqe.isComplete()) {
+                return;
+            }
+            if ((wqe.sendFlags & SendFlags.SIGNALED) != 0) {
+                if (!push(wqe, WcStatus.SUCCESS)) {
+                    return;
+                }
+            }
+            wqe.reset();
+            head++;
+        }
+    }
+
+    private boolean push(final SendWqe wqe, final WcStatus status) {
+        final int byteLen = wqe.isAtomic() ? 8 : (int) wqe.length;
+        final boolean ok = qp.sendCq().push(wqe.wrId, status, wcOpcode(wqe.opcode), byteLen, 0, 0, qp.qpn(),
+            qp.destQpnOrZero());
+        if (!ok) {
+            counters.increment(EndpointCounter.CQ_OVERFLOWS);
+            qp.onCompletionQueueOverflow();
+        }
+        return ok;
+    }
+
+    static WcOpcode wcOpcode(final WrOpcode opcode) {
+        return switch (opcode) {
+            case SEND, SEND_WITH_IMM -> WcOpcode.SEND;
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> WcOpcode.RDMA_WRITE;
+            case RDMA_READ -> WcOpcode.RDMA_READ;
+            case ATOMIC_CMP_SWAP -> WcOpcode.COMP_SWAP;
+            case ATOMIC_FETCH_ADD -> WcOpcode.FETCH_ADD;
+        };
+    }
+
+    /** Ends the QP with {@code status} on {@code wqe}: the QP goes to ERR, which flushes the rest. */
+    private void fail(final SendWqe wqe, final WcStatus status) {
+        if (wqe.error == null) {
+            wqe.error = status;
+        }
+        qp.enterError();
+    }
+
+    /**
+     * Completes every outstanding request in post order: finished ones with SUCCESS (if
+     * signaled), the failed one with its error, everything else with WR_FLUSH_ERR.
+     */
+    void flush() {
+        while (head != tail) {
+            final SendWqe wqe = ring[(int) (head % ring.length)];
+            final WcStatus status = wqe.error != null ? wqe.error
+                : wqe.isComplete() ? WcStatus.SUCCESS : WcStatus.WR_FLUSH_ERR;
+            if (status != WcStatus.SUCCESS || (wqe.sendFlags & SendFlags.SIGNALED) != 0) {
+                push(wqe, status);
+            }
+            wqe.reset();
+            head++;
+        }
+        nextToStart = tail;
+        java.util.Arrays.fill(slotState, FREE);
+        inFlight = 0;
+        lostCount = 0;
+        rnrWaitCount = 0;
+        outstandingReadAtomic = 0;
+        lossCheckDeadlineNs = Long.MAX_VALUE;
+        rnrResumeNs = Long.MAX_VALUE;
+        sndUna = sndNxt;
+    }
+
+    /** Drops every request without completions (modify to RESET). */
+    void discard() {
+        for (long i = head; i != tail; i++) {
+            ring[(int) (i % ring.length)].reset();
+        }
+        head = tail;
+        nextToStart = tail;
+        java.util.Arrays.fill(slotState, FREE);
+        inFlight = 0;
+        lostCount = 0;
+        rnrWaitCount = 0;
+        outstandingReadAtomic = 0;
+        nextMsn = 0;
+        nextRsn = 0;
+        lossCheckDeadlineNs = Long.MAX_VALUE;
+        rnrResumeNs = Long.MAX_VALUE;
+        rackTxSeq = -1;
+    }
+
+    /** Used by tests and counters: completions are only ever taken in order. */
+    boolean isIdle() {
+        return head == tail;
+    }
+}

@@ -1,0 +1,125 @@
+package org.metaroce.core.engine;
+
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.metaroce.core.verbs.MemoryRegion;
+import org.metaroce.core.verbs.WcStatus;
+import org.metaroce.core.verbs.WrOpcode;
+
+/**
+ * One posted send work request as the requester tracks it: a copy of the request (so the caller
+ * may reuse its object at once), resolved memory regions, and progress. Preallocated per send
+ * queue slot and reused.
+ */
+final class SendWqe {
+    long wrId;
+    WrOpcode opcode;
+    int sendFlags;
+    int immData;
+    long remoteAddr;
+    int rkey;
+    long compareAdd;
+    long swap;
+    int numSge;
+    final long[] sgeAddr;
+    final int[] sgeLength;
+    final MemoryRegion[] sgeRegion;
+    /** Inline payload copied at post time, when the INLINE flag is set. */
+    final UnsafeBuffer inline;
+    boolean isInline;
+    long length;
+
+    /** Message sequence number, assigned when the first packet is emitted. */
+    int msn;
+    /** Receive sequence number for SEND, SEND_WITH_IMM and WRITE_WITH_IMM. */
+    int rsn;
+    boolean started;
+    /** PSN of the first packet (or first reserved response PSN for READ). */
+    int firstPsn;
+    /** PSNs the whole request takes: data packets, READ response packets, or 1 for an atomic. */
+    int psnCount;
+    /** PSNs already assigned (packets emitted, or response PSNs requested). */
+    int psnsAssigned;
+    /** PSNs whose delivery is confirmed (ACKed data, arrived responses). */
+    int psnsDelivered;
+    /** Error status decided for this request, or null. */
+    WcStatus error;
+
+    SendWqe(final int maxSge, final int maxInline) {
+        sgeAddr = new long[maxSge];
+        sgeLength = new int[maxSge];
+        sgeRegion = new MemoryRegion[maxSge];
+        inline = new UnsafeBuffer(new byte[Math.max(maxInline, 1)]);
+    }
+
+    void reset() {
+        started = false;
+        psnsAssigned = 0;
+        psnsDelivered = 0;
+        error = null;
+        isInline = false;
+        for (int i = 0; i < numSge; i++) {
+            sgeRegion[i] = null;
+        }
+        numSge = 0;
+    }
+
+    boolean isComplete() {
+        return started && psnsAssigned == psnCount && psnsDelivered == psnCount;
+    }
+
+    boolean isReadOrAtomic() {
+        return opcode == WrOpcode.RDMA_READ || opcode == WrOpcode.ATOMIC_CMP_SWAP || opcode == WrOpcode.ATOMIC_FETCH_ADD;
+    }
+
+    boolean isAtomic() {
+        return opcode == WrOpcode.ATOMIC_CMP_SWAP || opcode == WrOpcode.ATOMIC_FETCH_ADD;
+    }
+
+    /**
+     * Copies {@code length} bytes of the message starting at {@code messageOffset} out of the
+     * local scatter-gather list (or the inline copy) into {@code dst}.
+     */
+    void gather(final long messageOffset, final MutableDirectBuffer dst, final int dstOffset, final int length) {
+        if (isInline) {
+            dst.putBytes(dstOffset, inline, (int) messageOffset, length);
+            return;
+        }
+        long skip = messageOffset;
+        int remaining = length;
+        int out = dstOffset;
+        for (int i = 0; i < numSge && remaining > 0; i++) {
+            final int len = sgeLength[i];
+            if (skip >= len) {
+                skip -= len;
+                continue;
+            }
+            final int n = (int) Math.min(len - skip, remaining);
+            final MemoryRegion mr = sgeRegion[i];
+            dst.putBytes(out, mr.buffer(), (int) (mr.offsetOf(sgeAddr[i]) + skip), n);
+            out += n;
+            remaining -= n;
+            skip = 0;
+        }
+    }
+
+    /** Writes response payload into the local scatter-gather list at {@code messageOffset}. */
+    void scatter(final long messageOffset, final org.agrona.DirectBuffer src, final int srcOffset, final int length) {
+        long skip = messageOffset;
+        int remaining = length;
+        int in = srcOffset;
+        for (int i = 0; i < numSge && remaining > 0; i++) {
+            final int len = sgeLength[i];
+            if (skip >= len) {
+                skip -= len;
+                continue;
+            }
+            final int n = (int) Math.min(len - skip, remaining);
+            final MemoryRegion mr = sgeRegion[i];
+            mr.buffer().putBytes((int) (mr.offsetOf(sgeAddr[i]) + skip), src, in, n);
+            in += n;
+            remaining -= n;
+            skip = 0;
+        }
+    }
+}

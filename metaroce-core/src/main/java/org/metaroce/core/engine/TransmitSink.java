@@ -1,0 +1,35 @@
+package org.metaroce.core.engine;
+
+import org.agrona.MutableDirectBuffer;
+
+/**
+ * Where an endpoint writes the packets it wants sent. The driver (Netty, the simulator, a test
+ * wire) owns the memory; the engine claims a region, writes one packet into it, and commits it
+ * with its destination. No copy is needed between engine and driver.
+ */
+public interface TransmitSink {
+    /** Value returned by {@link #claim(int)} when the sink has no room now. */
+    int NO_ROOM = -1;
+
+    /** @return the buffer that offsets returned by {@link #claim(int)} refer to */
+    MutableDirectBuffer buffer();
+
+    /**
+     * Reserves room for one packet.
+     *
+     * @param maxLength the most bytes the packet will take
+     * @return offset in {@link #buffer()} of at least {@code maxLength} writable bytes, or
+     *         {@link #NO_ROOM}; the engine then stops emitting and tries again on its next poll
+     */
+    int claim(int maxLength);
+
+    /**
+     * Hands a written packet to the network.
+     *
+     * @param offset the offset returned by the matching {@link #claim(int)}
+     * @param length bytes written, at most the claimed length
+     * @param peerId the driver's identifier of the remote address
+     * @param entropy the UDP source port (entropy value) the packet must be sent from
+     */
+    void commit(int offset, int length, int peerId, int entropy);
+}

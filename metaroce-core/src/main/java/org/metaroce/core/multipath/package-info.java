@@ -1,0 +1,2 @@
+/** Per-packet spraying over a queue pair's entropy values, steering away from paths that lose or delay packets. */
+package org.metaroce.core.multipath;

@@ -1,0 +1,151 @@
+package org.metaroce.core.reliability;
+
+/**
+ * The responder's view of which PSNs have arrived: a cumulative point (the expected PSN, before
+ * which everything has arrived) and a bitmap of the PSNs received beyond it. This is what makes
+ * selective repeat possible: out-of-order arrivals are kept, and the ACK reports exactly which are
+ * missing. Fixed size, no allocation after construction.
+ */
+public final class ReceiveWindow {
+    /** Result of {@link #classify(int)}: the PSN is new and inside the window. */
+    public static final int NEW = 0;
+    /** Result of {@link #classify(int)}: the PSN was received before (or is before the window). */
+    public static final int DUPLICATE = 1;
+    /** Result of {@link #classify(int)}: the PSN is beyond the window. */
+    public static final int BEYOND_WINDOW = 2;
+
+    private final int size;
+    private final int mask;
+    private final long[] bits;
+    private int expectedPsn;
+    private int highestReceived;
+    private boolean anyReceived;
+
+    /**
+     * @param size window size in PSNs; a power of two of at least 64
+     * @param initialPsn the first PSN expected
+     */
+    public ReceiveWindow(final int size, final int initialPsn) {
+        if (size < 64 || Integer.bitCount(size) != 1) {
+            throw new IllegalArgumentException("receive window size must be a power of two >= 64, got " + size);
+        }
+        this.size = size;
+        this.mask = size - 1;
+        this.bits = new long[size >>> 6];
+        reset(initialPsn);
+    }
+
+    /**
+     * Forgets everything and expects {@code initialPsn} next.
+     *
+     * @param initialPsn first expected PSN
+     */
+    public void reset(final int initialPsn) {
+        java.util.Arrays.fill(bits, 0L);
+        expectedPsn = initialPsn;
+        highestReceived = initialPsn - 1;
+        anyReceived = false;
+    }
+
+    /** @return window size in PSNs */
+    public int size() {
+        return size;
+    }
+
+    /** @return the cumulative point: every PSN before it has arrived, this one has not */
+    public int expectedPsn() {
+        return expectedPsn;
+    }
+
+    /** @return the highest PSN received so far (meaningless before the first arrival) */
+    public int highestReceived() {
+        return highestReceived;
+    }
+
+    /** @return whether there is a hole: something beyond the expected PSN has arrived */
+    public boolean hasGap() {
+        return anyReceived && Psn.before(expectedPsn, highestReceived);
+    }
+
+    /**
+     * @param psn a PSN
+     * @return {@link #NEW}, {@link #DUPLICATE} or {@link #BEYOND_WINDOW}
+     */
+    public int classify(final int psn) {
+        final int d = psn - expectedPsn;
+        if (d < 0) {
+            return DUPLICATE;
+        }
+        if (d >= size) {
+            return BEYOND_WINDOW;
+        }
+        return isSet(psn) ? DUPLICATE : NEW;
+    }
+
+    /** @return whether {@code psn} has been received */
+    public boolean isReceived(final int psn) {
+        final int d = psn - expectedPsn;
+        if (d < 0) {
+            return true;
+        }
+        return d < size && isSet(psn);
+    }
+
+    /**
+     * Records an arrival and advances the cumulative point over any run of received PSNs.
+     *
+     * @param psn a PSN that {@link #classify(int)} called {@link #NEW}
+     * @return how far the cumulative point moved
+     */
+    public int markReceived(final int psn) {
+        final int d = psn - expectedPsn;
+        if (d < 0 || d >= size) {
+            throw new IllegalArgumentException("PSN " + Integer.toUnsignedString(psn) + " outside window at "
+                + Integer.toUnsignedString(expectedPsn));
+        }
+        set(psn);
+        if (!anyReceived || Psn.before(highestReceived, psn)) {
+            highestReceived = psn;
+        }
+        anyReceived = true;
+        int advanced = 0;
+        while (isSet(expectedPsn)) {
+            clear(expectedPsn);
+            expectedPsn++;
+            advanced++;
+        }
+        return advanced;
+    }
+
+    /**
+     * The selective-ack bitmap of specification 3.5.6: bit i set when PSN
+     * {@code expectedPsn + 1 + i} has arrived.
+     *
+     * @return the 64-bit bitmap
+     */
+    public long sackBitmap() {
+        long bitmap = 0;
+        for (int i = 0; i < 64; i++) {
+            final int psn = expectedPsn + 1 + i;
+            if (psn - expectedPsn < size && isSet(psn)) {
+                bitmap |= 1L << i;
+            }
+        }
+        return bitmap;
+    }
+
+    private boolean isSet(final int psn) {
+        final int index = psn & mask;
+        return (bits[index >>> 6] & (1L << (index & 63))) != 0;
+    }
+
+    private void set(final int psn) {
+        final int index = psn & mask;
+        bits[index >>> 6] |= 1L << (index & 63);
+    }
+
+    private void clear(final int psn) {
+        final int index = psn & mask;
+        bits[index >>> 6] &= ~(1L << (index & 63));
+    }
+}

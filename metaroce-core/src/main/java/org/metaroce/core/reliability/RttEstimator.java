@@ -1,0 +1,91 @@
+package org.metaroce.core.reliability;
+
+/**
+ * Smoothed round-trip time and retransmission timeout in the manner of RFC 6298, at nanosecond
+ * resolution, with a floor suited to datacenter round trips and exponential backoff after
+ * consecutive timeouts. Samples come from timestamp echoes, so retransmitted packets give valid
+ * samples too (no Karn ambiguity).
+ */
+public final class RttEstimator {
+    private final long minRtoNs;
+    private final long maxRtoNs;
+    private final long initialRtoNs;
+    private long srttNs;
+    private long rttVarNs;
+    private long minRttNs = Long.MAX_VALUE;
+    private long latestRttNs;
+    private boolean hasSample;
+    private int backoffShift;
+
+    /**
+     * @param initialRtoNs timeout before the first sample
+     * @param minRtoNs lower bound of the timeout
+     * @param maxRtoNs upper bound of the timeout, backoff included
+     */
+    public RttEstimator(final long initialRtoNs, final long minRtoNs, final long maxRtoNs) {
+        if (minRtoNs <= 0 || initialRtoNs < minRtoNs || maxRtoNs < initialRtoNs) {
+            throw new IllegalArgumentException("need 0 < minRto <= initialRto <= maxRto, got " + minRtoNs + ", "
+                + initialRtoNs + ", " + maxRtoNs);
+        }
+        this.initialRtoNs = initialRtoNs;
+        this.minRtoNs = minRtoNs;
+        this.maxRtoNs = maxRtoNs;
+    }
+
+    /**
+     * Feeds one measurement.
+     *
+     * @param rttNs round-trip time, responder hold time already subtracted; ignored unless positive
+     */
+    public void onSample(final long rttNs) {
+        if (rttNs <= 0) {
+            return;
+        }
+        latestRttNs = rttNs;
+        minRttNs = Math.min(minRttNs, rttNs);
+        if (!hasSample) {
+            srttNs = rttNs;
+            rttVarNs = rttNs >> 1;
+            hasSample = true;
+        } else {
+            final long err = Math.abs(srttNs - rttNs);
+            rttVarNs += (err - rttVarNs) >> 2;
+            srttNs += (rttNs - srttNs) >> 3;
+        }
+        backoffShift = 0;
+    }
+
+    /** Doubles the timeout after a retransmission timeout, up to the maximum. */
+    public void onTimeout() {
+        if (backoffShift < 16) {
+            backoffShift++;
+        }
+    }
+
+    /** @return the current retransmission timeout, backoff included */
+    public long rtoNs() {
+        final long base = hasSample ? Math.max(minRtoNs, srttNs + Math.max(4 * rttVarNs, 1_000)) : initialRtoNs;
+        final long backedOff = base << backoffShift;
+        return backedOff < 0 || backedOff > maxRtoNs ? maxRtoNs : backedOff;
+    }
+
+    /** @return smoothed RTT, or 0 before the first sample */
+    public long srttNs() {
+        return srttNs;
+    }
+
+    /** @return smallest RTT seen, or 0 before the first sample */
+    public long minRttNs() {
+        return hasSample ? minRttNs : 0;
+    }
+
+    /** @return the most recent sample, or 0 before the first */
+    public long latestRttNs() {
+        return latestRttNs;
+    }
+
+    /** @return whether at least one sample was taken */
+    public boolean hasSample() {
+        return hasSample;
+    }
+}

@@ -1,0 +1,5 @@
+/**
+ * Loss recovery building blocks: the responder's receive window (selective-repeat bitmap), the
+ * requester's round-trip-time estimator and retransmission timeout, all driven by caller time.
+ */
+package org.metaroce.core.reliability;
