@@ -682,7 +682,8 @@ final class Requester {
     }
 
     private long tailProbeTimeoutNs() {
-        if (config.minTailProbeNs() == 0) {
+        if (config.minTailProbeNs() == 0 || !rtt.hasSample()) {
+            // Without an RTT sample a probe would only guess; the retransmission timer covers it.
             return 0;
         }
         return Math.max(config.minTailProbeNs(), 2 * rtt.srttNs());
@@ -716,13 +717,14 @@ final class Requester {
             if (!wqe.isComplete()) {
                 return;
             }
-            if ((wqe.sendFlags & SendFlags.SIGNALED) != 0) {
-                if (!push(wqe, WcStatus.SUCCESS)) {
-                    return;
-                }
-            }
+            final boolean pushed = (wqe.sendFlags & SendFlags.SIGNALED) == 0 || push(wqe, WcStatus.SUCCESS);
             wqe.reset();
             head++;
+            if (!pushed) {
+                // The CQ latched its error: this completion is counted as overflow, and the QP fails.
+                qp.onCompletionQueueOverflow();
+                return;
+            }
         }
     }
 
@@ -732,7 +734,6 @@ final class Requester {
             qp.destQpnOrZero());
         if (!ok) {
             counters.increment(EndpointCounter.CQ_OVERFLOWS);
-            qp.onCompletionQueueOverflow();
         }
         return ok;
     }

@@ -504,12 +504,14 @@ final class Responder {
             if (!recv.isComplete()) {
                 return;
             }
-            if (!push(recv, WcStatus.SUCCESS)) {
-                return;
-            }
+            final boolean pushed = push(recv, WcStatus.SUCCESS);
             recv.reset();
             recvHeadRsn++;
             recvPosted--;
+            if (!pushed) {
+                qp.onCompletionQueueOverflow();
+                return;
+            }
         }
     }
 
@@ -518,7 +520,6 @@ final class Responder {
             recv.immData, recv.hasImm ? WorkCompletion.WC_WITH_IMM : 0, qp.qpn(), qp.destQpnOrZero());
         if (!ok) {
             counters.increment(EndpointCounter.CQ_OVERFLOWS);
-            qp.onCompletionQueueOverflow();
         }
         return ok;
     }

@@ -110,6 +110,13 @@ final class TwoNodeFixture {
         return this;
     }
 
+    /** Connects with chosen initial PSNs: {@code psnA} is what A sends first, {@code psnB} what B sends first. */
+    TwoNodeFixture connectWithPsns(final int mtu, final int psnA, final int psnB) {
+        bringUp(a.qp, b, mtu, psnB, psnA, 7, 7, 1_000_000);
+        bringUp(b.qp, a, mtu, psnA, psnB, 7, 7, 1_000_000);
+        return this;
+    }
+
     private static void bringUp(final QueuePair qp, final Side peer, final int mtu, final int rqPsn,
                                 final int sqPsn, final int retryCount, final int rnrRetry, final long timeoutNs) {
         qp.modify(QpState.INIT, new QpAttributes().port(1).accessFlags(AccessFlags.ALL));

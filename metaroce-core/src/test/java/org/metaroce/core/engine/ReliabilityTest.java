@@ -1,0 +1,217 @@
+package org.metaroce.core.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+import org.metaroce.core.testwire.LinkProfile;
+import org.metaroce.core.testwire.PacketFilter;
+import org.metaroce.core.testwire.PacketMatcher;
+import org.metaroce.core.verbs.RecvRequest;
+import org.metaroce.core.verbs.SendFlags;
+import org.metaroce.core.verbs.SendRequest;
+import org.metaroce.core.verbs.WcStatus;
+import org.metaroce.core.verbs.WorkCompletion;
+import org.metaroce.core.verbs.WrOpcode;
+import org.metaroce.core.wire.Opcode;
+
+/**
+ * Loss recovery with exact counts, in the style of Aeron's system tests: a named packet is
+ * dropped, and the counters must show exactly the recovery the specification prescribes [REL].
+ */
+class ReliabilityTest {
+    private static void fill(final UnsafeBuffer b, final int offset, final int length, final int seed) {
+        for (int i = 0; i < length; i++) {
+            b.putByte(offset + i, (byte) (i * 131 + seed));
+        }
+    }
+
+    private static void assertSameBytes(final UnsafeBuffer x, final int xo, final UnsafeBuffer y, final int yo,
+                                        final int length) {
+        for (int i = 0; i < length; i++) {
+            assertThat(y.getByte(yo + i)).as("byte %d", i).isEqualTo(x.getByte(xo + i));
+        }
+    }
+
+    private static SendRequest write(final TwoNodeFixture f, final long wrId, final int srcOffset, final int length,
+                                     final int dstOffset) {
+        return new SendRequest(1).wrId(wrId).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(srcOffset), length, f.a.mr.lkey()).remoteAddr(f.b.address(dstOffset))
+            .rkey(f.b.mr.rkey());
+    }
+
+    @Test
+    void oneDroppedDataPacketCausesExactlyOneRetransmission() {
+        final TwoNodeFixture f = new TwoNodeFixture(1001).connect(1024);
+        f.wire.filter(PacketFilter.dropNth(3, PacketMatcher.opcode(Opcode.WRITE.value())));
+        fill(f.a.mr.buffer(), 0, 8192, 1);
+        f.a.qp.postSend(write(f, 1, 0, 8192, 100_000));
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.a.sendCompletions).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
+        final EndpointCounters c = f.a.endpoint.counters();
+        assertThat(c.retransmits()).as(c.toString()).isEqualTo(1);
+        assertThat(c.get(EndpointCounter.RETRANSMITS_LOSS_DETECTED)).isEqualTo(1);
+        assertThat(c.get(EndpointCounter.REQUEST_PACKETS_OUT)).isEqualTo(8);
+        assertThat(f.b.endpoint.counters().get(EndpointCounter.DUPLICATE_REQUESTS)).isZero();
+        assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 100_000, 8192);
+    }
+
+    @Test
+    void droppedAckCausesNoRetransmissionWhenALaterAckCoversIt() {
+        // 10 Gb/s serialization spreads the 32 packets over ~27 us, so the responder acknowledges
+        // after 16 (coalescing) and again after the last.
+        final TwoNodeFixture f = new TwoNodeFixture(1002,
+            LinkProfile.builder().rateBitsPerSecond(10_000_000_000L).build()).connect(1024);
+        f.wire.filter(PacketFilter.dropNth(1, PacketMatcher.opcode(Opcode.ACK.value())));
+        fill(f.a.mr.buffer(), 0, 32 * 1024, 2);
+        f.a.qp.postSend(write(f, 1, 0, 32 * 1024, 0));
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.wire.trace().count(e -> e.opcode() == Opcode.ACK.value())).isGreaterThanOrEqualTo(2);
+        assertThat(f.a.endpoint.counters().retransmits()).as(f.a.endpoint.counters().toString()).isZero();
+        assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 0, 32 * 1024);
+    }
+
+    @Test
+    void tailLossIsRepairedByOneProbe() {
+        final TwoNodeFixture f = new TwoNodeFixture(1003).connect(1024);
+        // The 4th and last packet of the message is lost: no later packet can reveal the loss.
+        f.wire.filter(PacketFilter.dropNth(4, PacketMatcher.opcode(Opcode.WRITE.value())));
+        fill(f.a.mr.buffer(), 0, 4096, 3);
+        f.a.qp.postSend(write(f, 1, 0, 4096, 0));
+        assertThat(f.runUntilQuiet()).isTrue();
+        final EndpointCounters c = f.a.endpoint.counters();
+        assertThat(c.retransmits()).as(c.toString()).isEqualTo(1);
+        assertThat(c.get(EndpointCounter.RETRANSMITS_TAIL_PROBE)).isEqualTo(1);
+        assertThat(c.get(EndpointCounter.TIMEOUTS)).isZero();
+        assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 0, 4096);
+    }
+
+    @Test
+    void multipleGapsResendOnlyTheMissingPackets() {
+        final TwoNodeFixture f = new TwoNodeFixture(1004).connect(1024);
+        final int[] dropped = {2, 5, 9};
+        final int[] seen = {0};
+        f.wire.filter((from, to, buf, off, len, now) -> {
+            if (buf.getByte(off + 1) != Opcode.WRITE.value()) {
+                return false;
+            }
+            final int n = ++seen[0];
+            return n == dropped[0] || n == dropped[1] || n == dropped[2];
+        });
+        fill(f.a.mr.buffer(), 0, 16 * 1024, 4);
+        f.a.qp.postSend(write(f, 1, 0, 16 * 1024, 0));
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.a.endpoint.counters().retransmits()).as(f.a.endpoint.counters().toString()).isEqualTo(3);
+        assertThat(f.b.endpoint.counters().get(EndpointCounter.DUPLICATE_REQUESTS)).isZero();
+        assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 0, 16 * 1024);
+    }
+
+    @Test
+    void lostAtomicResponseIsReplayedNotReExecuted() {
+        final TwoNodeFixture f = new TwoNodeFixture(1005).connect(1024);
+        f.wire.filter(PacketFilter.dropNth(1, PacketMatcher.opcode(Opcode.ATOMIC_RESPONSE.value())));
+        f.b.mr.buffer().putLong(0, 10);
+        f.a.qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.ATOMIC_FETCH_ADD).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(0), 8, f.a.mr.lkey()).remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey()).compareAdd(1));
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.a.sendCompletions.get(0).status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(f.b.mr.buffer().getLong(0)).as("added exactly once").isEqualTo(11);
+        assertThat(f.a.mr.buffer().getLong(0)).isEqualTo(10);
+        assertThat(f.b.endpoint.counters().get(EndpointCounter.ATOMIC_REPLAYS)).isEqualTo(1);
+        assertThat(f.a.endpoint.counters().retransmits()).isEqualTo(1);
+    }
+
+    @Test
+    void lostReadResponseIsRequestedAgain() {
+        final TwoNodeFixture f = new TwoNodeFixture(1006).connect(1024);
+        f.wire.filter(PacketFilter.dropNth(2, PacketMatcher.opcode(Opcode.READ_RESPONSE.value())));
+        fill(f.b.mr.buffer(), 0, 6000, 6);
+        f.a.qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(0), 6000, f.a.mr.lkey()).remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey()));
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.a.sendCompletions.get(0).status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(f.a.endpoint.counters().retransmits()).as(f.a.endpoint.counters().toString()).isEqualTo(1);
+        assertThat(f.b.endpoint.counters().get(EndpointCounter.READ_RESPONSES_OUT)).isEqualTo(7);
+        assertSameBytes(f.b.mr.buffer(), 0, f.a.mr.buffer(), 0, 6000);
+    }
+
+    @Test
+    void duplicatedPacketsAreDeliveredOnce() {
+        final TwoNodeFixture f = new TwoNodeFixture(1007, LinkProfile.builder().duplicate(0.5).build()).connect(1024);
+        for (int i = 0; i < 20; i++) {
+            f.b.qp.postRecv(new RecvRequest(1).wrId(i).addSge(f.b.address(i * 4096L), 4096, f.b.mr.lkey()));
+        }
+        fill(f.a.mr.buffer(), 0, 20 * 3000, 7);
+        for (int i = 0; i < 20; i++) {
+            f.a.qp.postSend(new SendRequest(1).wrId(i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                .addSge(f.a.address(i * 3000L), 3000, f.a.mr.lkey()));
+        }
+        assertThat(f.runUntilCompletions(20, 20)).isTrue();
+        f.wire.runFor(1_000_000);
+        f.b.drain();
+        assertThat(f.b.recvCompletions).hasSize(20);
+        assertThat(f.b.recvCompletions).extracting(WorkCompletion::wrId)
+            .containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L, 11L, 12L, 13L, 14L, 15L, 16L, 17L, 18L, 19L);
+        assertThat(f.b.endpoint.counters().get(EndpointCounter.DUPLICATE_REQUESTS)).isPositive();
+        for (int i = 0; i < 20; i++) {
+            assertSameBytes(f.a.mr.buffer(), i * 3000, f.b.mr.buffer(), i * 4096, 3000);
+        }
+    }
+
+    @Test
+    void psnWrapsAroundTwoToTheThirtyTwo() {
+        final TwoNodeFixture f = new TwoNodeFixture(1008);
+        // Hand-connect with PSNs just below the wrap point.
+        f.connectWithPsns(1024, 0xFFFF_FFF0, 0xFFFF_FFFA);
+        fill(f.a.mr.buffer(), 0, 64 * 1024, 8);
+        f.a.qp.postSend(write(f, 1, 0, 64 * 1024, 0));
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.a.sendCompletions.get(0).status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(Integer.compareUnsigned(f.a.qp.nextSendPsn(), 100)).isLessThan(0);
+        assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 0, 64 * 1024);
+    }
+
+    @Test
+    void retryExhaustionFailsWithRetryExceededAndFlushesTheRest() {
+        final TwoNodeFixture f = new TwoNodeFixture(1009);
+        f.connect(1024, 3, 7, 200_000);
+        f.wire.filter(PacketFilter.dropMatching(PacketMatcher.from(f.a.node)));
+        f.a.qp.postSend(write(f, 1, 0, 2048, 0));
+        f.a.qp.postSend(write(f, 2, 0, 2048, 4096));
+        assertThat(f.wire.runUntil(() -> {
+            f.a.drain();
+            return f.a.sendCompletions.size() == 2;
+        }, 10_000_000_000L)).isTrue();
+        assertThat(f.a.sendCompletions).extracting(WorkCompletion::status)
+            .containsExactly(WcStatus.RETRY_EXC_ERR, WcStatus.WR_FLUSH_ERR);
+        assertThat(f.a.qp.state()).isEqualTo(org.metaroce.core.verbs.QpState.ERR);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.TIMEOUTS)).isEqualTo(4);
+    }
+
+    @Test
+    void rnrRetriesUntilAReceiveIsPostedThenSucceeds() {
+        final TwoNodeFixture f = new TwoNodeFixture(1010).connect(1024);
+        fill(f.a.mr.buffer(), 0, 100, 9);
+        f.a.qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(0), 100, f.a.mr.lkey()));
+        f.wire.runFor(100_000);
+        assertThat(f.b.endpoint.counters().get(EndpointCounter.RNR_NACKS_OUT)).isPositive();
+        f.b.qp.postRecv(new RecvRequest(1).wrId(9).addSge(f.b.address(0), 100, f.b.mr.lkey()));
+        assertThat(f.runUntilCompletions(1, 1)).isTrue();
+        assertThat(f.a.sendCompletions.get(0).status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(f.b.recvCompletions.get(0).status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.RETRANSMITS_RNR)).isPositive();
+        assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 0, 100);
+    }
+
+    @Test
+    void rnrRetryExhaustionFailsWithRnrRetryExceeded() {
+        final TwoNodeFixture f = new TwoNodeFixture(1011);
+        f.connect(1024, 7, 2, 1_000_000);
+        f.a.qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(0), 100, f.a.mr.lkey()));
+        assertThat(f.runUntilCompletions(1, 0)).isTrue();
+        assertThat(f.a.sendCompletions.get(0).status()).isEqualTo(WcStatus.RNR_RETRY_EXC_ERR);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.RNR_NACKS_IN)).isEqualTo(3);
+    }
+}
