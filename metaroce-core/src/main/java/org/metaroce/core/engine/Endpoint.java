@@ -46,6 +46,7 @@ public final class Endpoint implements DatagramEndpoint {
     private boolean sinkFull;
     private long lastPollNs;
     private ConnectionManagerHandler connectionManager;
+    private PeerDirectory peerDirectory = PeerDirectory.IDENTITY;
 
     /**
      * @param config protocol parameters (copied by reference; do not change after this call)
@@ -95,6 +96,22 @@ public final class Endpoint implements DatagramEndpoint {
      */
     public void connectionManager(final ConnectionManagerHandler handler) {
         this.connectionManager = handler;
+    }
+
+    /**
+     * Tells the endpoint how the driver's peer ids map to hosts (see {@link PeerDirectory}).
+     *
+     * @param directory the mapping; {@link PeerDirectory#IDENTITY} by default
+     */
+    public void peerDirectory(final PeerDirectory directory) {
+        if (directory == null) {
+            throw new IllegalArgumentException("peer directory must not be null");
+        }
+        this.peerDirectory = directory;
+    }
+
+    int hostOf(final int peerId) {
+        return peerDirectory.hostOf(peerId);
     }
 
     /** @return a new protection domain (verbs ibv_alloc_pd) */

@@ -45,6 +45,7 @@ public final class QueuePair {
     private int pathMtu = 1024;
     private int destQpn;
     private int remotePeer = -1;
+    private int remoteHost = -1;
     private int retryCount = 7;
     private int rnrRetry = 7;
     private long minRnrTimerNs = 10_000;
@@ -229,6 +230,7 @@ public final class QueuePair {
                     pathMtu = attrs.pathMtu();
                     destQpn = attrs.destQpn();
                     remotePeer = attrs.remotePeer();
+                    remoteHost = endpoint.hostOf(remotePeer);
                     minRnrTimerNs = attrs.minRnrTimerNs();
                     paths = new PathSelector(attrs.paths());
                     responder.start(attrs.rqPsn());
@@ -306,7 +308,11 @@ public final class QueuePair {
 
     void onPacket(final long nowNs, final DirectBuffer buffer, final int offset, final int length, final int peer,
                   final Opcode opcode, final int ecn) {
-        if (peer != remotePeer || BaseHeader.sourceQpn(buffer, offset) != destQpn) {
+        if (state == QpState.RESET || state == QpState.INIT) {
+            counters.increment(EndpointCounter.DROP_QP_STATE);
+            return;
+        }
+        if (endpoint.hostOf(peer) != remoteHost || BaseHeader.sourceQpn(buffer, offset) != destQpn) {
             counters.increment(EndpointCounter.DROP_WRONG_PEER);
             return;
         }
