@@ -70,6 +70,8 @@ public enum EndpointCounter {
     DROP_QP_STATE,
     /** Datagrams whose source address or source QPN is not the QP's peer. */
     DROP_WRONG_PEER,
+    /** Request packets whose PSN is 2^30 or more away from the expected PSN [REL-002]. */
+    DROP_PSN_OUT_OF_RANGE,
     /** Datagrams whose opcode makes no sense for the receiving side (e.g. a response at a responder). */
     DROP_UNEXPECTED_OPCODE,
     /** Responses or ACKs that refer to PSNs the requester never sent [WIRE-062]. */

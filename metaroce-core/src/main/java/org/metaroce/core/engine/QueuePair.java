@@ -318,7 +318,7 @@ public final class QueuePair {
         }
         if (opcode.isRequest()) {
             if (state == QpState.ERR) {
-                responder.onRequestInError(buffer, offset);
+                responder.onRequestInError(nowNs, buffer, offset);
                 return;
             }
             if (state != QpState.RTR && state != QpState.RTS && state != QpState.SQD && state != QpState.SQE) {

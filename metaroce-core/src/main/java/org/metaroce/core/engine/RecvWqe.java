@@ -18,6 +18,8 @@ final class RecvWqe {
     long capacity;
 
     boolean matched;
+    /** PSN of the message's last packet; the receive completes once the cumulative PSN passes it. */
+    int lastPsn;
     long messageLength;
     long bytesReceived;
     int immData;
@@ -47,6 +49,21 @@ final class RecvWqe {
         }
         numSge = 0;
         capacity = 0;
+    }
+
+    /**
+     * @return 0 when every entry still addresses live memory this receive may write, else 1
+     *     (a region deregistered after the post makes the receive fail [OPS-015])
+     */
+    int checkRegions() {
+        for (int i = 0; i < numSge; i++) {
+            final MemoryRegion mr = sgeRegion[i];
+            if (mr == null || mr.checkLocal(sgeAddr[i], sgeLength[i], true)
+                != org.metaroce.core.verbs.MemoryAccessResult.OK) {
+                return 1;
+            }
+        }
+        return 0;
     }
 
     boolean isComplete() {

@@ -38,6 +38,11 @@ final class Requester {
     private static final byte LOST = 3;
     private static final byte RNR_WAIT = 4;
 
+    /** Credit assumed before the first ACK [REL-019]. */
+    private static final long INITIAL_CREDIT = 64;
+    /** Transmissions of one packet without delivery that end the connection [REL-030]. */
+    private static final int MAX_TRANSMISSIONS = 16;
+
     private static final byte KIND_DATA = 0;
     private static final byte KIND_READ = 1;
     private static final byte KIND_ATOMIC = 2;
@@ -59,6 +64,8 @@ final class Requester {
     private final long[] slotTxSeq;
     private final short[] slotPath;
     private final int[] slotTransmissions;
+    /** Retransmissions caused by RNR, which are not losses and do not count towards the limit [REL-039]. */
+    private final int[] slotRnrRetransmissions;
     private final byte[] slotState;
     private final byte[] slotKind;
     private final EndpointCounter[] slotLossCause;
@@ -76,9 +83,14 @@ final class Requester {
     private RttEstimator rtt;
     private long rackTxSeq = -1;
     private long rackRttNs;
-    private int reorderMultiplier = 1;
+    private long reorderWindowNs;
+    private int lossEpisodesSinceSpurious;
+    /** Latest non-stale Cumulative PSN and Credit: the responder's admission limit [REL-019]. */
+    private int creditCumulative;
+    private long creditLimit = INITIAL_CREDIT;
     private long lossCheckDeadlineNs = Long.MAX_VALUE;
     private long progressNs;
+    private long lastTransmitNs;
     private boolean tailProbeSent;
     private int consecutiveTimeouts;
     private int consecutiveRnr;
@@ -101,6 +113,7 @@ final class Requester {
         slotTxSeq = new long[windowSize];
         slotPath = new short[windowSize];
         slotTransmissions = new int[windowSize];
+        slotRnrRetransmissions = new int[windowSize];
         slotState = new byte[windowSize];
         slotKind = new byte[windowSize];
         slotLossCause = new EndpointCounter[windowSize];
@@ -110,8 +123,12 @@ final class Requester {
     void start(final int initialPsn, final long initialRtoNs) {
         sndUna = initialPsn;
         sndNxt = initialPsn;
+        creditCumulative = initialPsn;
+        creditLimit = INITIAL_CREDIT;
         final long min = Math.min(config.minRtoNs(), initialRtoNs);
-        rtt = new RttEstimator(initialRtoNs, min, Math.max(config.maxRtoNs(), initialRtoNs));
+        rtt = new RttEstimator(initialRtoNs, min, Math.max(config.maxRtoNs(), initialRtoNs),
+            config.ackCoalesceDelayNs());
+        reorderWindowNs = Math.max(config.minReorderWindowNs(), min / 4);
     }
 
     int queued() {
@@ -195,10 +212,17 @@ final class Requester {
             if (slotState[s] != LOST) {
                 continue;
             }
+            if (slotTransmissions[s] - slotRnrRetransmissions[s] >= MAX_TRANSMISSIONS) {
+                fail(ring[(int) (slotWqe[s] % ring.length)], WcStatus.RETRY_EXC_ERR);
+                return emitted;
+            }
             if (!transmit(nowNs, sink, psn, true)) {
                 break;
             }
             counters.increment(slotLossCause[s]);
+            if (slotLossCause[s] == EndpointCounter.RETRANSMITS_RNR) {
+                slotRnrRetransmissions[s]++;
+            }
             lostCount--;
             emitted++;
         }
@@ -229,6 +253,9 @@ final class Requester {
             if ((sndNxt - sndUna) + need > windowSize) {
                 break;
             }
+            if ((long) ((sndNxt + need - 1) - creditCumulative) >= creditLimit) {
+                break;
+            }
             if (qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
                 break;
             }
@@ -252,6 +279,7 @@ final class Requester {
                 slotIndex[s] = wqe.psnsAssigned + i;
                 slotKind[s] = kind;
                 slotTransmissions[s] = 0;
+                slotRnrRetransmissions[s] = 0;
                 slotState[s] = FREE;
             }
             if (!transmit(nowNs, sink, firstNewPsn, false)) {
@@ -358,6 +386,7 @@ final class Requester {
         qp.congestionControl().onPacketSent(nowNs, length, pathId);
 
         final byte previous = slotState[s];
+        lastTransmitNs = nowNs;
         slotState[s] = IN_FLIGHT;
         slotSentNs[s] = nowNs;
         slotTxSeq[s] = txSeq++;
@@ -387,22 +416,33 @@ final class Requester {
                 return;
             }
         }
-        final long rttNs = (int) nowNs - AckHeader.echoedTimestamp(buffer, ackOffset)
-            - AckHeader.ackDelay(buffer, ackOffset);
+        final int trigger = BaseHeader.psn(buffer, offset);
+        final int echoedTimestamp = AckHeader.echoedTimestamp(buffer, ackOffset);
         final int echoedPath = AckHeader.echoedPathId(buffer, ackOffset);
         final int ackFlags = AckHeader.ackFlags(buffer, ackOffset);
         final boolean ecnEcho = (ackFlags & AckHeader.FLAG_ECN_ECHO) != 0;
-        final long sample = rttNs > 0 && rttNs < 10_000_000_000L ? rttNs : 0;
-        if (sample > 0) {
-            rtt.onSample(sample);
-            rackRttNs = sample;
-        }
-        if ((ackFlags & AckHeader.FLAG_DUPLICATE) != 0) {
-            final int trigger = BaseHeader.psn(buffer, offset);
-            if (inScoreboard(trigger) && slotTransmissions[trigger & windowMask] > 1) {
-                counters.increment(EndpointCounter.SPURIOUS_RETRANSMITS);
-                reorderMultiplier = Math.min(reorderMultiplier + 1, 16);
+        // The echo must match the trigger's latest transmission, else it proves nothing [REL-017].
+        final boolean echoMatches = inScoreboard(trigger)
+            && (int) slotSentNs[trigger & windowMask] == echoedTimestamp;
+        long sample = 0;
+        if (echoMatches && slotTransmissions[trigger & windowMask] == 1) {
+            final long rttNs = ((int) nowNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset)) & 0xFFFF_FFFFL;
+            if (rttNs > 0 && rttNs < 1_000_000_000L) {
+                sample = rttNs;
+                rtt.onSample(sample);
+                rackRttNs = sample;
             }
+        }
+        if (!Psn.before(cumulative, creditCumulative)) {
+            creditCumulative = cumulative;
+            creditLimit = AckHeader.credit(buffer, ackOffset) & 0xFFFF_FFFFL;
+        }
+        if ((ackFlags & AckHeader.FLAG_DUPLICATE) != 0 && inScoreboard(trigger)
+            && slotTransmissions[trigger & windowMask] > 1 && !echoMatches) {
+            // The original arrived after all: the retransmission was spurious [REL-025].
+            counters.increment(EndpointCounter.SPURIOUS_RETRANSMITS);
+            lossEpisodesSinceSpurious = 0;
+            reorderWindowNs = Math.min(reorderWindowNs + Math.max(1_000, rtt.minRttNs() / 4), reorderCeilingNs());
         }
         int delivered = 0;
         for (int psn = sndUna; Psn.before(psn, cumulative); psn++) {
@@ -419,6 +459,9 @@ final class Requester {
                 counters.increment(EndpointCounter.SACKED_PACKETS);
                 delivered++;
             }
+        }
+        if (opcode == Opcode.ACK && echoMatches && slotKind[trigger & windowMask] == KIND_DATA && deliver(trigger)) {
+            delivered++;
         }
         qp.paths().onAck(echoedPath, sample);
         if (delivered > 0 || ecnEcho) {
@@ -452,7 +495,10 @@ final class Requester {
             case RNR -> {
                 counters.increment(EndpointCounter.RNR_NACKS_IN);
                 final int retry = qp.rnrRetry();
-                consecutiveRnr++;
+                if (rnrWaitCount == 0) {
+                    // One episode per RNR delay, however many RNR NACKs arrive in it [REL-040].
+                    consecutiveRnr++;
+                }
                 if (retry != 7 && consecutiveRnr > retry) {
                     fail(wqeOf(psn), WcStatus.RNR_RETRY_EXC_ERR);
                     return;
@@ -605,6 +651,10 @@ final class Requester {
                 markLost(psn, EndpointCounter.RETRANSMITS_LOSS_DETECTED);
                 qp.paths().onLoss(slotPath[s]);
                 qp.congestionControl().onLoss(nowNs, slotPath[s], false);
+                if (++lossEpisodesSinceSpurious >= 16) {
+                    reorderWindowNs = reorderFloorNs();
+                    lossEpisodesSinceSpurious = 0;
+                }
             } else if (lostAt < lossCheckDeadlineNs) {
                 lossCheckDeadlineNs = lostAt;
             }
@@ -612,8 +662,18 @@ final class Requester {
     }
 
     private long reorderWindowNs() {
-        final long base = Math.max(config.minReorderWindowNs(), rtt.minRttNs() / 4);
-        return base * reorderMultiplier;
+        final long floor = reorderFloorNs();
+        return Math.max(floor, Math.min(reorderWindowNs, reorderCeilingNs()));
+    }
+
+    /** max(minRTT / 4, 1 µs), or RTO_MIN / 4 before the first sample [REL-024]. */
+    private long reorderFloorNs() {
+        final long base = rtt.hasSample() ? rtt.minRttNs() / 4 : config.minRtoNs() / 4;
+        return Math.max(config.minReorderWindowNs(), base);
+    }
+
+    private long reorderCeilingNs() {
+        return Math.max(reorderFloorNs(), Math.max(rtt.srttNs(), 1_000));
     }
 
     private void markLost(final int psn, final EndpointCounter cause) {
@@ -657,9 +717,10 @@ final class Requester {
             }
             rtt.onTimeout();
             qp.congestionControl().onRetransmitTimeout(nowNs);
+            // Everything whose latest transmission is at least one RTO old is lost [REL-028].
             for (int psn = sndUna; psn != sndNxt; psn++) {
                 final int s = psn & windowMask;
-                if (slotState[s] == IN_FLIGHT) {
+                if (slotState[s] == IN_FLIGHT && nowNs - slotSentNs[s] >= rto) {
                     markLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
                     qp.paths().onLoss(slotPath[s]);
                 }
@@ -669,7 +730,7 @@ final class Requester {
             return;
         }
         final long probe = tailProbeTimeoutNs();
-        if (!tailProbeSent && probe > 0 && probe < rto && nowNs >= progressNs + probe) {
+        if (!tailProbeSent && rnrWaitCount == 0 && probe > 0 && probe < rto && nowNs >= tailProbeBaseNs() + probe) {
             tailProbeSent = true;
             // Probe with the newest outstanding packet: its ACK reveals what is missing.
             for (int psn = sndNxt - 1; Psn.beforeOrEqual(sndUna, psn); psn--) {
@@ -681,12 +742,18 @@ final class Requester {
         }
     }
 
+    /** The probe timer runs from the later of the last progress and the last transmission. */
+    private long tailProbeBaseNs() {
+        return Math.max(progressNs, lastTransmitNs);
+    }
+
     private long tailProbeTimeoutNs() {
         if (config.minTailProbeNs() == 0 || !rtt.hasSample()) {
             // Without an RTT sample a probe would only guess; the retransmission timer covers it.
             return 0;
         }
-        return Math.max(config.minTailProbeNs(), 2 * rtt.srttNs());
+        return Math.max(config.minTailProbeNs(),
+            Math.min(rtt.rtoNs(), 2 * rtt.srttNs() + config.ackCoalesceDelayNs()));
     }
 
     long nextDeadlineNs() {
@@ -698,8 +765,8 @@ final class Requester {
         if (inFlight > 0) {
             deadline = Math.min(deadline, progressNs + rtt.rtoNs());
             final long probe = tailProbeTimeoutNs();
-            if (!tailProbeSent && probe > 0) {
-                deadline = Math.min(deadline, progressNs + probe);
+            if (!tailProbeSent && rnrWaitCount == 0 && probe > 0) {
+                deadline = Math.min(deadline, tailProbeBaseNs() + probe);
             }
         }
         return deadline;

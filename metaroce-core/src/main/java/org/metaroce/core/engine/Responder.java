@@ -3,6 +3,7 @@ package org.metaroce.core.engine;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.metaroce.core.reliability.Psn;
 import org.metaroce.core.reliability.ReceiveWindow;
 import org.metaroce.core.verbs.AccessFlags;
 import org.metaroce.core.verbs.MemoryAccessResult;
@@ -27,10 +28,13 @@ import org.metaroce.core.wire.WireConstants;
 /**
  * The receiving half of a queue pair (specification sections 5, 6 and 10): the selective-repeat
  * receive window, placement of every packet straight into its target memory in whatever order it
- * arrives, receive completions in post order, READ responses, exactly-once atomics, and the
- * ACK/NACK stream back to the requester.
+ * arrives, receive completions once the cumulative PSN has passed the message [OPS-030], READs and
+ * atomics executed in PSN order once everything before them has arrived [OPS-029], exactly-once
+ * atomics with a replay cache [REL-047], and the ACK/NACK stream back to the requester.
  */
 final class Responder {
+    private static final int MAX_FATAL_REPEATS = 8;
+
     private final QueuePair qp;
     private final EndpointCounters counters;
     private final EndpointConfig config;
@@ -41,7 +45,7 @@ final class Responder {
     private int recvHeadRsn;
     private int recvPosted;
 
-    // Acknowledgement state.
+    // Coalesced acknowledgement state.
     private boolean ackPending;
     private boolean ackNow;
     private int unackedPackets;
@@ -51,20 +55,30 @@ final class Responder {
     private int triggerPathId;
     private long triggerArrivalNs;
     private int triggerAckFlags;
+    private boolean triggerAckReq;
     private int ceCount;
 
-    // NACKs waiting to go out (small ring; if it overflows the requester's timers recover).
-    private static final int NACK_QUEUE = 16;
-    private final int[] nackReason = new int[NACK_QUEUE];
-    private final int[] nackPsn = new int[NACK_QUEUE];
-    private final int[] nackRnrUnits = new int[NACK_QUEUE];
-    private int nackHead;
-    private int nackCount;
-    /** The NACK that put this QP in ERR; repeated for requests that arrive afterwards. */
+    // Acknowledgements that must go out on their own (NACKs, and ACKs for packets beyond the SACK
+    // bitmap [REL-010]), each with its own triggering packet. If the ring overflows the oldest is
+    // dropped: the requester's timers recover from a lost acknowledgement.
+    private static final int OWN_QUEUE = 32;
+    private final int[] ownReason = new int[OWN_QUEUE];
+    private final int[] ownNackPsn = new int[OWN_QUEUE];
+    private final int[] ownRnrUnits = new int[OWN_QUEUE];
+    private final int[] ownTriggerPsn = new int[OWN_QUEUE];
+    private final int[] ownTimestamp = new int[OWN_QUEUE];
+    private final int[] ownPathId = new int[OWN_QUEUE];
+    private final long[] ownArrivalNs = new long[OWN_QUEUE];
+    private final int[] ownAckFlags = new int[OWN_QUEUE];
+    private int ownHead;
+    private int ownCount;
+
+    /** The NACK that put this QP in ERR; repeated for retransmissions of the offending packet [REL-052]. */
     private int fatalReason;
     private int fatalPsn;
+    private int fatalRepeats;
 
-    // READ responses in progress.
+    // READs accepted and not yet fully answered, kept sorted by PSN [OPS-029].
     private final int readJobs;
     private final int[] readPsn;
     private final MemoryRegion[] readRegion;
@@ -75,11 +89,18 @@ final class Responder {
     private final int[] readCount;
     private final int[] readNext;
     private final long[] readBytes;
-    private int readHead;
     private int readQueued;
 
-    // Atomic responses waiting to go out, and the replay cache for retransmitted atomics.
+    // Atomics accepted and not yet executed, sorted by PSN; executed ones wait in the response queue.
     private final int atomicSlots;
+    private final int[] heldPsn;
+    private final int[] heldMsn;
+    private final boolean[] heldCompareSwap;
+    private final MemoryRegion[] heldRegion;
+    private final int[] heldIndex;
+    private final long[] heldSwapAdd;
+    private final long[] heldCompare;
+    private int heldCount;
     private final int[] atomicOutPsn;
     private final int[] atomicOutMsn;
     private final long[] atomicOutValue;
@@ -113,6 +134,13 @@ final class Responder {
         readNext = new int[readJobs];
         readBytes = new long[readJobs];
         atomicSlots = Math.max(4, 2 * maxDestRdAtomic);
+        heldPsn = new int[atomicSlots];
+        heldMsn = new int[atomicSlots];
+        heldCompareSwap = new boolean[atomicSlots];
+        heldRegion = new MemoryRegion[atomicSlots];
+        heldIndex = new int[atomicSlots];
+        heldSwapAdd = new long[atomicSlots];
+        heldCompare = new long[atomicSlots];
         atomicOutPsn = new int[atomicSlots];
         atomicOutMsn = new int[atomicSlots];
         atomicOutValue = new long[atomicSlots];
@@ -169,7 +197,7 @@ final class Responder {
     // ------------------------------------------------------------------ requests
 
     /**
-     * Handles one validated request packet addressed to this QP.
+     * Handles one validated request packet addressed to this QP, in the order of specification 6.3.
      */
     void onRequest(final long nowNs, final DirectBuffer buffer, final int offset, final Opcode opcode, final int ecn) {
         final int psn = BaseHeader.psn(buffer, offset);
@@ -179,24 +207,28 @@ final class Responder {
         if (ce) {
             ceCount++;
         }
-        if ((flags & Flags.TRIMMED) != 0) {
-            if (window.classify(psn) == ReceiveWindow.NEW) {
-                queueNack(NackReason.TRIMMED, psn, 0);
-                counters.increment(EndpointCounter.NACKS_OUT_TRIMMED);
-            }
-            return;
-        }
         if (payloadLength > qp.pathMtu()) {
             counters.increment(EndpointCounter.DROP_BAD_LENGTH);
+            return;
+        }
+        final int cls = window.classify(psn);
+        if (cls == ReceiveWindow.OUT_OF_RANGE) {
+            counters.increment(EndpointCounter.DROP_PSN_OUT_OF_RANGE);
+            return;
+        }
+        if ((flags & Flags.TRIMMED) != 0) {
+            if (cls == ReceiveWindow.NEW) {
+                queueOwn(NackReason.TRIMMED.code(), psn, 0, nowNs, buffer, offset, ce, false);
+                counters.increment(EndpointCounter.NACKS_OUT_TRIMMED);
+            }
             return;
         }
         if (opcode == Opcode.READ_REQUEST) {
             onReadRequest(nowNs, buffer, offset, psn, flags, ce);
             return;
         }
-        final int cls = window.classify(psn);
         if (cls == ReceiveWindow.BEYOND_WINDOW) {
-            queueNack(NackReason.PSN_WINDOW, psn, 0);
+            queueOwn(NackReason.PSN_WINDOW.code(), psn, 0, nowNs, buffer, offset, ce, false);
             counters.increment(EndpointCounter.NACKS_OUT_PSN_WINDOW);
             return;
         }
@@ -205,7 +237,7 @@ final class Responder {
             if (opcode == Opcode.FETCH_ADD || opcode == Opcode.CMP_SWAP) {
                 replayAtomic(psn);
             }
-            noteTrigger(nowNs, buffer, offset, psn, ce, true);
+            noteTrigger(nowNs, buffer, offset, psn, flags, ce, true);
             ackNow = true;
             return;
         }
@@ -217,10 +249,10 @@ final class Responder {
             case SEND, SEND_WITH_IMM -> {
                 final RecvWqe recv = receiveFor(MessageHeader.rsn(buffer, msg));
                 if (recv == null) {
-                    rnr(psn);
+                    rnr(nowNs, buffer, offset, psn, ce);
                     return;
                 }
-                if (!matchReceive(recv, opcode, buffer, offset, messageLength, psn)) {
+                if (!matchReceive(nowNs, recv, opcode, buffer, offset, psn, messageOffset, messageLength, ce)) {
                     return;
                 }
                 recv.scatter(messageOffset, buffer, payloadOffset, payloadLength);
@@ -230,10 +262,15 @@ final class Responder {
                 }
             }
             case WRITE, WRITE_WITH_IMM -> {
+                if ((qp.accessFlags() & AccessFlags.REMOTE_WRITE) == 0) {
+                    fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer,
+                        offset, ce);
+                    return;
+                }
                 final int reth = offset + opcode.rethOffset();
                 final long va = RdmaHeader.virtualAddress(buffer, reth);
                 final MemoryRegion mr = checkRemote(RdmaHeader.rkey(buffer, reth), va, messageLength,
-                    AccessFlags.REMOTE_WRITE, psn);
+                    AccessFlags.REMOTE_WRITE, psn, nowNs, buffer, offset, ce);
                 if (mr == null) {
                     return;
                 }
@@ -241,10 +278,10 @@ final class Responder {
                 if (opcode == Opcode.WRITE_WITH_IMM) {
                     recv = receiveFor(MessageHeader.rsn(buffer, msg));
                     if (recv == null) {
-                        rnr(psn);
+                        rnr(nowNs, buffer, offset, psn, ce);
                         return;
                     }
-                    if (!matchReceive(recv, opcode, buffer, offset, 0, psn)) {
+                    if (!matchReceive(nowNs, recv, opcode, buffer, offset, psn, messageOffset, messageLength, ce)) {
                         return;
                     }
                 }
@@ -253,11 +290,10 @@ final class Responder {
                 }
                 if (recv != null) {
                     recv.bytesReceived += payloadLength;
-                    recv.messageLength = messageLength;
                 }
             }
             case FETCH_ADD, CMP_SWAP -> {
-                if (!executeAtomic(buffer, offset, opcode, psn, messageLength)) {
+                if (!holdAtomic(nowNs, buffer, offset, opcode, psn, messageLength, ce)) {
                     return;
                 }
             }
@@ -266,63 +302,83 @@ final class Responder {
                 return;
             }
         }
-        final boolean gapBefore = window.hasGap() || psn != window.expectedPsn();
+        accept(nowNs, buffer, offset, psn, flags, ce);
+    }
+
+    /** Step 7 of 6.3: mark, acknowledge, complete and execute what became possible. */
+    private void accept(final long nowNs, final DirectBuffer buffer, final int offset, final int psn, final int flags,
+                        final boolean ce) {
+        final boolean hadGap = window.hasGap();
+        final int d = psn - window.expectedPsn();
         window.markReceived(psn);
-        noteTrigger(nowNs, buffer, offset, psn, ce, false);
-        if ((flags & Flags.ACK_REQ) != 0 || gapBefore || window.hasGap()
+        if (d > 64) {
+            // Outside the SACK bitmap: this packet gets an ACK of its own [REL-010].
+            queueOwn(0, 0, 0, nowNs, buffer, offset, ce, false);
+        }
+        noteTrigger(nowNs, buffer, offset, psn, flags, ce, false);
+        if ((flags & (Flags.ACK_REQ | Flags.LAST)) != 0 || d > 0 || hadGap
             || unackedPackets >= config.ackCoalescePackets() || config.ackCoalesceDelayNs() == 0) {
             ackNow = true;
         } else if (ackDeadlineNs == Long.MAX_VALUE) {
             ackDeadlineNs = nowNs + config.ackCoalesceDelayNs();
         }
+        afterAdvance();
+    }
+
+    /** Runs everything that waits for the cumulative PSN: atomics, then receive completions. */
+    private void afterAdvance() {
+        executeReadyAtomics();
         completeReceivesInOrder();
     }
 
-    private boolean matchReceive(final RecvWqe recv, final Opcode opcode, final DirectBuffer buffer, final int offset,
-                                 final long messageLength, final int psn) {
+    private boolean matchReceive(final long nowNs, final RecvWqe recv, final Opcode opcode, final DirectBuffer buffer,
+                                 final int offset, final int psn, final long messageOffset, final long messageLength,
+                                 final boolean ce) {
         if (!recv.matched) {
+            final int mtu = qp.pathMtu();
             recv.matched = true;
             recv.messageLength = messageLength;
+            final long lastIndex = messageLength == 0 ? 0 : (messageLength - 1) / mtu;
+            recv.lastPsn = psn + (int) (lastIndex - messageOffset / mtu);
             recv.opcode = opcode == Opcode.WRITE_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
             if (opcode.immOffset() != Opcode.ABSENT) {
                 recv.hasImm = true;
                 recv.immData = ImmediateHeader.immediateData(buffer, offset + opcode.immOffset());
             }
         }
-        if (opcode != Opcode.WRITE_WITH_IMM && messageLength > recv.capacity) {
-            // The message does not fit the posted buffer: the receive fails with LOC_LEN_ERR and
-            // the requester learns REM_OP_ERR [OPS spec]; nothing is placed.
-            recv.tooSmall = true;
-            fatal(NackReason.REMOTE_OPERATION, psn, EndpointCounter.NACKS_OUT_REMOTE_OPERATION);
-            return false;
+        if (opcode != Opcode.WRITE_WITH_IMM) {
+            final int problem = messageLength > recv.capacity ? 1 : recv.checkRegions();
+            if (problem != 0) {
+                // The message does not fit the posted buffer: the receive fails with LOC_LEN_ERR and
+                // the requester learns REM_OP_ERR [OPS-012]; nothing is placed.
+                recv.tooSmall = true;
+                fatal(NackReason.REMOTE_OPERATION, psn, EndpointCounter.NACKS_OUT_REMOTE_OPERATION, nowNs, buffer,
+                    offset, ce);
+                return false;
+            }
         }
         return true;
     }
 
-    private void rnr(final int psn) {
-        queueNack(NackReason.RNR, psn, (int) Math.min(255, Math.max(1, qp.minRnrTimerNs() / 10_000)));
+    private void rnr(final long nowNs, final DirectBuffer buffer, final int offset, final int psn, final boolean ce) {
+        queueOwn(NackReason.RNR.code(), psn, (int) Math.min(255, Math.max(1, qp.minRnrTimerNs() / 10_000)), nowNs,
+            buffer, offset, ce, false);
         counters.increment(EndpointCounter.RNR_NACKS_OUT);
     }
 
     /**
-     * Resolves and checks an rkey for a remote access to [va, va+length). The region must belong to
-     * this QP's protection domain and the QP must allow the access.
+     * Resolves and checks an rkey for a remote access to [va, va+length): the region must be live,
+     * belong to this QP's protection domain, allow the access and contain the whole range [MEM-009].
      *
-     * @return the region, or null after queueing a REMOTE_ACCESS NACK
+     * @return the region, or null after sending a REMOTE_ACCESS NACK
      */
     private MemoryRegion checkRemote(final int rkey, final long va, final long length, final int access,
-                                     final int psn) {
+                                     final int psn, final long nowNs, final DirectBuffer buffer, final int offset,
+                                     final boolean ce) {
         final MemoryRegion mr = qp.pd().lookupRkey(rkey);
-        final int result;
-        if (mr == null) {
-            result = MemoryAccessResult.INVALID_KEY;
-        } else if ((qp.accessFlags() & access) == 0) {
-            result = MemoryAccessResult.NO_PERMISSION;
-        } else {
-            result = mr.checkRemote(va, length, access);
-        }
+        final int result = mr == null ? MemoryAccessResult.INVALID_KEY : mr.checkRemote(va, length, access);
         if (result != MemoryAccessResult.OK) {
-            fatal(NackReason.REMOTE_ACCESS, psn, EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
+            fatal(NackReason.REMOTE_ACCESS, psn, EndpointCounter.NACKS_OUT_REMOTE_ACCESS, nowNs, buffer, offset, ce);
             return null;
         }
         return mr;
@@ -339,8 +395,9 @@ final class Responder {
         final int mtu = qp.pathMtu();
         final int count = (int) Math.max(1, (dmaLength + mtu - 1) / mtu);
         final int lastPsn = psn + count - 1;
-        if (window.classify(lastPsn) == ReceiveWindow.BEYOND_WINDOW || count > window.size() / 2) {
-            queueNack(NackReason.PSN_WINDOW, psn, 0);
+        final int lastClass = window.classify(lastPsn);
+        if (lastClass == ReceiveWindow.BEYOND_WINDOW || lastClass == ReceiveWindow.OUT_OF_RANGE) {
+            queueOwn(NackReason.PSN_WINDOW.code(), psn, 0, nowNs, buffer, offset, ce, false);
             counters.increment(EndpointCounter.NACKS_OUT_PSN_WINDOW);
             return;
         }
@@ -353,20 +410,36 @@ final class Responder {
         }
         if (!anyNew) {
             counters.increment(EndpointCounter.DUPLICATE_REQUESTS);
+            if (isReadHeld(psn)) {
+                // Already held or being answered: the answer is on its way [REL-044].
+                noteTrigger(nowNs, buffer, offset, psn, flags, ce, true);
+                ackNow = true;
+                return;
+            }
+        }
+        if ((qp.accessFlags() & AccessFlags.REMOTE_READ) == 0) {
+            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer, offset,
+                ce);
+            return;
         }
         final long va = RdmaHeader.virtualAddress(buffer, reth);
         final MemoryRegion mr = checkRemote(RdmaHeader.rkey(buffer, reth), va, messageLength, AccessFlags.REMOTE_READ,
-            psn);
+            psn, nowNs, buffer, offset, ce);
         if (mr == null) {
             return;
         }
         if (readQueued == readJobs) {
-            // Answered later: the requester's timers resend the request. Nothing is marked.
+            // Answered later: the requester's timers resend the request. Nothing is marked [REL-006].
             counters.increment(EndpointCounter.DROP_RESPONDER_BUSY);
             return;
         }
-        // READ is idempotent: a repeated request is simply executed again [REL spec].
-        final int j = (readHead + readQueued) % readJobs;
+        // Keep the held READs sorted by PSN so they execute in PSN order [OPS-029]. A repeated
+        // request is simply executed again: READ is idempotent [REL-044].
+        int j = readQueued;
+        while (j > 0 && Psn.before(psn, readPsn[j - 1])) {
+            moveRead(j - 1, j);
+            j--;
+        }
         readPsn[j] = psn;
         readRegion[j] = mr;
         readRegionOffset[j] = mr.offsetOf(va);
@@ -377,62 +450,138 @@ final class Responder {
         readNext[j] = 0;
         readBytes[j] = dmaLength;
         readQueued++;
+        final boolean hadGap = window.hasGap();
+        final int d = psn - window.expectedPsn();
         for (int i = 0; i < count; i++) {
             if (window.classify(psn + i) == ReceiveWindow.NEW) {
                 window.markReceived(psn + i);
             }
         }
-        noteTrigger(nowNs, buffer, offset, psn, ce, !anyNew);
-        if (ackDeadlineNs == Long.MAX_VALUE) {
+        noteTrigger(nowNs, buffer, offset, psn, flags, ce, !anyNew);
+        if (d > 0 || hadGap) {
+            ackNow = true;
+        } else if (ackDeadlineNs == Long.MAX_VALUE) {
             ackDeadlineNs = nowNs + config.ackCoalesceDelayNs();
         }
+        afterAdvance();
     }
 
-    private boolean executeAtomic(final DirectBuffer buffer, final int offset, final Opcode opcode, final int psn,
-                                  final long messageLength) {
+    private boolean isReadHeld(final int psn) {
+        for (int i = 0; i < readQueued; i++) {
+            if (readPsn[i] == psn) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void moveRead(final int from, final int to) {
+        readPsn[to] = readPsn[from];
+        readRegion[to] = readRegion[from];
+        readRegionOffset[to] = readRegionOffset[from];
+        readMessageOffset[to] = readMessageOffset[from];
+        readMessageLength[to] = readMessageLength[from];
+        readMsn[to] = readMsn[from];
+        readCount[to] = readCount[from];
+        readNext[to] = readNext[from];
+        readBytes[to] = readBytes[from];
+    }
+
+    private void removeRead(final int index) {
+        for (int i = index; i < readQueued - 1; i++) {
+            moveRead(i + 1, i);
+        }
+        readQueued--;
+        readRegion[readQueued] = null;
+    }
+
+    /** Checks an atomic and holds it until every earlier PSN has arrived [OPS-029]. */
+    private boolean holdAtomic(final long nowNs, final DirectBuffer buffer, final int offset, final Opcode opcode,
+                               final int psn, final long messageLength, final boolean ce) {
         final int a = offset + opcode.atomicOffset();
         final long va = AtomicHeader.virtualAddress(buffer, a);
-        if (messageLength != 8) {
-            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST);
+        if (messageLength != 8 || (qp.accessFlags() & AccessFlags.REMOTE_ATOMIC) == 0 || (va & 7) != 0) {
+            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer, offset,
+                ce);
             return false;
         }
-        final MemoryRegion mr = checkRemote(AtomicHeader.rkey(buffer, a), va, 8, AccessFlags.REMOTE_ATOMIC, psn);
+        final MemoryRegion mr = checkRemote(AtomicHeader.rkey(buffer, a), va, 8, AccessFlags.REMOTE_ATOMIC, psn,
+            nowNs, buffer, offset, ce);
         if (mr == null) {
             return false;
         }
-        if (mr.checkAtomic(va) != MemoryAccessResult.OK) {
-            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST);
-            return false;
-        }
-        if (atomicOutCount == atomicSlots) {
+        if (heldCount + atomicOutCount >= atomicSlots) {
             counters.increment(EndpointCounter.DROP_RESPONDER_BUSY);
             return false;
         }
-        final UnsafeBuffer target = mr.buffer();
-        final int index = (int) mr.offsetOf(va);
-        final long original;
-        if (opcode == Opcode.FETCH_ADD) {
-            original = target.getAndAddLong(index, AtomicHeader.swapOrAdd(buffer, a));
-        } else {
-            final long compare = AtomicHeader.compare(buffer, a);
-            final long swap = AtomicHeader.swapOrAdd(buffer, a);
-            long seen;
-            do {
-                seen = target.getLongVolatile(index);
-            } while (seen == compare && !target.compareAndSetLong(index, compare, swap));
-            original = seen;
+        int j = heldCount;
+        while (j > 0 && Psn.before(psn, heldPsn[j - 1])) {
+            moveHeld(j - 1, j);
+            j--;
         }
-        final int msn = MessageHeader.msn(buffer, offset + opcode.msgOffset());
-        cachePsn[cacheNext] = psn;
-        cacheMsn[cacheNext] = msn;
-        cacheValue[cacheNext] = original;
-        cacheValid[cacheNext] = true;
-        cacheNext = (cacheNext + 1) % atomicSlots;
-        queueAtomicResponse(psn, msn, original);
+        heldPsn[j] = psn;
+        heldMsn[j] = MessageHeader.msn(buffer, offset + opcode.msgOffset());
+        heldCompareSwap[j] = opcode == Opcode.CMP_SWAP;
+        heldRegion[j] = mr;
+        heldIndex[j] = (int) mr.offsetOf(va);
+        heldSwapAdd[j] = AtomicHeader.swapOrAdd(buffer, a);
+        heldCompare[j] = AtomicHeader.compare(buffer, a);
+        heldCount++;
         return true;
     }
 
-    /** A retransmitted atomic is answered from the cache, never executed twice [REL spec]. */
+    private void moveHeld(final int from, final int to) {
+        heldPsn[to] = heldPsn[from];
+        heldMsn[to] = heldMsn[from];
+        heldCompareSwap[to] = heldCompareSwap[from];
+        heldRegion[to] = heldRegion[from];
+        heldIndex[to] = heldIndex[from];
+        heldSwapAdd[to] = heldSwapAdd[from];
+        heldCompare[to] = heldCompare[from];
+    }
+
+    /**
+     * Executes held atomics whose turn has come: every earlier PSN has arrived and every earlier
+     * READ has been answered, so atomics and READs take effect in PSN order [OPS-029].
+     */
+    private void executeReadyAtomics() {
+        while (heldCount > 0) {
+            final int psn = heldPsn[0];
+            if (!Psn.before(psn, window.expectedPsn())) {
+                return;
+            }
+            if (readQueued > 0 && Psn.before(readPsn[0], psn)) {
+                return;
+            }
+            final UnsafeBuffer target = heldRegion[0].buffer();
+            final int index = heldIndex[0];
+            final long original;
+            if (!heldCompareSwap[0]) {
+                original = target.getAndAddLong(index, heldSwapAdd[0]);
+            } else {
+                final long compare = heldCompare[0];
+                final long swap = heldSwapAdd[0];
+                long seen;
+                do {
+                    seen = target.getLongVolatile(index);
+                } while (seen == compare && !target.compareAndSetLong(index, compare, swap));
+                original = seen;
+            }
+            cachePsn[cacheNext] = psn;
+            cacheMsn[cacheNext] = heldMsn[0];
+            cacheValue[cacheNext] = original;
+            cacheValid[cacheNext] = true;
+            cacheNext = (cacheNext + 1) % atomicSlots;
+            queueAtomicResponse(psn, heldMsn[0], original);
+            for (int i = 0; i < heldCount - 1; i++) {
+                moveHeld(i + 1, i);
+            }
+            heldCount--;
+            heldRegion[heldCount] = null;
+        }
+    }
+
+    /** A retransmitted atomic is answered from the cache, never executed twice [REL-047]. */
     private void replayAtomic(final int psn) {
         for (int i = 0; i < atomicSlots; i++) {
             if (cacheValid[i] && cachePsn[i] == psn) {
@@ -454,9 +603,15 @@ final class Responder {
     }
 
     private void noteTrigger(final long nowNs, final DirectBuffer buffer, final int offset, final int psn,
-                             final boolean ce, final boolean duplicate) {
+                             final int flags, final boolean ce, final boolean duplicate) {
         ackPending = true;
         unackedPackets++;
+        final boolean ackReq = (flags & Flags.ACK_REQ) != 0;
+        if (triggerAckReq && !ackReq && unackedPackets > 1) {
+            // The trigger of a coalesced ACK is the latest packet with ACK_REQ [REL-011].
+            return;
+        }
+        triggerAckReq = ackReq;
         triggerPsn = psn;
         triggerTimestamp = BaseHeader.timestamp(buffer, offset);
         triggerPathId = BaseHeader.pathId(buffer, offset);
@@ -464,35 +619,44 @@ final class Responder {
         triggerAckFlags = (ce ? AckHeader.FLAG_ECN_ECHO : 0) | (duplicate ? AckHeader.FLAG_DUPLICATE : 0);
     }
 
-    private void queueNack(final NackReason reason, final int psn, final int rnrUnits) {
-        if (nackCount == NACK_QUEUE) {
-            nackHead = (nackHead + 1) % NACK_QUEUE;
-            nackCount--;
+    /** Queues an acknowledgement with its own triggering packet: reason 0 = ACK, else a NACK reason code. */
+    private void queueOwn(final int reason, final int nackPsn, final int rnrUnits, final long nowNs,
+                          final DirectBuffer buffer, final int offset, final boolean ce, final boolean duplicate) {
+        if (ownCount == OWN_QUEUE) {
+            ownHead = (ownHead + 1) % OWN_QUEUE;
+            ownCount--;
         }
-        final int j = (nackHead + nackCount) % NACK_QUEUE;
-        nackReason[j] = reason.code();
-        nackPsn[j] = psn;
-        nackRnrUnits[j] = rnrUnits;
-        nackCount++;
+        final int j = (ownHead + ownCount) % OWN_QUEUE;
+        ownReason[j] = reason;
+        ownNackPsn[j] = nackPsn;
+        ownRnrUnits[j] = rnrUnits;
+        ownTriggerPsn[j] = BaseHeader.psn(buffer, offset);
+        ownTimestamp[j] = BaseHeader.timestamp(buffer, offset);
+        ownPathId[j] = BaseHeader.pathId(buffer, offset);
+        ownArrivalNs[j] = nowNs;
+        ownAckFlags[j] = (ce ? AckHeader.FLAG_ECN_ECHO : 0) | (duplicate ? AckHeader.FLAG_DUPLICATE : 0);
+        ownCount++;
     }
 
-    /** Sends {@code reason} for {@code psn} and moves the QP to ERR (verbs RC responder semantics). */
-    private void fatal(final NackReason reason, final int psn, final EndpointCounter counter) {
+    /** Sends {@code reason} for {@code psn} and moves the QP to ERR [REL-007]. */
+    private void fatal(final NackReason reason, final int psn, final EndpointCounter counter, final long nowNs,
+                       final DirectBuffer buffer, final int offset, final boolean ce) {
         counters.increment(counter);
-        queueNack(reason, psn, 0);
+        queueOwn(reason.code(), psn, 0, nowNs, buffer, offset, ce, false);
         fatalReason = reason.code();
         fatalPsn = psn;
+        fatalRepeats = 0;
         qp.enterError();
     }
 
     /**
-     * In ERR, a responder that failed a request answers any further request with the same NACK, so
-     * that a lost NACK still reaches the requester.
+     * In ERR, a responder that failed a request answers retransmissions of the offending packet with
+     * the same NACK, at most 8 times, so that a lost NACK still reaches the requester [REL-052].
      */
-    void onRequestInError(final DirectBuffer buffer, final int offset) {
-        if (fatalReason != 0) {
-            final int psn = BaseHeader.psn(buffer, offset);
-            queueNack(NackReason.of(fatalReason), psn == fatalPsn ? psn : fatalPsn, 0);
+    void onRequestInError(final long nowNs, final DirectBuffer buffer, final int offset) {
+        if (fatalReason != 0 && BaseHeader.psn(buffer, offset) == fatalPsn && fatalRepeats < MAX_FATAL_REPEATS) {
+            fatalRepeats++;
+            queueOwn(fatalReason, fatalPsn, 0, nowNs, buffer, offset, false, true);
         }
     }
 
@@ -501,7 +665,7 @@ final class Responder {
     private void completeReceivesInOrder() {
         while (recvPosted > 0) {
             final RecvWqe recv = recvRing[Integer.remainderUnsigned(recvHeadRsn, recvRing.length)];
-            if (!recv.isComplete()) {
+            if (!recv.isComplete() || !Psn.before(recv.lastPsn, window.expectedPsn())) {
                 return;
             }
             final boolean pushed = push(recv, WcStatus.SUCCESS);
@@ -529,21 +693,42 @@ final class Responder {
         while (recvPosted > 0) {
             final RecvWqe recv = recvRing[Integer.remainderUnsigned(recvHeadRsn, recvRing.length)];
             final WcStatus status = recv.tooSmall ? WcStatus.LOC_LEN_ERR
-                : recv.isComplete() ? WcStatus.SUCCESS : WcStatus.WR_FLUSH_ERR;
-            if (status != WcStatus.SUCCESS) {
+                : recv.isComplete() && Psn.before(recv.lastPsn, window.expectedPsn()) ? WcStatus.SUCCESS
+                : WcStatus.WR_FLUSH_ERR;
+            if (status == WcStatus.WR_FLUSH_ERR) {
                 recv.opcode = WcOpcode.RECV;
-                recv.messageLength = recv.tooSmall ? recv.messageLength : 0;
+                recv.messageLength = 0;
+                recv.hasImm = false;
             }
             push(recv, status);
             recv.reset();
             recvHeadRsn++;
             recvPosted--;
         }
+        for (int i = 0; i < readQueued; i++) {
+            readRegion[i] = null;
+        }
         readQueued = 0;
+        for (int i = 0; i < heldCount; i++) {
+            heldRegion[i] = null;
+        }
+        heldCount = 0;
         atomicOutCount = 0;
         ackPending = false;
         ackNow = false;
         ackDeadlineNs = Long.MAX_VALUE;
+        // Only the fatal NACK (if any) may still leave [REL-052].
+        if (fatalReason == 0) {
+            ownCount = 0;
+        } else {
+            while (ownCount > 0 && ownReason[(ownHead + ownCount - 1) % OWN_QUEUE] != fatalReason) {
+                ownCount--;
+            }
+            while (ownCount > 1) {
+                ownHead = (ownHead + 1) % OWN_QUEUE;
+                ownCount--;
+            }
+        }
     }
 
     /** Drops all receives without completions (modify to RESET). */
@@ -553,13 +738,21 @@ final class Responder {
         }
         recvPosted = 0;
         recvHeadRsn = 0;
+        for (int i = 0; i < readQueued; i++) {
+            readRegion[i] = null;
+        }
         readQueued = 0;
+        for (int i = 0; i < heldCount; i++) {
+            heldRegion[i] = null;
+        }
+        heldCount = 0;
         atomicOutCount = 0;
-        nackCount = 0;
+        ownCount = 0;
         ackPending = false;
         ackNow = false;
         ackDeadlineNs = Long.MAX_VALUE;
         fatalReason = 0;
+        fatalRepeats = 0;
         java.util.Arrays.fill(cacheValid, false);
     }
 
@@ -567,16 +760,19 @@ final class Responder {
 
     int emit(final long nowNs, final TransmitSink sink, final int budget) {
         int emitted = 0;
-        while (nackCount > 0 && emitted < budget) {
-            if (!emitAckOrNack(nowNs, sink, true)) {
+        while (ownCount > 0 && emitted < budget) {
+            if (!emitOwn(nowNs, sink)) {
                 return emitted;
             }
-            nackHead = (nackHead + 1) % NACK_QUEUE;
-            nackCount--;
+            ownHead = (ownHead + 1) % OWN_QUEUE;
+            ownCount--;
             emitted++;
         }
+        if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
+            return emitted;
+        }
         if (ackPending && (ackNow || nowNs >= ackDeadlineNs) && emitted < budget) {
-            if (!emitAckOrNack(nowNs, sink, false)) {
+            if (!emitCoalescedAck(nowNs, sink)) {
                 return emitted;
             }
             emitted++;
@@ -587,16 +783,25 @@ final class Responder {
             }
             emitted++;
         }
-        while (readQueued > 0 && emitted < budget) {
+        while (readQueued > 0 && emitted < budget && readExecutable()) {
             if (!emitReadResponse(nowNs, sink)) {
                 return emitted;
             }
             emitted++;
+            executeReadyAtomics();
         }
         return emitted;
     }
 
-    private boolean emitAckOrNack(final long nowNs, final TransmitSink sink, final boolean nack) {
+    /** The oldest held READ may run once every earlier PSN arrived and earlier atomics ran [OPS-029]. */
+    private boolean readExecutable() {
+        final int psn = readPsn[0];
+        return Psn.before(psn, window.expectedPsn()) && (heldCount == 0 || Psn.before(psn, heldPsn[0]));
+    }
+
+    private boolean emitOwn(final long nowNs, final TransmitSink sink) {
+        final int j = ownHead;
+        final boolean nack = ownReason[j] != 0;
         final Opcode opcode = nack ? Opcode.NACK : Opcode.ACK;
         final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH);
         if (offset == TransmitSink.NO_ROOM) {
@@ -605,25 +810,49 @@ final class Responder {
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
         final int pathId = qp.paths().next();
-        final int psn = nack ? nackPsn[nackHead] : triggerPsn;
-        w.header(buffer, offset, opcode, 0, qp.destQpn(), psn, 0, pathId, nowNs, qp.qpn());
-        w.ack(buffer, offset, opcode).cumulativePsn(window.expectedPsn()).sackBitmap(window.sackBitmap())
-            .echoedTimestamp(triggerTimestamp).ackDelay(Math.max(0, nowNs - triggerArrivalNs)).ceCount(ceCount)
-            .echoedPathId(triggerPathId).ackFlags(triggerAckFlags);
+        w.header(buffer, offset, opcode, 0, qp.destQpn(), ownTriggerPsn[j], 0, pathId, nowNs, qp.qpn());
+        writeAckState(w, buffer, offset, opcode, ownTimestamp[j], nowNs - ownArrivalNs[j], ownPathId[j], ownAckFlags[j]);
         if (nack) {
-            w.nack(buffer, offset, opcode).reason(nackReason[nackHead]).rnrTimer(nackRnrUnits[nackHead])
-                .nackPsn(nackPsn[nackHead]);
+            w.nack(buffer, offset, opcode).reason(ownReason[j]).rnrTimer(ownRnrUnits[j]).nackPsn(ownNackPsn[j]);
             counters.increment(EndpointCounter.NACKS_OUT);
         } else {
             counters.increment(EndpointCounter.ACKS_OUT);
         }
         final int length = w.seal(buffer, offset, opcode, 0);
         qp.commit(sink, offset, length, qp.paths().entropy(pathId));
+        return true;
+    }
+
+    private boolean emitCoalescedAck(final long nowNs, final TransmitSink sink) {
+        final Opcode opcode = Opcode.ACK;
+        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH);
+        if (offset == TransmitSink.NO_ROOM) {
+            return false;
+        }
+        final MutableDirectBuffer buffer = sink.buffer();
+        final PacketWriter w = qp.writer();
+        final int pathId = qp.paths().next();
+        w.header(buffer, offset, opcode, 0, qp.destQpn(), triggerPsn, 0, pathId, nowNs, qp.qpn());
+        writeAckState(w, buffer, offset, opcode, triggerTimestamp, nowNs - triggerArrivalNs, triggerPathId,
+            triggerAckFlags);
+        counters.increment(EndpointCounter.ACKS_OUT);
+        final int length = w.seal(buffer, offset, opcode, 0);
+        qp.commit(sink, offset, length, qp.paths().entropy(pathId));
         ackPending = false;
         ackNow = false;
+        triggerAckReq = false;
         unackedPackets = 0;
         ackDeadlineNs = Long.MAX_VALUE;
         return true;
+    }
+
+    /** The responder's current state, as every ACK and NACK carries it [REL-012], [REL-013]. */
+    private void writeAckState(final PacketWriter w, final MutableDirectBuffer buffer, final int offset,
+                               final Opcode opcode, final int echoedTimestamp, final long ackDelay,
+                               final int echoedPathId, final int ackFlags) {
+        w.ack(buffer, offset, opcode).cumulativePsn(window.expectedPsn()).sackBitmap(window.sackBitmap())
+            .echoedTimestamp(echoedTimestamp).ackDelay(Math.max(0, ackDelay)).ceCount(ceCount)
+            .credit(window.size()).echoedPathId(echoedPathId).ackFlags(ackFlags);
     }
 
     private boolean emitAtomicResponse(final long nowNs, final TransmitSink sink) {
@@ -648,19 +877,21 @@ final class Responder {
     }
 
     private boolean emitReadResponse(final long nowNs, final TransmitSink sink) {
-        final int j = readHead;
         final int mtu = qp.pathMtu();
-        final int k = readNext[j];
+        final int k = readNext[0];
         final long within = (long) k * mtu;
-        final int payload = (int) Math.min(mtu, readBytes[j] - within);
+        final int payload = (int) Math.min(mtu, readBytes[0] - within);
         final Opcode opcode = Opcode.READ_RESPONSE;
-        final MemoryRegion mr = readRegion[j];
+        final MemoryRegion mr = readRegion[0];
         if (!mr.isValid()) {
             // Deregistered while the READ was being answered: the requester gets REM_ACCESS_ERR.
-            readHead = (readHead + 1) % readJobs;
-            readQueued--;
-            readRegion[j] = null;
-            fatal(NackReason.REMOTE_ACCESS, readPsn[j] + k, EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
+            final int psn = readPsn[0] + k;
+            removeRead(0);
+            counters.increment(EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
+            ownReasonOnly(NackReason.REMOTE_ACCESS.code(), psn, nowNs);
+            fatalReason = NackReason.REMOTE_ACCESS.code();
+            fatalPsn = psn;
+            qp.enterError();
             return true;
         }
         final int offset = sink.claim(opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH);
@@ -670,28 +901,50 @@ final class Responder {
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
         final int pathId = qp.paths().next();
-        final long messageOffset = readMessageOffset[j] + within;
-        final int flags = messageOffset + payload == readMessageLength[j] ? Flags.LAST : 0;
-        w.header(buffer, offset, opcode, flags, qp.destQpn(), readPsn[j] + k, payload, pathId, nowNs, qp.qpn());
-        w.msg(buffer, offset, opcode).msn(readMsn[j]).messageOffset(messageOffset)
-            .messageLength(readMessageLength[j]).rsn(0);
+        final long messageOffset = readMessageOffset[0] + within;
+        final int flags = messageOffset + payload == readMessageLength[0] ? Flags.LAST : 0;
+        w.header(buffer, offset, opcode, flags, qp.destQpn(), readPsn[0] + k, payload, pathId, nowNs, qp.qpn());
+        w.msg(buffer, offset, opcode).msn(readMsn[0]).messageOffset(messageOffset)
+            .messageLength(readMessageLength[0]).rsn(0);
         if (payload > 0) {
-            buffer.putBytes(offset + opcode.headerLength(), mr.buffer(), (int) (readRegionOffset[j] + messageOffset),
+            buffer.putBytes(offset + opcode.headerLength(), mr.buffer(), (int) (readRegionOffset[0] + messageOffset),
                 payload);
         }
         final int length = w.seal(buffer, offset, opcode, payload);
         qp.commit(sink, offset, length, qp.paths().entropy(pathId));
         counters.increment(EndpointCounter.READ_RESPONSES_OUT);
-        if (++readNext[j] == readCount[j]) {
-            readRegion[j] = null;
-            readHead = (readHead + 1) % readJobs;
-            readQueued--;
+        if (++readNext[0] == readCount[0]) {
+            removeRead(0);
         }
         return true;
     }
 
+    /** Queues a NACK whose trigger is the responder's own state (no packet caused it directly). */
+    private void ownReasonOnly(final int reason, final int psn, final long nowNs) {
+        if (ownCount == OWN_QUEUE) {
+            ownHead = (ownHead + 1) % OWN_QUEUE;
+            ownCount--;
+        }
+        final int j = (ownHead + ownCount) % OWN_QUEUE;
+        ownReason[j] = reason;
+        ownNackPsn[j] = psn;
+        ownRnrUnits[j] = 0;
+        ownTriggerPsn[j] = psn;
+        ownTimestamp[j] = 0;
+        ownPathId[j] = 0;
+        ownArrivalNs[j] = nowNs;
+        ownAckFlags[j] = 0;
+        ownCount++;
+    }
+
     long nextDeadlineNs() {
-        if (nackCount > 0 || atomicOutCount > 0 || readQueued > 0 || (ackPending && ackNow)) {
+        if (ownCount > 0) {
+            return Long.MIN_VALUE;
+        }
+        if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
+            return Long.MAX_VALUE;
+        }
+        if (atomicOutCount > 0 || (readQueued > 0 && readExecutable()) || (ackPending && ackNow)) {
             return Long.MIN_VALUE;
         }
         return ackPending ? ackDeadlineNs : Long.MAX_VALUE;

@@ -11,8 +11,11 @@ public final class ReceiveWindow {
     public static final int NEW = 0;
     /** Result of {@link #classify(int)}: the PSN was received before (or is before the window). */
     public static final int DUPLICATE = 1;
-    /** Result of {@link #classify(int)}: the PSN is beyond the window. */
+    /** Result of {@link #classify(int)}: the PSN is beyond the window (but within 2^30). */
     public static final int BEYOND_WINDOW = 2;
+    /** Result of {@link #classify(int)}: the PSN is 2^30 or more away: dropped without answer [REL-002]. */
+    public static final int OUT_OF_RANGE = 3;
+    private static final int RANGE = 1 << 30;
 
     private final int size;
     private final int mask;
@@ -68,11 +71,16 @@ public final class ReceiveWindow {
     }
 
     /**
+     * Classifies a request PSN as specification REL-002 prescribes.
+     *
      * @param psn a PSN
-     * @return {@link #NEW}, {@link #DUPLICATE} or {@link #BEYOND_WINDOW}
+     * @return {@link #NEW}, {@link #DUPLICATE}, {@link #BEYOND_WINDOW} or {@link #OUT_OF_RANGE}
      */
     public int classify(final int psn) {
         final int d = psn - expectedPsn;
+        if (d >= RANGE || d < -RANGE) {
+            return OUT_OF_RANGE;
+        }
         if (d < 0) {
             return DUPLICATE;
         }

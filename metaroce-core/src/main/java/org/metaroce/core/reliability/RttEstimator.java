@@ -10,6 +10,7 @@ public final class RttEstimator {
     private final long minRtoNs;
     private final long maxRtoNs;
     private final long initialRtoNs;
+    private final long extraNs;
     private long srttNs;
     private long rttVarNs;
     private long minRttNs = Long.MAX_VALUE;
@@ -23,6 +24,18 @@ public final class RttEstimator {
      * @param maxRtoNs upper bound of the timeout, backoff included
      */
     public RttEstimator(final long initialRtoNs, final long minRtoNs, final long maxRtoNs) {
+        this(initialRtoNs, minRtoNs, maxRtoNs, 0);
+    }
+
+    /**
+     * @param initialRtoNs timeout before the first sample
+     * @param minRtoNs lower bound of the timeout
+     * @param maxRtoNs upper bound of the timeout, backoff included
+     * @param extraNs added to SRTT + 4·RTTVAR: the longest an acknowledgement may be held back by
+     *     the peer's coalescing [REL-027]
+     */
+    public RttEstimator(final long initialRtoNs, final long minRtoNs, final long maxRtoNs, final long extraNs) {
+        this.extraNs = extraNs;
         if (minRtoNs <= 0 || initialRtoNs < minRtoNs || maxRtoNs < initialRtoNs) {
             throw new IllegalArgumentException("need 0 < minRto <= initialRto <= maxRto, got " + minRtoNs + ", "
                 + initialRtoNs + ", " + maxRtoNs);
@@ -64,7 +77,8 @@ public final class RttEstimator {
 
     /** @return the current retransmission timeout, backoff included */
     public long rtoNs() {
-        final long base = hasSample ? Math.max(minRtoNs, srttNs + Math.max(4 * rttVarNs, 1_000)) : initialRtoNs;
+        final long base = hasSample ? Math.max(minRtoNs, srttNs + Math.max(4 * rttVarNs, 1_000) + extraNs)
+            : initialRtoNs;
         final long backedOff = base << backoffShift;
         return backedOff < 0 || backedOff > maxRtoNs ? maxRtoNs : backedOff;
     }
@@ -72,6 +86,11 @@ public final class RttEstimator {
     /** @return smoothed RTT, or 0 before the first sample */
     public long srttNs() {
         return srttNs;
+    }
+
+    /** @return RTTVAR, or 0 before the first sample */
+    public long rttVarNs() {
+        return rttVarNs;
     }
 
     /** @return smallest RTT seen, or 0 before the first sample */
