@@ -354,7 +354,8 @@ final class Requester {
             return false;
         }
         final MutableDirectBuffer buffer = sink.buffer();
-        final int pathId = qp.paths().next();
+        final int pathId = retransmit && slotTransmissions[s] > 0
+            ? qp.paths().forRetransmission(nowNs, slotPath[s]) : qp.paths().next(nowNs);
         int flags = last ? Flags.LAST | Flags.ACK_REQ : 0;
         if (retransmit) {
             flags |= Flags.RETRANSMIT | Flags.ACK_REQ;
@@ -463,7 +464,10 @@ final class Requester {
         if (opcode == Opcode.ACK && echoMatches && slotKind[trigger & windowMask] == KIND_DATA && deliver(trigger)) {
             delivered++;
         }
-        qp.paths().onAck(echoedPath, sample);
+        if (echoMatches && echoedPath == slotPath[trigger & windowMask]) {
+            // Only feedback about the transmission it came from is attributed to a path [MP-005].
+            qp.paths().onFeedback(nowNs, echoedPath, sample, ecnEcho);
+        }
         if (delivered > 0 || ecnEcho) {
             qp.congestionControl().onAck(nowNs, delivered, sample, ecnEcho, echoedPath);
         }
@@ -483,7 +487,7 @@ final class Requester {
             case TRIMMED -> {
                 if (slotState[s] == IN_FLIGHT) {
                     markLost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
-                    qp.paths().onLoss(slotPath[s]);
+                    qp.paths().onTrim(nowNs, slotPath[s]);
                     qp.congestionControl().onLoss(nowNs, slotPath[s], true);
                 }
             }
@@ -649,7 +653,10 @@ final class Requester {
             final long lostAt = slotSentNs[s] + rttForLoss + reorderWindow;
             if (nowNs >= lostAt) {
                 markLost(psn, EndpointCounter.RETRANSMITS_LOSS_DETECTED);
-                qp.paths().onLoss(slotPath[s]);
+                if (slotKind[s] != KIND_READ) {
+                    // READ_RESPONSEs travel on the responder's paths, not ours [MP-008].
+                    qp.paths().onLoss(nowNs, slotPath[s]);
+                }
                 qp.congestionControl().onLoss(nowNs, slotPath[s], false);
                 if (++lossEpisodesSinceSpurious >= 16) {
                     reorderWindowNs = reorderFloorNs();
@@ -722,7 +729,9 @@ final class Requester {
                 final int s = psn & windowMask;
                 if (slotState[s] == IN_FLIGHT && nowNs - slotSentNs[s] >= rto) {
                     markLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
-                    qp.paths().onLoss(slotPath[s]);
+                    if (slotKind[s] != KIND_READ) {
+                        qp.paths().onLoss(nowNs, slotPath[s]);
+                    }
                 }
             }
             progressNs = nowNs;

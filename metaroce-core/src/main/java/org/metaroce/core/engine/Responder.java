@@ -809,7 +809,7 @@ final class Responder {
         }
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
-        final int pathId = qp.paths().next();
+        final int pathId = qp.paths().next(nowNs);
         w.header(buffer, offset, opcode, 0, qp.destQpn(), ownTriggerPsn[j], 0, pathId, nowNs, qp.qpn());
         writeAckState(w, buffer, offset, opcode, ownTimestamp[j], nowNs - ownArrivalNs[j], ownPathId[j], ownAckFlags[j]);
         if (nack) {
@@ -831,7 +831,7 @@ final class Responder {
         }
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
-        final int pathId = qp.paths().next();
+        final int pathId = qp.paths().next(nowNs);
         w.header(buffer, offset, opcode, 0, qp.destQpn(), triggerPsn, 0, pathId, nowNs, qp.qpn());
         writeAckState(w, buffer, offset, opcode, triggerTimestamp, nowNs - triggerArrivalNs, triggerPathId,
             triggerAckFlags);
@@ -863,7 +863,7 @@ final class Responder {
         }
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
-        final int pathId = qp.paths().next();
+        final int pathId = qp.paths().next(nowNs);
         final int j = atomicOutHead;
         w.header(buffer, offset, opcode, Flags.LAST, qp.destQpn(), atomicOutPsn[j], 0, pathId, nowNs, qp.qpn());
         w.msg(buffer, offset, opcode).msn(atomicOutMsn[j]).messageOffset(0).messageLength(8).rsn(0);
@@ -900,7 +900,7 @@ final class Responder {
         }
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
-        final int pathId = qp.paths().next();
+        final int pathId = qp.paths().next(nowNs);
         final long messageOffset = readMessageOffset[0] + within;
         final int flags = messageOffset + payload == readMessageLength[0] ? Flags.LAST : 0;
         w.header(buffer, offset, opcode, flags, qp.destQpn(), readPsn[0] + k, payload, pathId, nowNs, qp.qpn());

@@ -1,27 +1,39 @@
 package org.metaroce.core.multipath;
 
 /**
- * Chooses the path (entropy value) for each packet of one queue pair. Paths carry a weight; a
- * path that loses a packet has its weight halved, a path whose RTT runs well above the best
- * path's is nudged down, and every acknowledgement earns weight back, so a bad path gets less
- * traffic until it recovers but is never abandoned (it keeps a floor weight and so keeps being
- * probed). Selection is smooth weighted round-robin: deterministic, no randomness, and spreads
- * each path's share evenly in time.
+ * Chooses the path (entropy value) of each packet of one queue pair (specification section 7).
+ * Every path has a weight in [W_MIN, 1]: a loss halves it, a trim takes a quarter, an ECN echo or
+ * a markedly slow path an eighth [MP-009]; penalties decay back towards 1 with a half-life
+ * [MP-010]; and a path never drops below W_MIN, so it keeps carrying a little traffic that probes
+ * it and lets it recover [MP-011]. New packets go by smooth weighted round-robin [MP-013]: a
+ * deterministic choice whose per-path shares follow the weights, so simulations and tests
+ * reproduce exactly. Allocation-free; called from the endpoint's owning thread only.
  */
 public final class PathSelector {
-    /** Weight of a healthy path. */
-    public static final int FULL_WEIGHT = 1024;
-    /** Weight below which a path is not pushed, so it is still probed [MP spec: never abandon]. */
-    public static final int MIN_WEIGHT = 16;
-    private static final int RECOVERY_PER_ACK = 8;
+    /** Floor of a path's weight [MP-009]. */
+    public static final double W_MIN = 1.0 / 16;
+    private static final double LOSS_FACTOR = 0.5;
+    private static final double TRIM_FACTOR = 0.75;
+    private static final double ECN_FACTOR = 0.875;
+    private static final double SLOW_FACTOR = 0.875;
+    private static final long MIN_HALF_LIFE_NS = 200_000;
+    private static final long MIN_TARGET_DELAY_NS = 4_000;
 
     private final int[] entropies;
-    private final int[] weights;
-    private final int[] current;
+    private final double[] weights;
+    private final double[] current;
     private final long[] srttNs;
+    private final long[] minRttNs;
+    private final long[] lastSampleNs;
+    private final long[] lastDecayNs;
+    private final long[] lastEcnPenaltyNs;
+    private final long[] lastSlowPenaltyNs;
     private final long[] losses;
+    private final long[] trims;
+    private final long[] ecnEchoes;
     private final long[] sent;
-    private long bestRttNs = Long.MAX_VALUE;
+    private final long[] scratch;
+    private long qpSrttNs;
 
     /**
      * @param entropies the QP's entropy values (UDP source ports), one per path; copied
@@ -32,12 +44,23 @@ public final class PathSelector {
         }
         this.entropies = entropies.clone();
         final int n = entropies.length;
-        weights = new int[n];
-        current = new int[n];
+        weights = new double[n];
+        current = new double[n];
         srttNs = new long[n];
+        minRttNs = new long[n];
+        lastSampleNs = new long[n];
+        lastDecayNs = new long[n];
+        lastEcnPenaltyNs = new long[n];
+        lastSlowPenaltyNs = new long[n];
         losses = new long[n];
+        trims = new long[n];
+        ecnEchoes = new long[n];
         sent = new long[n];
-        java.util.Arrays.fill(weights, FULL_WEIGHT);
+        scratch = new long[n];
+        java.util.Arrays.fill(weights, 1.0);
+        java.util.Arrays.fill(minRttNs, Long.MAX_VALUE);
+        java.util.Arrays.fill(lastEcnPenaltyNs, Long.MIN_VALUE / 2);
+        java.util.Arrays.fill(lastSlowPenaltyNs, Long.MIN_VALUE / 2);
     }
 
     /** @return number of paths */
@@ -54,19 +77,21 @@ public final class PathSelector {
     }
 
     /**
-     * Picks the path for the next packet and counts it as sent there.
+     * Picks the path of the next new packet and counts it as sent there [MP-013].
      *
+     * @param nowNs current time (for the decay of penalties)
      * @return the path index
      */
-    public int next() {
+    public int next(final long nowNs) {
         final int n = entropies.length;
         if (n == 1) {
             sent[0]++;
             return 0;
         }
-        int total = 0;
+        double total = 0;
         int best = 0;
         for (int i = 0; i < n; i++) {
+            decay(i, nowNs);
             current[i] += weights[i];
             total += weights[i];
             if (current[i] > current[best]) {
@@ -79,42 +104,152 @@ public final class PathSelector {
     }
 
     /**
-     * A packet sent on {@code pathId} was declared lost.
+     * Picks the path of a retransmission: the heaviest path other than the one the lost
+     * transmission took, lowest Path ID on ties [MP-014].
      *
-     * @param pathId the path
+     * @param nowNs current time
+     * @param lostPathId path of the lost transmission
+     * @return the path index
      */
-    public void onLoss(final int pathId) {
-        if (pathId < 0 || pathId >= weights.length) {
-            return;
+    public int forRetransmission(final long nowNs, final int lostPathId) {
+        final int n = entropies.length;
+        if (n == 1) {
+            sent[0]++;
+            return 0;
         }
-        losses[pathId]++;
-        weights[pathId] = Math.max(MIN_WEIGHT, weights[pathId] >> 1);
+        int best = -1;
+        for (int i = 0; i < n; i++) {
+            decay(i, nowNs);
+            if (i != lostPathId && (best < 0 || weights[i] > weights[best])) {
+                best = i;
+            }
+        }
+        sent[best]++;
+        return best;
     }
 
     /**
-     * A packet sent on {@code pathId} was acknowledged.
+     * A loss was attributed to {@code pathId} (by the sender's own record, [MP-006]).
      *
+     * @param nowNs current time
      * @param pathId the path
-     * @param rttNs RTT sample for that packet, or 0 when none
      */
-    public void onAck(final int pathId, final long rttNs) {
-        if (pathId < 0 || pathId >= weights.length) {
+    public void onLoss(final long nowNs, final int pathId) {
+        if (valid(pathId)) {
+            losses[pathId]++;
+            penalise(pathId, nowNs, LOSS_FACTOR);
+        }
+    }
+
+    /**
+     * A trimmed-packet NACK was attributed to {@code pathId} [MP-007].
+     *
+     * @param nowNs current time
+     * @param pathId the path
+     */
+    public void onTrim(final long nowNs, final int pathId) {
+        if (valid(pathId)) {
+            trims[pathId]++;
+            penalise(pathId, nowNs, TRIM_FACTOR);
+        }
+    }
+
+    /**
+     * An RTT sample and/or ECN echo attributed to {@code pathId} [MP-005].
+     *
+     * @param nowNs current time
+     * @param pathId the path
+     * @param rttNs the RTT sample, or 0 when the acknowledgement carried none
+     * @param ecnEcho whether the acknowledged packet was CE-marked
+     */
+    public void onFeedback(final long nowNs, final int pathId, final long rttNs, final boolean ecnEcho) {
+        if (!valid(pathId)) {
             return;
         }
         if (rttNs > 0) {
             srttNs[pathId] = srttNs[pathId] == 0 ? rttNs : srttNs[pathId] + ((rttNs - srttNs[pathId]) >> 3);
-            bestRttNs = Math.min(bestRttNs, srttNs[pathId]);
+            minRttNs[pathId] = Math.min(minRttNs[pathId], rttNs);
+            lastSampleNs[pathId] = nowNs;
+            qpSrttNs = qpSrttNs == 0 ? rttNs : qpSrttNs + ((rttNs - qpSrttNs) >> 3);
+            final long interval = Math.max(1, srttNs[pathId]);
+            if (nowNs - lastSlowPenaltyNs[pathId] >= interval
+                && srttNs[pathId] > medianSrttNs() + targetQueueingDelayNs()) {
+                lastSlowPenaltyNs[pathId] = nowNs;
+                penalise(pathId, nowNs, SLOW_FACTOR);
+            }
         }
-        if (srttNs[pathId] > 0 && bestRttNs != Long.MAX_VALUE && srttNs[pathId] > 3 * bestRttNs) {
-            // Markedly slower than the best path: shed a little weight instead of gaining.
-            weights[pathId] = Math.max(MIN_WEIGHT, weights[pathId] - RECOVERY_PER_ACK);
-        } else {
-            weights[pathId] = Math.min(FULL_WEIGHT, weights[pathId] + RECOVERY_PER_ACK);
+        if (ecnEcho) {
+            ecnEchoes[pathId]++;
+            if (nowNs - lastEcnPenaltyNs[pathId] >= Math.max(1, srttNs[pathId])) {
+                lastEcnPenaltyNs[pathId] = nowNs;
+                penalise(pathId, nowNs, ECN_FACTOR);
+            }
         }
     }
 
-    /** @return the current weight of a path (for counters and tests) */
-    public int weight(final int pathId) {
+    /**
+     * A retransmission turned out spurious: the loss penalty of its original path is undone [MP-012].
+     *
+     * @param nowNs current time
+     * @param pathId path of the original transmission
+     */
+    public void onSpuriousLoss(final long nowNs, final int pathId) {
+        if (valid(pathId)) {
+            decay(pathId, nowNs);
+            weights[pathId] = Math.min(1.0, weights[pathId] / LOSS_FACTOR);
+        }
+    }
+
+    /**
+     * The median over paths with a recent sample of each path's smoothed RTT, the delay signal
+     * that one congested path cannot drag along [MP-019].
+     *
+     * @return the median smoothed RTT in ns, or 0 when no path has a sample
+     */
+    public long medianSrttNs() {
+        int n = 0;
+        for (int i = 0; i < srttNs.length; i++) {
+            if (srttNs[i] > 0) {
+                scratch[n++] = srttNs[i];
+            }
+        }
+        if (n == 0) {
+            return 0;
+        }
+        java.util.Arrays.sort(scratch, 0, n);
+        return scratch[n / 2];
+    }
+
+    private long targetQueueingDelayNs() {
+        long min = Long.MAX_VALUE;
+        for (final long m : minRttNs) {
+            min = Math.min(min, m);
+        }
+        return min == Long.MAX_VALUE ? MIN_TARGET_DELAY_NS : Math.max(MIN_TARGET_DELAY_NS, min / 2);
+    }
+
+    private void penalise(final int pathId, final long nowNs, final double factor) {
+        decay(pathId, nowNs);
+        weights[pathId] = Math.max(W_MIN, weights[pathId] * factor);
+    }
+
+    /** w ← 1 − (1 − w) · 2^(−Δt / H), H = max(200 µs, 16 × SRTT) [MP-010]. */
+    private void decay(final int pathId, final long nowNs) {
+        final long dt = nowNs - lastDecayNs[pathId];
+        lastDecayNs[pathId] = nowNs;
+        if (dt <= 0 || weights[pathId] >= 1.0) {
+            return;
+        }
+        final double halfLife = Math.max(MIN_HALF_LIFE_NS, 16 * qpSrttNs);
+        weights[pathId] = 1.0 - (1.0 - weights[pathId]) * Math.pow(2.0, -dt / halfLife);
+    }
+
+    private boolean valid(final int pathId) {
+        return pathId >= 0 && pathId < weights.length;
+    }
+
+    /** @return the current weight of a path, in [W_MIN, 1] */
+    public double weight(final int pathId) {
         return weights[pathId];
     }
 
@@ -126,5 +261,20 @@ public final class PathSelector {
     /** @return losses attributed to a path */
     public long losses(final int pathId) {
         return losses[pathId];
+    }
+
+    /** @return trims attributed to a path */
+    public long trims(final int pathId) {
+        return trims[pathId];
+    }
+
+    /** @return ECN echoes attributed to a path */
+    public long ecnEchoes(final int pathId) {
+        return ecnEchoes[pathId];
+    }
+
+    /** @return the path's smoothed RTT, 0 before its first sample */
+    public long srttNs(final int pathId) {
+        return srttNs[pathId];
     }
 }

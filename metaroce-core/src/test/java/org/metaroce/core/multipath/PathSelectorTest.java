@@ -1,0 +1,97 @@
+package org.metaroce.core.multipath;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import org.junit.jupiter.api.Test;
+
+/** Weights, decay and smooth weighted round-robin of specification 7.4–7.5. */
+class PathSelectorTest {
+    private static final int[] FOUR = {50000, 50001, 50002, 50003};
+
+    @Test
+    void equalWeightsRotateEvenlyAndDeterministically() {
+        final PathSelector a = new PathSelector(FOUR);
+        final PathSelector b = new PathSelector(FOUR);
+        for (int i = 0; i < 400; i++) {
+            assertThat(a.next(i)).isEqualTo(b.next(i)).isEqualTo(i % 4);
+        }
+        for (int p = 0; p < 4; p++) {
+            assertThat(a.sent(p)).isEqualTo(100);
+        }
+    }
+
+    /** [MP-009] penalty factors and [MP-011] the floor. */
+    @Test
+    void penaltiesMultiplyAndNeverGoBelowTheFloor() {
+        final PathSelector s = new PathSelector(FOUR);
+        s.onLoss(0, 1);
+        assertThat(s.weight(1)).isEqualTo(0.5);
+        s.onTrim(0, 2);
+        assertThat(s.weight(2)).isEqualTo(0.75);
+        for (int i = 0; i < 20; i++) {
+            s.onLoss(0, 1);
+        }
+        assertThat(s.weight(1)).isEqualTo(PathSelector.W_MIN);
+        assertThat(s.losses(1)).isEqualTo(21);
+    }
+
+    /** [MP-010] w ← 1 − (1 − w) · 2^(−Δt/H), H = 200 µs without RTT samples. */
+    @Test
+    void penaltiesDecayWithAHalfLife() {
+        final PathSelector s = new PathSelector(FOUR);
+        s.onLoss(1_000_000, 3);
+        assertThat(s.weight(3)).isEqualTo(0.5);
+        s.next(1_200_000); // one half-life later
+        assertThat(s.weight(3)).isCloseTo(0.75, within(1e-9));
+        s.next(1_400_000);
+        assertThat(s.weight(3)).isCloseTo(0.875, within(1e-9));
+    }
+
+    /** [MP-013] shares follow the weights: a path at weight 1/4 carries a quarter of a full path's traffic. */
+    @Test
+    void sharesFollowTheWeights() {
+        final PathSelector s = new PathSelector(new int[] {1, 2});
+        s.onLoss(0, 1);
+        s.onLoss(0, 1);
+        // Time frozen at 0: no decay, weights 1 and 1/4.
+        for (int i = 0; i < 1000; i++) {
+            s.next(0);
+        }
+        assertThat(s.sent(0)).isEqualTo(800);
+        assertThat(s.sent(1)).isEqualTo(200);
+    }
+
+    /** [MP-014] a retransmission avoids the path of the lost transmission. */
+    @Test
+    void retransmissionTakesTheHeaviestOtherPath() {
+        final PathSelector s = new PathSelector(FOUR);
+        s.onLoss(0, 0);
+        s.onTrim(0, 1);
+        assertThat(s.forRetransmission(0, 0)).isEqualTo(2);
+        assertThat(s.forRetransmission(0, 2)).isEqualTo(3);
+        assertThat(new PathSelector(new int[] {9}).forRetransmission(0, 0)).isZero();
+    }
+
+    /** [MP-009] ECN penalties at most once per path SRTT. */
+    @Test
+    void ecnPenaltyAtMostOncePerSrtt() {
+        final PathSelector s = new PathSelector(FOUR);
+        s.onFeedback(0, 0, 10_000, false);
+        s.onFeedback(100, 0, 0, true);
+        s.onFeedback(200, 0, 0, true);
+        assertThat(s.weight(0)).isCloseTo(0.875, within(1e-3));
+        assertThat(s.ecnEchoes(0)).isEqualTo(2);
+    }
+
+    /** [MP-019] the median ignores one congested path. */
+    @Test
+    void medianIsRobustToOneSlowPath() {
+        final PathSelector s = new PathSelector(FOUR);
+        s.onFeedback(0, 0, 10_000, false);
+        s.onFeedback(0, 1, 11_000, false);
+        s.onFeedback(0, 2, 12_000, false);
+        s.onFeedback(0, 3, 900_000, false);
+        assertThat(s.medianSrttNs()).isEqualTo(12_000);
+    }
+}
