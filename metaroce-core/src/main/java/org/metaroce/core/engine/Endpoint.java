@@ -32,6 +32,7 @@ public final class Endpoint implements DatagramEndpoint {
     private final EndpointConfig config;
     private final RandomSource random;
     private final EndpointCounters counters = new EndpointCounters();
+    private final AsyncEvents asyncEvents = new AsyncEvents(1024);
     private final WireCounters wireCounters = new WireCounters();
     private final PacketValidator validator = new PacketValidator(wireCounters);
     private final PacketWriter writer = new PacketWriter();
@@ -67,6 +68,26 @@ public final class Endpoint implements DatagramEndpoint {
     /** @return counters of the queue-pair engine */
     public EndpointCounters counters() {
         return counters;
+    }
+
+    /** @return the asynchronous event queue (verbs ibv_get_async_event) */
+    public AsyncEvents asyncEvents() {
+        return asyncEvents;
+    }
+
+    void raise(final AsyncEventType type, final int qpn) {
+        asyncEvents.raise(type, qpn);
+    }
+
+    /** A completion queue overflowed: CQ_ERR once, and every QP that uses it fails [QP-021]. */
+    void onCompletionQueueOverflow(final CompletionQueue cq) {
+        raise(AsyncEventType.CQ_ERR, 0);
+        for (int i = 0; i < pollOrder.size(); i++) {
+            final QueuePair qp = pollOrder.get(i);
+            if (qp.sendCq() == cq || qp.recvCq() == cq) {
+                qp.enterError(AsyncEventType.QP_FATAL);
+            }
+        }
     }
 
     /** @return counters of the wire-format checks, per drop reason */
@@ -200,7 +221,7 @@ public final class Endpoint implements DatagramEndpoint {
         counters.add(EndpointCounter.BYTES_IN, length);
         final DropReason reason = validator.validate(buffer, offset, length);
         if (reason != null) {
-            counters.increment(EndpointCounter.DROP_MALFORMED);
+            counters.increment(EndpointCounter.MALFORMED);
             return;
         }
         final Opcode opcode = Opcode.of(BaseHeader.opcode(buffer, offset));
@@ -208,14 +229,14 @@ public final class Endpoint implements DatagramEndpoint {
             if (connectionManager != null) {
                 connectionManager.onPacket(nowNs, buffer, offset, length, peerId);
             } else {
-                counters.increment(EndpointCounter.DROP_CONNECTION_MANAGER);
+                counters.increment(EndpointCounter.NO_CONNECTION_MANAGER);
             }
             return;
         }
         final QueuePair qp = queuePairs.get(BaseHeader.destQpn(buffer, offset));
         if (qp == null) {
             // No answer: replying to unknown QPNs would make us an amplifier [QP spec].
-            counters.increment(EndpointCounter.DROP_UNKNOWN_QPN);
+            counters.increment(EndpointCounter.UNKNOWN_QPN);
             return;
         }
         qp.onPacket(nowNs, buffer, offset, length, peerId, opcode, ecn);

@@ -48,8 +48,6 @@ public enum EndpointCounter {
     RNR_NACKS_IN,
     /** Request packets the responder had already received (never delivered twice). */
     DUPLICATE_REQUESTS,
-    /** Duplicate responses the requester ignored. */
-    DUPLICATE_RESPONSES,
     /** Atomic results replayed from the responder's cache for a retransmitted atomic. */
     ATOMIC_REPLAYS,
     /** NACKs sent for remote access violations. */
@@ -62,26 +60,32 @@ public enum EndpointCounter {
     NACKS_OUT_PSN_WINDOW,
     /** NACKs sent for trimmed packets. */
     NACKS_OUT_TRIMMED,
-    /** Datagrams dropped by the wire-format checks (see the wire counters for the reason). */
-    DROP_MALFORMED,
-    /** Datagrams for a QPN that does not exist here. */
-    DROP_UNKNOWN_QPN,
-    /** Datagrams for a QP whose state does not accept them (RESET, INIT, RTR for responses). */
-    DROP_QP_STATE,
-    /** Datagrams whose source address or source QPN is not the QP's peer. */
-    DROP_WRONG_PEER,
+    /** Datagrams dropped by the wire-format checks (the wire counters hold the reason, table 3.7). */
+    MALFORMED,
+    /** Datagrams for a QPN that does not exist here [QP-024]. */
+    UNKNOWN_QPN,
+    /** Datagrams the QP's state does not accept (table 4.5) [QP-011]. */
+    INVALID_QP_STATE,
+    /** Datagrams whose source host or source QPN is not the QP's peer [QP-025]. */
+    PEER_MISMATCH,
+    /** Data packets whose payload exceeds the QP's path MTU [QP-026]. */
+    OVERSIZE,
     /** Request packets whose PSN is 2^30 or more away from the expected PSN [REL-002]. */
-    DROP_PSN_OUT_OF_RANGE,
-    /** Datagrams whose opcode makes no sense for the receiving side (e.g. a response at a responder). */
-    DROP_UNEXPECTED_OPCODE,
-    /** Responses or ACKs that refer to PSNs the requester never sent [WIRE-062]. */
-    DROP_ACK_FOR_UNSENT_PSN,
-    /** Data packets larger than the QP's path MTU, or inconsistent with the request they answer. */
-    DROP_BAD_LENGTH,
-    /** Requests dropped because the responder's read/atomic resources were busy. */
-    DROP_RESPONDER_BUSY,
-    /** Connection-manager packets (handled by the connection manager, not the engine). */
-    DROP_CONNECTION_MANAGER,
+    PSN_OUT_OF_RANGE,
+    /** Requests dropped because the responder's READ/atomic resources were busy [OPS-024]. */
+    RESPONDER_BUSY,
+    /** ACKs, NACKs or responses that refer to PSNs the requester never sent [WIRE-062], [REL-016]. */
+    ACK_FOR_UNSENT_PSN,
+    /** Responses inconsistent with the request they answer (offset, length, kind). */
+    BAD_RESPONSE,
+    /** Responses for a PSN already delivered [REL-043]. */
+    DUPLICATE_RESPONSE,
+    /** Packets of a kind the receiving side has no use for in its role. */
+    UNEXPECTED_RESPONSE,
+    /** CNPs received by a requester that does not run DCQCN. */
+    CNP_IGNORED,
+    /** Connection-manager packets arriving at an endpoint without a connection manager. */
+    NO_CONNECTION_MANAGER,
     /** Completions that could not be queued because a CQ overflowed. */
     CQ_OVERFLOWS,
     /** Queue pairs that moved to ERR. */

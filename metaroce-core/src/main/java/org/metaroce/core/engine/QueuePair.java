@@ -40,6 +40,8 @@ public final class QueuePair {
     private final Requester requester;
     private final Responder responder;
     private QpState state = QpState.RESET;
+    private boolean communicationEstablished;
+    private boolean drainedRaised;
 
     private int accessFlags;
     private int pathMtu = 1024;
@@ -207,12 +209,19 @@ public final class QueuePair {
             throw new IllegalArgumentException(missing);
         }
         if (target == QpState.ERR) {
-            enterError();
+            // Requested by the application, not automatic: no asynchronous event.
+            if (state != QpState.ERR) {
+                state = QpState.ERR;
+                requester.flush();
+                responder.flush();
+                endpoint.onStateChange(this);
+            }
             return;
         }
         if (target == QpState.RESET) {
             requester.discard();
             responder.discard();
+            communicationEstablished = false;
             state = QpState.RESET;
             return;
         }
@@ -248,6 +257,9 @@ public final class QueuePair {
             default -> {
                 // RTS<->SQD, SQE->RTS and self-transitions carry no attributes we keep.
             }
+        }
+        if (target == QpState.SQD && state != QpState.SQD) {
+            drainedRaised = false;
         }
         state = target;
         endpoint.onStateChange(this);
@@ -309,11 +321,19 @@ public final class QueuePair {
     void onPacket(final long nowNs, final DirectBuffer buffer, final int offset, final int length, final int peer,
                   final Opcode opcode, final int ecn) {
         if (state == QpState.RESET || state == QpState.INIT) {
-            counters.increment(EndpointCounter.DROP_QP_STATE);
+            counters.increment(EndpointCounter.INVALID_QP_STATE);
             return;
         }
         if (endpoint.hostOf(peer) != remoteHost || BaseHeader.sourceQpn(buffer, offset) != destQpn) {
-            counters.increment(EndpointCounter.DROP_WRONG_PEER);
+            counters.increment(EndpointCounter.PEER_MISMATCH);
+            return;
+        }
+        if (opcode == Opcode.KEEPALIVE) {
+            if (state == QpState.RTR || state == QpState.RTS || state == QpState.SQD || state == QpState.SQE) {
+                responder.onKeepalive(nowNs, buffer, offset);
+            } else {
+                counters.increment(EndpointCounter.INVALID_QP_STATE);
+            }
             return;
         }
         if (opcode.isRequest()) {
@@ -322,14 +342,18 @@ public final class QueuePair {
                 return;
             }
             if (state != QpState.RTR && state != QpState.RTS && state != QpState.SQD && state != QpState.SQE) {
-                counters.increment(EndpointCounter.DROP_QP_STATE);
+                counters.increment(EndpointCounter.INVALID_QP_STATE);
                 return;
             }
             responder.onRequest(nowNs, buffer, offset, opcode, ecn);
+            if (state == QpState.RTR && !communicationEstablished && responder.hasAccepted()) {
+                communicationEstablished = true;
+                endpoint.raise(AsyncEventType.COMM_EST, qpn);
+            }
             return;
         }
         if (state != QpState.RTS && state != QpState.SQD) {
-            counters.increment(EndpointCounter.DROP_QP_STATE);
+            counters.increment(EndpointCounter.INVALID_QP_STATE);
             return;
         }
         switch (opcode) {
@@ -346,10 +370,8 @@ public final class QueuePair {
             }
             case READ_RESPONSE -> requester.onReadResponse(nowNs, buffer, offset, BaseHeader.payloadLength(buffer, offset));
             case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, buffer, offset);
-            case KEEPALIVE, CNP -> {
-                // Liveness and congestion hints for the connection manager and DCQCN; nothing to do here.
-            }
-            default -> counters.increment(EndpointCounter.DROP_UNEXPECTED_OPCODE);
+            case CNP -> counters.increment(EndpointCounter.CNP_IGNORED);
+            default -> counters.increment(EndpointCounter.UNEXPECTED_RESPONSE);
         }
     }
 
@@ -363,6 +385,10 @@ public final class QueuePair {
             requester.onTimers(nowNs);
             if (state == QpState.RTS || state == QpState.SQD) {
                 emitted += requester.emit(nowNs, sink, budget - emitted);
+            }
+            if (state == QpState.SQD && !drainedRaised && requester.startedOutstanding() == 0) {
+                drainedRaised = true;
+                endpoint.raise(AsyncEventType.SQ_DRAINED, qpn);
             }
         }
         return emitted;
@@ -394,21 +420,22 @@ public final class QueuePair {
      * Moves the QP to ERR: every outstanding work request completes (in post order) with its error
      * or WR_FLUSH_ERR, and the QP accepts no more traffic.
      */
-    void enterError() {
+    void enterError(final AsyncEventType cause) {
         if (state == QpState.ERR) {
             return;
         }
         state = QpState.ERR;
         counters.increment(EndpointCounter.QP_ERRORS);
+        endpoint.raise(cause, qpn);
         requester.flush();
         responder.flush();
         endpoint.onStateChange(this);
     }
 
-    void onCompletionQueueOverflow() {
-        // The CQ has latched its error (IBV_EVENT_CQ_ERR): the QP cannot report further work, so it
-        // fails too; its flushed completions are counted by the CQ as overflow, never lost silently.
-        enterError();
+    void onCompletionQueueOverflow(final CompletionQueue cq) {
+        // The CQ has latched its error (CQ_ERR): the QPs using it cannot report further work, so
+        // they fail too; their flushed completions are counted by the CQ as overflow [QP-021].
+        endpoint.onCompletionQueueOverflow(cq);
     }
 
     @Override

@@ -135,6 +135,11 @@ final class Requester {
         return (int) (tail - head);
     }
 
+    /** @return send work requests that have started and not yet completed */
+    int startedOutstanding() {
+        return (int) (nextToStart - head) + (nextToStart != tail && ring[(int) (nextToStart % ring.length)].started ? 1 : 0);
+    }
+
     int nextPsn() {
         return sndNxt;
     }
@@ -407,13 +412,13 @@ final class Requester {
         final int cumulative = AckHeader.cumulativePsn(buffer, ackOffset);
         final long bitmap = AckHeader.sackBitmap(buffer, ackOffset);
         if (Psn.before(sndNxt, cumulative)) {
-            counters.increment(EndpointCounter.DROP_ACK_FOR_UNSENT_PSN);
+            counters.increment(EndpointCounter.ACK_FOR_UNSENT_PSN);
             return;
         }
         if (bitmap != 0) {
             final int highest = cumulative + 1 + (63 - Long.numberOfLeadingZeros(bitmap));
             if (!Psn.before(highest, sndNxt)) {
-                counters.increment(EndpointCounter.DROP_ACK_FOR_UNSENT_PSN);
+                counters.increment(EndpointCounter.ACK_FOR_UNSENT_PSN);
                 return;
             }
         }
@@ -540,12 +545,12 @@ final class Requester {
     void onReadResponse(final long nowNs, final DirectBuffer buffer, final int offset, final int payloadLength) {
         final int psn = BaseHeader.psn(buffer, offset);
         if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_READ) {
-            counters.increment(EndpointCounter.DROP_ACK_FOR_UNSENT_PSN);
+            counters.increment(EndpointCounter.ACK_FOR_UNSENT_PSN);
             return;
         }
         final int s = psn & windowMask;
         if (slotState[s] == DELIVERED) {
-            counters.increment(EndpointCounter.DUPLICATE_RESPONSES);
+            counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
             return;
         }
         final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
@@ -555,7 +560,7 @@ final class Requester {
         final long expectedLength = Math.min(qp.pathMtu(), wqe.length - expectedOffset);
         if (messageOffset != expectedOffset || payloadLength != expectedLength
             || MessageHeader.messageLength(buffer, msgOffset) != wqe.length) {
-            counters.increment(EndpointCounter.DROP_BAD_LENGTH);
+            counters.increment(EndpointCounter.BAD_RESPONSE);
             return;
         }
         wqe.scatter(messageOffset, buffer, offset + Opcode.READ_RESPONSE.headerLength(), payloadLength);
@@ -566,12 +571,12 @@ final class Requester {
     void onAtomicResponse(final long nowNs, final DirectBuffer buffer, final int offset) {
         final int psn = BaseHeader.psn(buffer, offset);
         if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_ATOMIC) {
-            counters.increment(EndpointCounter.DROP_ACK_FOR_UNSENT_PSN);
+            counters.increment(EndpointCounter.ACK_FOR_UNSENT_PSN);
             return;
         }
         final int s = psn & windowMask;
         if (slotState[s] == DELIVERED) {
-            counters.increment(EndpointCounter.DUPLICATE_RESPONSES);
+            counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
             return;
         }
         final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
@@ -798,7 +803,7 @@ final class Requester {
             head++;
             if (!pushed) {
                 // The CQ latched its error: this completion is counted as overflow, and the QP fails.
-                qp.onCompletionQueueOverflow();
+                qp.onCompletionQueueOverflow(qp.sendCq());
                 return;
             }
         }
@@ -829,7 +834,7 @@ final class Requester {
         if (wqe.error == null) {
             wqe.error = status;
         }
-        qp.enterError();
+        qp.enterError(AsyncEventType.QP_FATAL);
     }
 
     /**

@@ -77,6 +77,7 @@ final class Responder {
     private int fatalReason;
     private int fatalPsn;
     private int fatalRepeats;
+    private boolean accepted;
 
     // READs accepted and not yet fully answered, kept sorted by PSN [OPS-029].
     private final int readJobs;
@@ -208,12 +209,12 @@ final class Responder {
             ceCount++;
         }
         if (payloadLength > qp.pathMtu()) {
-            counters.increment(EndpointCounter.DROP_BAD_LENGTH);
+            counters.increment(EndpointCounter.OVERSIZE);
             return;
         }
         final int cls = window.classify(psn);
         if (cls == ReceiveWindow.OUT_OF_RANGE) {
-            counters.increment(EndpointCounter.DROP_PSN_OUT_OF_RANGE);
+            counters.increment(EndpointCounter.PSN_OUT_OF_RANGE);
             return;
         }
         if ((flags & Flags.TRIMMED) != 0) {
@@ -298,7 +299,7 @@ final class Responder {
                 }
             }
             default -> {
-                counters.increment(EndpointCounter.DROP_UNEXPECTED_OPCODE);
+                counters.increment(EndpointCounter.UNEXPECTED_RESPONSE);
                 return;
             }
         }
@@ -308,6 +309,7 @@ final class Responder {
     /** Step 7 of 6.3: mark, acknowledge, complete and execute what became possible. */
     private void accept(final long nowNs, final DirectBuffer buffer, final int offset, final int psn, final int flags,
                         final boolean ce) {
+        accepted = true;
         final boolean hadGap = window.hasGap();
         final int d = psn - window.expectedPsn();
         window.markReceived(psn);
@@ -430,7 +432,7 @@ final class Responder {
         }
         if (readQueued == readJobs) {
             // Answered later: the requester's timers resend the request. Nothing is marked [REL-006].
-            counters.increment(EndpointCounter.DROP_RESPONDER_BUSY);
+            counters.increment(EndpointCounter.RESPONDER_BUSY);
             return;
         }
         // Keep the held READs sorted by PSN so they execute in PSN order [OPS-029]. A repeated
@@ -450,6 +452,7 @@ final class Responder {
         readNext[j] = 0;
         readBytes[j] = dmaLength;
         readQueued++;
+        accepted = true;
         final boolean hadGap = window.hasGap();
         final int d = psn - window.expectedPsn();
         for (int i = 0; i < count; i++) {
@@ -511,7 +514,7 @@ final class Responder {
             return false;
         }
         if (heldCount + atomicOutCount >= atomicSlots) {
-            counters.increment(EndpointCounter.DROP_RESPONDER_BUSY);
+            counters.increment(EndpointCounter.RESPONDER_BUSY);
             return false;
         }
         int j = heldCount;
@@ -646,7 +649,8 @@ final class Responder {
         fatalReason = reason.code();
         fatalPsn = psn;
         fatalRepeats = 0;
-        qp.enterError();
+        qp.enterError(reason == NackReason.INVALID_REQUEST ? AsyncEventType.QP_REQ_ERR
+            : reason == NackReason.REMOTE_ACCESS ? AsyncEventType.QP_ACCESS_ERR : AsyncEventType.QP_FATAL);
     }
 
     /**
@@ -658,6 +662,16 @@ final class Responder {
             fatalRepeats++;
             queueOwn(fatalReason, fatalPsn, 0, nowNs, buffer, offset, false, true);
         }
+    }
+
+    /** @return whether any request has been accepted (the window moved or something is held) */
+    boolean hasAccepted() {
+        return accepted;
+    }
+
+    /** A KEEPALIVE is answered at once with an ACK carrying the current state [CM-028], [WIRE-065]. */
+    void onKeepalive(final long nowNs, final DirectBuffer buffer, final int offset) {
+        queueOwn(0, 0, 0, nowNs, buffer, offset, false, false);
     }
 
     // ------------------------------------------------------------------ completion
@@ -673,7 +687,7 @@ final class Responder {
             recvHeadRsn++;
             recvPosted--;
             if (!pushed) {
-                qp.onCompletionQueueOverflow();
+                qp.onCompletionQueueOverflow(qp.recvCq());
                 return;
             }
         }
@@ -753,6 +767,7 @@ final class Responder {
         ackDeadlineNs = Long.MAX_VALUE;
         fatalReason = 0;
         fatalRepeats = 0;
+        accepted = false;
         java.util.Arrays.fill(cacheValid, false);
     }
 
@@ -891,7 +906,7 @@ final class Responder {
             ownReasonOnly(NackReason.REMOTE_ACCESS.code(), psn, nowNs);
             fatalReason = NackReason.REMOTE_ACCESS.code();
             fatalPsn = psn;
-            qp.enterError();
+            qp.enterError(AsyncEventType.QP_ACCESS_ERR);
             return true;
         }
         final int offset = sink.claim(opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH);

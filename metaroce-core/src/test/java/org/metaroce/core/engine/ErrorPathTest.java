@@ -220,7 +220,7 @@ class ErrorPathTest {
             .remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey()));
         f.wire.runFor(10_000_000);
         assertUntouched(f.b.mr);
-        assertThat(f.b.endpoint.counters().get(EndpointCounter.DROP_WRONG_PEER)).isPositive();
+        assertThat(f.b.endpoint.counters().get(EndpointCounter.PEER_MISMATCH)).isPositive();
         assertThat(f.b.qp.state()).isEqualTo(QpState.RTS);
     }
 }

@@ -1,0 +1,20 @@
+package org.metaroce.core.engine;
+
+/**
+ * Asynchronous events of a device, named as in libibverbs (ibv_event_type without the prefix).
+ * They tell the application about things that happen outside any work request [QP-010].
+ */
+public enum AsyncEventType {
+    /** A QP moved to ERR for a local reason: retry or RNR retry exhausted, length error, CQ overflow. */
+    QP_FATAL,
+    /** The responder detected an invalid request and moved the QP to ERR. */
+    QP_REQ_ERR,
+    /** The responder detected a remote access violation and moved the QP to ERR. */
+    QP_ACCESS_ERR,
+    /** A QP in RTR accepted its first request packet [QP-013]. */
+    COMM_EST,
+    /** A QP in SQD has no started send work request left [QP-014]. */
+    SQ_DRAINED,
+    /** A completion queue overflowed; every QP using it moved to ERR [QP-021]. */
+    CQ_ERR
+}
