@@ -82,6 +82,8 @@ public enum EndpointCounter {
     DUPLICATE_RESPONSE,
     /** Packets of a kind the receiving side has no use for in its role. */
     UNEXPECTED_RESPONSE,
+    /** Trimmed packets that carry no usable loss signal (not new, or not a missing response) [REL-035], [REL-037]. */
+    TRIMMED_IGNORED,
     /** CNPs received by a requester that does not run DCQCN. */
     CNP_IGNORED,
     /** Connection-manager packets arriving at an endpoint without a connection manager. */

@@ -91,6 +91,12 @@ final class Requester {
     private long lossCheckDeadlineNs = Long.MAX_VALUE;
     private long progressNs;
     private long lastTransmitNs;
+    /** Latest response PSN seen and when: responders answer in PSN order, so earlier gaps are losses [REL-045]. */
+    private int latestResponsePsn;
+    private long latestResponseNs = Long.MIN_VALUE;
+    private boolean anyResponse;
+    /** Contiguous lost READ slots the next READ re-request covers [REL-046]. */
+    private int readRunLength = 1;
     private boolean tailProbeSent;
     private int consecutiveTimeouts;
     private int consecutiveRnr;
@@ -221,6 +227,18 @@ final class Requester {
                 fail(ring[(int) (slotWqe[s] % ring.length)], WcStatus.RETRY_EXC_ERR);
                 return emitted;
             }
+            int run = 1;
+            if (slotKind[s] == KIND_READ) {
+                // One re-request covers the contiguous run of lost responses of this READ [REL-046].
+                while (run < config.readChunkPackets() && psn + run != sndNxt) {
+                    final int r = (psn + run) & windowMask;
+                    if (slotState[r] != LOST || slotKind[r] != KIND_READ || slotWqe[r] != slotWqe[s]) {
+                        break;
+                    }
+                    run++;
+                }
+            }
+            readRunLength = run;
             if (!transmit(nowNs, sink, psn, true)) {
                 break;
             }
@@ -229,6 +247,17 @@ final class Requester {
                 slotRnrRetransmissions[s]++;
             }
             lostCount--;
+            for (int i = 1; i < run; i++) {
+                final int r = (psn + i) & windowMask;
+                slotState[r] = IN_FLIGHT;
+                slotSentNs[r] = slotSentNs[s];
+                slotTxSeq[r] = slotTxSeq[s];
+                slotPath[r] = slotPath[s];
+                slotTransmissions[r]++;
+                inFlight++;
+                lostCount--;
+            }
+            psn += run - 1;
             emitted++;
         }
         return emitted;
@@ -342,7 +371,7 @@ final class Requester {
         if (opcode == Opcode.READ_REQUEST) {
             messageOffset = (long) index * mtu;
             // A first request asks for a whole chunk; a retransmission re-requests one lost segment.
-            final int segments = retransmit ? 1 : Math.min(config.readChunkPackets(), wqe.psnCount - index);
+            final int segments = retransmit ? readRunLength : Math.min(config.readChunkPackets(), wqe.psnCount - index);
             dmaLength = Math.min((long) segments * mtu, wqe.length - messageOffset);
             last = messageOffset + dmaLength == wqe.length;
         } else if (wqe.isAtomic()) {
@@ -544,11 +573,23 @@ final class Requester {
 
     void onReadResponse(final long nowNs, final DirectBuffer buffer, final int offset, final int payloadLength) {
         final int psn = BaseHeader.psn(buffer, offset);
+        final boolean trimmed = (BaseHeader.flags(buffer, offset) & Flags.TRIMMED) != 0;
+        if (trimmed) {
+            // A trimmed response is a loss signal only: re-request that part at once [REL-037].
+            if (inScoreboard(psn) && slotKind[psn & windowMask] == KIND_READ
+                && slotState[psn & windowMask] == IN_FLIGHT) {
+                markLost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
+            } else {
+                counters.increment(EndpointCounter.TRIMMED_IGNORED);
+            }
+            return;
+        }
         if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_READ) {
             counters.increment(EndpointCounter.ACK_FOR_UNSENT_PSN);
             return;
         }
         final int s = psn & windowMask;
+        noteResponse(nowNs, psn);
         if (slotState[s] == DELIVERED) {
             counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
             return;
@@ -579,6 +620,7 @@ final class Requester {
             counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
             return;
         }
+        noteResponse(nowNs, psn);
         final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
         final long original = AtomicAckHeader.originalData(buffer, offset + Opcode.ATOMIC_RESPONSE.aackOffset());
         // The original value lands in the local buffer in host order, as verbs atomics do.
@@ -586,6 +628,14 @@ final class Requester {
         mr.buffer().putLong((int) mr.offsetOf(wqe.sgeAddr[0]), original);
         deliver(psn);
         afterDelivery(nowNs, 1);
+    }
+
+    private void noteResponse(final long nowNs, final int psn) {
+        if (!anyResponse || Psn.before(latestResponsePsn, psn)) {
+            latestResponsePsn = psn;
+            latestResponseNs = nowNs;
+            anyResponse = true;
+        }
     }
 
     private boolean inScoreboard(final int psn) {
@@ -652,10 +702,19 @@ final class Requester {
         final long rttForLoss = rackRttNs > 0 ? rackRttNs : rtt.srttNs();
         for (int psn = sndUna; psn != sndNxt; psn++) {
             final int s = psn & windowMask;
-            if (slotState[s] != IN_FLIGHT || slotTxSeq[s] >= rackTxSeq) {
+            if (slotState[s] != IN_FLIGHT) {
                 continue;
             }
-            final long lostAt = slotSentNs[s] + rttForLoss + reorderWindow;
+            final long lostAt;
+            if (slotKind[s] != KIND_DATA && anyResponse && Psn.before(psn, latestResponsePsn)) {
+                // A later response arrived: responses come in PSN order, so this one is lost once
+                // the reorder window has passed [REL-045].
+                lostAt = latestResponseNs + reorderWindow;
+            } else if (slotTxSeq[s] < rackTxSeq) {
+                lostAt = slotSentNs[s] + rttForLoss + reorderWindow;
+            } else {
+                continue;
+            }
             if (nowNs >= lostAt) {
                 markLost(psn, EndpointCounter.RETRANSMITS_LOSS_DETECTED);
                 if (slotKind[s] != KIND_READ) {
@@ -875,6 +934,7 @@ final class Requester {
         lostCount = 0;
         rnrWaitCount = 0;
         outstandingReadAtomic = 0;
+        anyResponse = false;
         nextMsn = 0;
         nextRsn = 0;
         lossCheckDeadlineNs = Long.MAX_VALUE;

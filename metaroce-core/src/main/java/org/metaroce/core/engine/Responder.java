@@ -221,6 +221,8 @@ final class Responder {
             if (cls == ReceiveWindow.NEW) {
                 queueOwn(NackReason.TRIMMED.code(), psn, 0, nowNs, buffer, offset, ce, false);
                 counters.increment(EndpointCounter.NACKS_OUT_TRIMMED);
+            } else {
+                counters.increment(EndpointCounter.TRIMMED_IGNORED);
             }
             return;
         }

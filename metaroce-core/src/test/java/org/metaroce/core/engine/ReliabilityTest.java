@@ -131,8 +131,58 @@ class ReliabilityTest {
         assertThat(f.runUntilQuiet()).isTrue();
         assertThat(f.a.sendCompletions.get(0).status()).isEqualTo(WcStatus.SUCCESS);
         assertThat(f.a.endpoint.counters().retransmits()).as(f.a.endpoint.counters().toString()).isEqualTo(1);
+        // Detected from the later responses of the same segment, not by the timer [REL-045].
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.RETRANSMITS_LOSS_DETECTED)).isEqualTo(1);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.TIMEOUTS)).isZero();
         assertThat(f.b.endpoint.counters().get(EndpointCounter.READ_RESPONSES_OUT)).isEqualTo(7);
         assertSameBytes(f.b.mr.buffer(), 0, f.a.mr.buffer(), 0, 6000);
+    }
+
+    /** [REL-046] one re-request covers a contiguous run of lost responses. */
+    @Test
+    void contiguousLostReadResponsesAreRequestedOnce() {
+        final TwoNodeFixture f = new TwoNodeFixture(1012).connect(1024);
+        final int[] seen = {0};
+        f.wire.filter((from, to, buf, off, len, now) -> buf.getByte(off + 1) == Opcode.READ_RESPONSE.value()
+            && (++seen[0] == 3 || seen[0] == 4 || seen[0] == 5));
+        fill(f.b.mr.buffer(), 0, 10_000, 12);
+        f.a.qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(0), 10_000, f.a.mr.lkey()).remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey()));
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.a.sendCompletions.get(0).status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(f.a.endpoint.counters().retransmits()).as(f.a.endpoint.counters().toString()).isEqualTo(1);
+        assertThat(f.b.endpoint.counters().get(EndpointCounter.READ_RESPONSES_OUT)).isEqualTo(10 + 3);
+        assertSameBytes(f.b.mr.buffer(), 0, f.a.mr.buffer(), 0, 10_000);
+    }
+
+    /** [REL-037] a trimmed READ_RESPONSE makes the requester re-request that part at once. */
+    @Test
+    void trimmedReadResponseIsRequestedAgainAtOnce() {
+        final TwoNodeFixture f = new TwoNodeFixture(1013).connect(1024);
+        final org.agrona.concurrent.UnsafeBuffer captured = new org.agrona.concurrent.UnsafeBuffer(new byte[2048]);
+        final int[] seen = {0};
+        f.wire.filter((from, to, buf, off, len, now) -> {
+            if (buf.getByte(off + 1) == Opcode.READ_RESPONSE.value() && ++seen[0] == 1) {
+                captured.putBytes(0, buf, off, Opcode.READ_RESPONSE.headerLength());
+                return true;
+            }
+            return false;
+        });
+        fill(f.b.mr.buffer(), 0, 3000, 13);
+        f.a.qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(0), 3000, f.a.mr.lkey()).remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey()));
+        f.wire.runUntil(() -> seen[0] >= 1, 1_000_000);
+        // What a trimming switch would deliver: the header with TRIMMED, no payload, no CRC.
+        final org.metaroce.core.wire.BaseHeader h = new org.metaroce.core.wire.BaseHeader().wrap(captured, 0);
+        h.flags(h.flags() | org.metaroce.core.wire.Flags.TRIMMED).payloadLength(0);
+        f.a.endpoint.onDatagram(f.wire.now(), captured, 0, Opcode.READ_RESPONSE.headerLength(), f.b.node,
+            DatagramEndpoint.ECN_NOT_ECT);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.TRIMMED_IGNORED)).isZero();
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.a.sendCompletions.get(0).status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.RETRANSMITS_TRIMMED)).isEqualTo(1);
+        assertThat(f.a.endpoint.counters().retransmits()).isEqualTo(1);
+        assertSameBytes(f.b.mr.buffer(), 0, f.a.mr.buffer(), 0, 3000);
     }
 
     @Test
