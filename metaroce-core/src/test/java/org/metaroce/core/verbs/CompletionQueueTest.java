@@ -238,6 +238,5 @@ class CompletionQueueTest {
         assertThat(cq.poll(out, out.length)).isZero();
         assertThat(cq.isInError()).isFalse();
         assertThat(cq.overflowCount()).isZero();
-        assertThat(elapsedMs).isLessThan(2000);
     }
 }

@@ -1,0 +1,1341 @@
+package org.metaroce.core.connection;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.metaroce.core.RandomSource;
+import org.metaroce.core.engine.ConnectionManagerHandler;
+import org.metaroce.core.engine.Endpoint;
+import org.metaroce.core.engine.PeerDirectory;
+import org.metaroce.core.engine.QueuePair;
+import org.metaroce.core.engine.TransmitSink;
+import org.metaroce.core.verbs.QpAttributes;
+import org.metaroce.core.verbs.QpState;
+import org.metaroce.core.wire.BaseHeader;
+import org.metaroce.core.wire.ConnectHeader;
+import org.metaroce.core.wire.IntegrityCheck;
+import org.metaroce.core.wire.Opcode;
+import org.metaroce.core.wire.WireConstants;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The connection manager of one {@link Endpoint} (specification section 9), in the role of
+ * rdma_cm: a server {@link #listen}s on a Service ID, a client {@link #connect}s a queue pair to
+ * it, the server application {@link #accept}s or {@link #reject}s, and either side
+ * {@link #disconnect}s. The handshake runs in band on QPN 0:
+ * CONNECT_REQUEST, CONNECT_CHALLENGE (stateless cookie), CONNECT_REQUEST with the cookie,
+ * CONNECT_REPLY, READY_TO_USE. The connection manager creates the server's queue pair and moves
+ * both queue pairs through INIT, RTR and RTS with the negotiated parameters (4.4 row 13).
+ *
+ * <p>Until a client has returned a valid cookie, the server keeps no state for it [CM-011]: a
+ * CONNECT_REQUEST costs one or two HMACs, and the answers (one header-only packet, never larger
+ * than the request, [SEC-005]) are rate-limited per source address through a fixed table
+ * [SEC-008] and buffered in a bounded queue until the next poll.
+ *
+ * <p>Sans-I/O and single-threaded like the endpoint: packets arrive through {@link #onPacket},
+ * leave through {@link #poll} (called by {@link Endpoint#poll} before the queue pairs), all from
+ * the endpoint's owning thread, which also makes every API call. Connection-manager packets are
+ * sent from the endpoint port ([ENC-003]): their entropy value is the endpoint port given to the
+ * constructor, and the driver maps it to its endpoint socket.
+ *
+ * <p>Events: each goes to the handler of the connection's parameters, else to the manager's
+ * {@link #eventHandler(CmEventHandler) handler}, else to the queue read by {@link #pollEvent()}.
+ * Handlers run after the packet or call that caused the event has been fully processed, so they
+ * may call back into the manager.
+ */
+public final class ConnectionManager implements ConnectionManagerHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(ConnectionManager.class);
+    /** Offset of the CM header in every connection-manager packet. */
+    private static final int CM = WireConstants.BASE_HEADER_LENGTH;
+    /** Base header plus CM header. */
+    private static final int HEADER = WireConstants.MAX_HEADER_LENGTH;
+    private static final long NS_PER_S = 1_000_000_000L;
+    private static final int PORT = 1;
+    private static final QpAttributes NO_ATTRIBUTES = new QpAttributes();
+    private static final byte[] NONE = new byte[0];
+
+    private final Endpoint endpoint;
+    private final int endpointPort;
+    private final PeerDirectory directory;
+    private final CmConfig config;
+    private final RandomSource random;
+    private final CookieJar cookies;
+    private final AnswerRateLimiter limiter;
+    private final CmCounters counters = new CmCounters();
+
+    private final Long2ObjectHashMap<Listener> listeners = new Long2ObjectHashMap<>();
+    /** Server handshake table: by Transaction ID, chained on {@link Connection#nextSameTransaction}. */
+    private final Long2ObjectHashMap<Connection> handshakes = new Long2ObjectHashMap<>();
+    private int handshakeCount;
+    /** Every connection that has a local QPN and is not yet closed, by that QPN. */
+    private final Int2ObjectHashMap<Connection> byQpn = new Int2ObjectHashMap<>();
+    /** Every connection not yet freed; scanned by {@link #poll}. */
+    private final List<Connection> active = new ArrayList<>();
+
+    private final ArrayDeque<CmEvent> pendingEvents = new ArrayDeque<>();
+    private final ArrayDeque<CmEvent> appEvents = new ArrayDeque<>();
+    private CmEventHandler handler;
+    private boolean dispatching;
+
+    /** Header-only answers waiting for the next poll: a ring of 72-byte slots plus destinations. */
+    private final UnsafeBuffer answers;
+    private final int[] answerPeers;
+    private int answerHead;
+    private int answerCount;
+
+    private final UnsafeBuffer address = new UnsafeBuffer(new byte[PeerDirectory.MAX_ADDRESS_BYTES]);
+    private final BaseHeader base = new BaseHeader();
+    private final ConnectHeader cm = new ConnectHeader();
+    private final IntegrityCheck crc = new IntegrityCheck();
+
+    private boolean needPoll;
+    private long cachedDeadlineNs = Long.MAX_VALUE;
+    private long lastNowNs;
+    private boolean timeKnown;
+
+    /**
+     * Creates a connection manager for an endpoint whose peer ids are host ids (the in-memory
+     * wire, the simulator) and installs it.
+     *
+     * @param endpoint the endpoint whose connection-manager packets this handles
+     * @param endpointPort the endpoint's UDP port ([ENC-002]); CM packets are committed with it as
+     *     their entropy value ([ENC-003])
+     */
+    public ConnectionManager(final Endpoint endpoint, final int endpointPort) {
+        this(endpoint, endpointPort, PeerDirectory.IDENTITY, new CmConfig());
+    }
+
+    /**
+     * Creates a connection manager and installs it: it becomes the endpoint's connection-manager
+     * handler, and {@code directory} becomes the endpoint's peer directory (the engine's host
+     * check and the handshake must agree on it).
+     *
+     * @param endpoint the endpoint whose connection-manager packets this handles
+     * @param endpointPort the endpoint's UDP port, 1..65535
+     * @param directory the driver's peer directory
+     * @param config parameters (kept by reference; do not change afterwards)
+     */
+    public ConnectionManager(final Endpoint endpoint, final int endpointPort, final PeerDirectory directory,
+                             final CmConfig config) {
+        if (endpoint == null || directory == null || config == null) {
+            throw new IllegalArgumentException("endpoint, directory and config are required");
+        }
+        if (endpointPort < 1 || endpointPort > 65535) {
+            throw new IllegalArgumentException("endpointPort must be in 1..65535, got " + endpointPort);
+        }
+        this.endpoint = endpoint;
+        this.endpointPort = endpointPort;
+        this.directory = directory;
+        this.config = config;
+        this.random = endpoint.random();
+        this.cookies = new CookieJar(random, config.secretRotationNs(), config.cookieLifetimeSeconds());
+        this.limiter = new AnswerRateLimiter(config.rateLimiterBuckets(), config.answerRatePerSource(),
+            config.globalAnswerRate());
+        this.answers = new UnsafeBuffer(new byte[config.answerQueueCapacity() * HEADER]);
+        this.answerPeers = new int[config.answerQueueCapacity()];
+        endpoint.peerDirectory(directory);
+        endpoint.connectionManager(this);
+    }
+
+    // =============================================================================== application API
+
+    /** @return the endpoint port CM packets are sent from */
+    public int endpointPort() {
+        return endpointPort;
+    }
+
+    /** @return the parameters */
+    public CmConfig config() {
+        return config;
+    }
+
+    /** @return what this manager counted */
+    public CmCounters counters() {
+        return counters;
+    }
+
+    /** @return verified handshakes remembered by the server (the only per-client state before accept) */
+    public int handshakeTableSize() {
+        return handshakeCount;
+    }
+
+    /** @return connections not yet forgotten (pending, connecting, established, disconnecting, time-wait) */
+    public int connectionCount() {
+        int n = 0;
+        for (int i = 0, size = active.size(); i < size; i++) {
+            final Connection c = active.get(i);
+            if (!c.freed && c.state != ConnectionState.CLOSED) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** @return number of cookie secret rotations so far [CM-017] */
+    public long secretRotations() {
+        return cookies.rotations();
+    }
+
+    /**
+     * @param handler receives every event not claimed by a connection's or listener's own handler;
+     *     null to queue them for {@link #pollEvent()}
+     */
+    public void eventHandler(final CmEventHandler handler) {
+        this.handler = handler;
+    }
+
+    /** @return the oldest undelivered event, or null */
+    public CmEvent pollEvent() {
+        return appEvents.poll();
+    }
+
+    /**
+     * Starts serving a Service ID (rdma_listen).
+     *
+     * @param serviceId the Service ID
+     * @param params resources and negotiation parameters of accepted connections; copied
+     * @return the listener
+     * @throws IllegalStateException if the Service ID already has a listener
+     */
+    public Listener listen(final long serviceId, final ListenParams params) {
+        params.validate(true);
+        if (listeners.containsKey(serviceId)) {
+            throw new IllegalStateException("service " + serviceId + " already has a listener");
+        }
+        final ListenParams copy = params.copy();
+        final Listener listener = new Listener(this, serviceId, copy,
+            copy.limit > 0 ? copy.limit : config.listenerLimit());
+        listeners.put(serviceId, listener);
+        return listener;
+    }
+
+    /** @return the listener of a Service ID, or null */
+    public Listener listener(final long serviceId) {
+        return listeners.get(serviceId);
+    }
+
+    void stopListening(final Listener listener) {
+        if (listeners.get(listener.serviceId()) == listener) {
+            listeners.remove(listener.serviceId());
+        }
+        listener.closed = true;
+    }
+
+    /**
+     * Connects to a service (rdma_connect) [CM-005]: creates the queue pair (or takes the given
+     * one) in INIT, chooses the Transaction ID and initial PSN at random, and sends the first
+     * CONNECT_REQUEST at the next poll. The outcome arrives as ESTABLISHED, REJECTED,
+     * UNREACHABLE or CONNECT_ERROR.
+     *
+     * @param params whom to connect to and with what; copied
+     * @return the connection, whose {@link Connection#queuePair()} may get receives posted now
+     */
+    public Connection connect(final ConnectParams params) {
+        params.validate();
+        QueuePair qp = params.queuePair;
+        if (qp != null && endpoint.queuePair(qp.qpn()) != qp) {
+            throw new IllegalArgumentException("queuePair does not belong to this endpoint");
+        }
+        if (qp != null && qp.state() != QpState.RESET && qp.state() != QpState.INIT) {
+            throw new IllegalArgumentException("queuePair must be in RESET or INIT [CM-005], is " + qp.state());
+        }
+        if (qp != null) {
+            final Connection existing = byQpn.get(qp.qpn());
+            if (existing != null && existing.state != ConnectionState.TIMEWAIT) {
+                throw new IllegalStateException("queue pair " + qp.qpn() + " already has a connection: " + existing);
+            }
+        } else {
+            qp = endpoint.createQueuePair(params.pd, params.sendCq, params.recvCq, params.caps);
+        }
+        if (qp.state() == QpState.RESET) {
+            qp.modify(QpState.INIT, new QpAttributes().port(PORT).accessFlags(params.accessFlags));
+        }
+        final ConnectParams local = params.copy();
+        final Connection c = new Connection(false, params.serviceId, random.nextLong(), null);
+        c.params = local;
+        c.handler = local.handler;
+        c.context = local.context;
+        c.connectTimeoutNs = local.connectTimeoutNs > 0 ? local.connectTimeoutNs : config.connectTimeoutNs();
+        c.qp = qp;
+        c.localQpn = qp.qpn();
+        c.localInitialPsn = random.nextInt();
+        c.remotePeer = directory.pin(params.peerId);
+        c.remoteHost = directory.hostOf(c.remotePeer);
+        c.proposedMtu = local.pathMtu;
+        c.proposedCapabilities = local.capabilities;
+        c.proposedInitiatorDepth = local.initiatorDepth;
+        c.proposedResponderResources = local.effectiveResponderResources();
+        c.proposedPathCount = local.paths.length;
+        c.localPrivateData = local.privateData;
+        c.state = ConnectionState.CONNECTING;
+        registerQpn(c);
+        active.add(c);
+        writeRequest(c);
+        armRetransmit(c, c.connectTimeoutNs);
+        LOG.debug("connect {}", c);
+        changed();
+        dispatch();
+        return c;
+    }
+
+    /**
+     * Accepts a pending request (rdma_accept) [CM-012]: creates the queue pair with the listener's
+     * resources, moves it through INIT to RTR with the negotiated parameters [CM-019], and sends
+     * CONNECT_REPLY at the next poll. ESTABLISHED follows on READY_TO_USE or the first request
+     * packet [CM-013]. Receives may be posted to {@link Connection#queuePair()} as soon as this
+     * returns.
+     *
+     * @param request the connection of a CONNECT_REQUEST event
+     * @param privateData for the client, at most 256 bytes, or null
+     * @return true if accepted; false if no queue pair could be allocated, in which case
+     *     CONNECT_REJECT NO_RESOURCES is sent instead
+     * @throws IllegalStateException if the request is not pending (already decided or expired)
+     */
+    public boolean accept(final Connection request, final byte[] privateData) {
+        final byte[] data = QpParams.checkPrivateData(privateData);
+        requirePending(request);
+        final ListenParams lp = request.listener.params;
+        final QueuePair qp;
+        try {
+            qp = endpoint.createQueuePair(lp.pd, lp.sendCq, lp.recvCq, lp.caps);
+        } catch (final RuntimeException ex) {
+            LOG.warn("cannot allocate a queue pair for {}: {}", request, ex.getMessage());
+            rejectPending(request, CmReason.NO_RESOURCES, NONE);
+            dispatch();
+            return false;
+        }
+        final Connection c = request;
+        c.mtu = Math.min(c.proposedMtu, lp.pathMtu);
+        c.pathCount = Math.min(c.proposedPathCount, lp.paths.length);
+        c.capabilities = c.proposedCapabilities & lp.capabilities;
+        c.replyInitiatorDepth = Math.min(lp.initiatorDepth, c.proposedResponderResources);
+        c.replyResponderResources = Math.min(lp.effectiveResponderResources(), c.proposedInitiatorDepth);
+        c.localInitialPsn = random.nextInt();
+        c.localPrivateData = data;
+        c.qp = qp;
+        c.localQpn = qp.qpn();
+        try {
+            qp.modify(QpState.INIT, new QpAttributes().port(PORT).accessFlags(lp.accessFlags));
+            qp.modify(QpState.RTR, new QpAttributes().pathMtu(c.mtu).destQpn(c.remoteQpn).rqPsn(c.remoteInitialPsn)
+                .maxDestRdAtomic(Math.max(1, c.replyResponderResources)).minRnrTimerNs(lp.minRnrTimerNs)
+                .paths(Arrays.copyOf(lp.paths, c.pathCount)).remotePeer(c.remotePeer));
+        } catch (final RuntimeException ex) {
+            LOG.warn("cannot bring up the queue pair of {}: {}", c, ex.getMessage());
+            endpoint.destroyQueuePair(qp);
+            c.qp = null;
+            c.localQpn = 0;
+            rejectPending(c, CmReason.NO_RESOURCES, NONE);
+            dispatch();
+            return false;
+        }
+        registerQpn(c);
+        c.lastExpectedPsn = qp.expectedReceivePsn();
+        writeReply(c);
+        c.out.putBytes(0, c.answer, 0, c.answerLength);
+        c.outLength = c.answerLength;
+        c.state = ConnectionState.ACCEPTED;
+        armRetransmit(c, c.connectTimeoutNs);
+        LOG.debug("accepted {}", c);
+        changed();
+        dispatch();
+        return true;
+    }
+
+    /**
+     * Accepts the request of a CONNECT_REQUEST event.
+     *
+     * @param event the event
+     * @param privateData for the client, or null
+     * @return see {@link #accept(Connection, byte[])}
+     */
+    public boolean accept(final CmEvent event, final byte[] privateData) {
+        return accept(requestOf(event), privateData);
+    }
+
+    /**
+     * Rejects a pending request (rdma_reject): sends CONNECT_REJECT REJECTED_BY_APPLICATION with
+     * the private data, re-sent to duplicates of the request [CM-012, CM-025].
+     *
+     * @param request the connection of a CONNECT_REQUEST event
+     * @param privateData for the client, at most 256 bytes, or null
+     */
+    public void reject(final Connection request, final byte[] privateData) {
+        final byte[] data = QpParams.checkPrivateData(privateData);
+        requirePending(request);
+        rejectPending(request, CmReason.REJECTED_BY_APPLICATION, data);
+        dispatch();
+    }
+
+    /**
+     * Rejects the request of a CONNECT_REQUEST event.
+     *
+     * @param event the event
+     * @param privateData for the client, or null
+     */
+    public void reject(final CmEvent event, final byte[] privateData) {
+        reject(requestOf(event), privateData);
+    }
+
+    /**
+     * Ends a connection (rdma_disconnect) [CM-031]: the QP moves to ERR now (outstanding work
+     * requests complete with WR_FLUSH_ERR), DISCONNECT_REQUEST goes out at the next poll, and
+     * DISCONNECTED is raised on DISCONNECT_REPLY or after DISCONNECT_TIMEOUT [CM-032]. A client
+     * still connecting gives up at once (DISCONNECTED); a pending request is rejected. Calling it
+     * again, or on a finished connection, does nothing.
+     *
+     * @param connection the connection
+     */
+    public void disconnect(final Connection connection) {
+        switch (connection.state) {
+            case ESTABLISHED, ACCEPTED -> startDisconnect(connection, CmReason.NORMAL, true);
+            case CONNECTING -> {
+                qpToError(connection);
+                raise(CmEventType.DISCONNECTED, connection, CmReason.NORMAL, NONE);
+                close(connection);
+            }
+            case REQUEST_PENDING -> rejectPending(connection, CmReason.REJECTED_BY_APPLICATION, NONE);
+            default -> {
+                return;
+            }
+        }
+        changed();
+        dispatch();
+    }
+
+    // =============================================================================== engine side
+
+    @Override
+    public void onPacket(final long nowNs, final DirectBuffer buffer, final int offset, final int length,
+                         final int peerId) {
+        touch(nowNs);
+        counters.increment(CmCounter.PACKETS_IN);
+        final Opcode opcode = Opcode.of(BaseHeader.opcode(buffer, offset));
+        final int destQpn = BaseHeader.destQpn(buffer, offset);
+        if (opcode == Opcode.CONNECT_REQUEST) {
+            if (destQpn != WireConstants.CONNECTION_MANAGER_QPN) {
+                counters.increment(CmCounter.CM_UNEXPECTED);
+                return;
+            }
+            onConnectRequest(nowNs, buffer, offset, peerId);
+        } else if (destQpn == WireConstants.CONNECTION_MANAGER_QPN) {
+            counters.increment(CmCounter.CM_UNEXPECTED);
+            return;
+        } else {
+            final Connection c = byQpn.get(destQpn);
+            if (c == null) {
+                counters.increment(CmCounter.UNKNOWN_QPN);
+                return;
+            }
+            onConnectionPacket(nowNs, c, opcode, buffer, offset, peerId);
+        }
+        dispatch();
+    }
+
+    @Override
+    public int poll(final long nowNs, final TransmitSink sink) {
+        touch(nowNs);
+        needPoll = false;
+        if (cookies.maintain(nowNs)) {
+            counters.increment(CmCounter.SECRET_ROTATIONS);
+        }
+        int emitted = emitAnswers(nowNs, sink);
+        long next = Long.MAX_VALUE;
+        for (int i = active.size() - 1; i >= 0; i--) {
+            final Connection c = active.get(i);
+            if (!c.freed) {
+                emitted += service(nowNs, c, sink);
+            }
+            if (c.freed) {
+                final int last = active.size() - 1;
+                active.set(i, active.get(last));
+                active.remove(last);
+                continue;
+            }
+            next = Math.min(next, c.nextDeadlineNs());
+            if (config.idleTimeoutNs() > 0 && c.state == ConnectionState.ESTABLISHED) {
+                next = Math.min(next, c.lastProgressNs + config.idleTimeoutNs());
+            }
+        }
+        cachedDeadlineNs = next;
+        dispatch();
+        return emitted;
+    }
+
+    @Override
+    public long nextDeadlineNs() {
+        if (needPoll || answerCount > 0 || queuePairChanged()) {
+            return timeKnown ? lastNowNs : Long.MIN_VALUE;
+        }
+        return cachedDeadlineNs;
+    }
+
+    /**
+     * Whether a watched queue pair did something the next poll must act on: it entered ERR by
+     * itself (its timers run after this manager's poll, so nothing else would trigger a poll), was
+     * destroyed, or accepted its first request in RTR. The engine has no callback for these yet.
+     */
+    private boolean queuePairChanged() {
+        for (int i = 0, n = active.size(); i < n; i++) {
+            final Connection c = active.get(i);
+            final ConnectionState state = c.state;
+            if (state == ConnectionState.ESTABLISHED || state == ConnectionState.ACCEPTED
+                || state == ConnectionState.CONNECTING) {
+                final QueuePair qp = c.qp;
+                if (qp.state() == QpState.ERR || endpoint.queuePair(c.localQpn) != qp
+                    || state == ConnectionState.ACCEPTED && qp.expectedReceivePsn() != c.lastExpectedPsn) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    // =============================================================================== server: requests
+
+    /** [CM-010] steps 1 to 6 and [CM-012]. */
+    private void onConnectRequest(final long now, final DirectBuffer b, final int off, final int peerId) {
+        final int h = off + CM;
+        final long serviceId = ConnectHeader.serviceId(b, h);
+        final int sourceQpn = BaseHeader.sourceQpn(b, off);
+        final Listener listener = listeners.get(serviceId);
+        if (listener == null) {
+            answerStateless(now, b, off, peerId, Opcode.CONNECT_REJECT, CmReason.NO_LISTENER, 0);
+            return;
+        }
+        if (!WireConstants.isValidPathMtu(ConnectHeader.pathMtu(b, h)) || ConnectHeader.pathCount(b, h) == 0
+            || sourceQpn == 0) {
+            answerStateless(now, b, off, peerId, Opcode.CONNECT_REJECT, CmReason.BAD_PARAMETERS, 0);
+            return;
+        }
+        final int addressLength = addressOf(peerId);
+        final long transactionId = ConnectHeader.transactionId(b, h);
+        if (cookies.maintain(now)) {
+            counters.increment(CmCounter.SECRET_ROTATIONS);
+        }
+        if (CookieJar.isZero(b, h + ConnectHeader.COOKIE_OFFSET)) {
+            answerStateless(now, b, off, peerId, Opcode.CONNECT_CHALLENGE, 0, addressLength);
+            return;
+        }
+        final int verdict = cookies.verify(now, address, addressLength, serviceId, transactionId, sourceQpn, b,
+            h + ConnectHeader.COOKIE_OFFSET);
+        if (verdict == CookieJar.BAD) {
+            counters.increment(CmCounter.BAD_COOKIE);
+            answerStateless(now, b, off, peerId, Opcode.CONNECT_CHALLENGE, 0, addressLength);
+            return;
+        }
+        if (verdict == CookieJar.STALE) {
+            counters.increment(CmCounter.STALE_COOKIE);
+            answerStateless(now, b, off, peerId, Opcode.CONNECT_REJECT, CmReason.STALE_COOKIE, 0);
+            return;
+        }
+        // Step 6: the client receives packets at its address.
+        final Connection known = findHandshake(transactionId, addressLength);
+        if (known != null) {
+            onDuplicateRequest(known, b, off, serviceId, sourceQpn);
+            return;
+        }
+        if (handshakeCount >= config.maxHandshakes()) {
+            counters.increment(CmCounter.HANDSHAKE_TABLE_FULL);
+            answerVerified(b, off, peerId, CmReason.NO_RESOURCES);
+            return;
+        }
+        final Connection c = new Connection(true, serviceId, transactionId, listener);
+        c.params = listener.params;
+        c.handler = listener.params.handler;
+        c.context = listener.params.context;
+        c.connectTimeoutNs = config.connectTimeoutNs();
+        c.remotePeer = directory.pin(peerId);
+        c.remoteHost = directory.hostOf(c.remotePeer);
+        c.addressKey = new byte[addressLength];
+        address.getBytes(0, c.addressKey);
+        c.addressKeyLength = addressLength;
+        c.remoteQpn = sourceQpn;
+        c.remoteInitialPsn = ConnectHeader.initialPsn(b, h);
+        c.proposedMtu = ConnectHeader.pathMtu(b, h);
+        c.proposedCapabilities = ConnectHeader.capabilities(b, h);
+        c.proposedInitiatorDepth = ConnectHeader.initiatorDepth(b, h);
+        c.proposedResponderResources = ConnectHeader.responderResources(b, h);
+        c.proposedPathCount = ConnectHeader.pathCount(b, h);
+        c.peerPrivateData = payloadOf(b, off);
+        c.answer = new UnsafeBuffer(new byte[Connection.MAX_PACKET]);
+        c.state = ConnectionState.REQUEST_PENDING;
+        insertHandshake(c, now);
+        active.add(c);
+        restartedPeers(c);
+        if (listener.connections >= listener.limit) {
+            LOG.debug("listener {} is full; rejecting {}", listener, c);
+            rejectPending(c, CmReason.NO_RESOURCES, NONE);
+            return;
+        }
+        listener.connections++;
+        c.countedInListener = true;
+        changed();
+        raise(CmEventType.CONNECT_REQUEST, c, c.peerPrivateData);
+    }
+
+    /** [CM-025]: answer a duplicate second CONNECT_REQUEST with what was sent, never a second event. */
+    private void onDuplicateRequest(final Connection c, final DirectBuffer b, final int off, final long serviceId,
+                                    final int sourceQpn) {
+        if (c.serviceId != serviceId || c.remoteQpn != sourceQpn) {
+            counters.increment(CmCounter.CM_MISMATCH);
+            return;
+        }
+        switch (c.state) {
+            case ACCEPTED, ESTABLISHED, CLOSED -> {
+                if (c.answerLength > 0) {
+                    c.sendAnswer = true;
+                    changed();
+                }
+            }
+            default -> {
+                // Undecided, or already tearing down: nothing to repeat.
+            }
+        }
+    }
+
+    /** [CM-036]: a verified request from the address and QPN of a live connection with another Transaction ID. */
+    private void restartedPeers(final Connection fresh) {
+        for (int i = 0, n = active.size(); i < n; i++) {
+            final Connection old = active.get(i);
+            if (old != fresh && !old.freed && old.remoteHost == fresh.remoteHost && old.remoteQpn == fresh.remoteQpn
+                && old.transactionId != fresh.transactionId
+                && (old.state == ConnectionState.ACCEPTED || old.state == ConnectionState.ESTABLISHED)) {
+                LOG.debug("peer of {} restarted", old);
+                qpToError(old);
+                raise(CmEventType.DISCONNECTED, old, CmReason.PEER_RESTARTED, NONE);
+                enterTimewait(lastNowNs, old);
+            }
+        }
+    }
+
+    // =============================================================================== packets to a QPN
+
+    private void onConnectionPacket(final long now, final Connection c, final Opcode opcode, final DirectBuffer b,
+                                    final int off, final int peerId) {
+        final int h = off + CM;
+        if (ConnectHeader.transactionId(b, h) != c.transactionId || ConnectHeader.serviceId(b, h) != c.serviceId
+            || directory.hostOf(peerId) != c.remoteHost) {
+            counters.increment(CmCounter.CM_MISMATCH);
+            return;
+        }
+        final int sourceQpn = BaseHeader.sourceQpn(b, off);
+        if (c.remoteQpn != 0 && sourceQpn != c.remoteQpn) {
+            if (sourceQpn == 0 && opcode == Opcode.CONNECT_CHALLENGE && !c.server) {
+                return; // [CM-026] a late duplicate challenge for a connection that has its reply
+            }
+            counters.increment(CmCounter.CM_MISMATCH);
+            return;
+        }
+        switch (opcode) {
+            case CONNECT_CHALLENGE -> onChallenge(c, b, h);
+            case CONNECT_REPLY -> onReply(now, c, b, off);
+            case CONNECT_REJECT -> onReject(c, b, off);
+            case READY_TO_USE -> onReadyToUse(c);
+            case DISCONNECT_REQUEST -> onDisconnectRequest(now, c, b, off);
+            case DISCONNECT_REPLY -> onDisconnectReply(now, c);
+            default -> counters.increment(CmCounter.CM_UNEXPECTED);
+        }
+    }
+
+    /** [CM-006]: send (again) the second CONNECT_REQUEST with the newest cookie. */
+    private void onChallenge(final Connection c, final DirectBuffer b, final int h) {
+        if (c.server || c.state != ConnectionState.CONNECTING) {
+            if (c.server || c.state != ConnectionState.ESTABLISHED) {
+                counters.increment(CmCounter.CM_UNEXPECTED);
+            }
+            return; // [CM-026] ignored once established
+        }
+        c.out.putBytes(CM + ConnectHeader.COOKIE_OFFSET, b, h + ConnectHeader.COOKIE_OFFSET,
+            WireConstants.COOKIE_LENGTH);
+        c.challenged = true;
+        armRetransmit(c, 0);
+        changed();
+    }
+
+    /** [CM-007, CM-009, CM-026]. */
+    private void onReply(final long now, final Connection c, final DirectBuffer b, final int off) {
+        if (c.server) {
+            counters.increment(CmCounter.CM_UNEXPECTED);
+            return;
+        }
+        final int sourceQpn = BaseHeader.sourceQpn(b, off);
+        if (c.state == ConnectionState.ESTABLISHED) {
+            queueHeaderOnly(c, Opcode.READY_TO_USE, 0); // [CM-026] our READY_TO_USE was lost
+            return;
+        }
+        if (c.state != ConnectionState.CONNECTING || sourceQpn == 0) {
+            counters.increment(CmCounter.CM_UNEXPECTED);
+            return;
+        }
+        final int h = off + CM;
+        final int mtu = ConnectHeader.pathMtu(b, h);
+        final int pathCount = ConnectHeader.pathCount(b, h);
+        final int caps = ConnectHeader.capabilities(b, h);
+        final int depth = ConnectHeader.initiatorDepth(b, h);
+        final int resources = ConnectHeader.responderResources(b, h);
+        c.remoteQpn = sourceQpn;
+        c.remoteInitialPsn = ConnectHeader.initialPsn(b, h);
+        c.mtu = mtu;
+        c.pathCount = pathCount;
+        c.capabilities = caps;
+        c.replyInitiatorDepth = depth;
+        c.replyResponderResources = resources;
+        c.peerPrivateData = payloadOf(b, off);
+        stopRetransmit(c);
+        final boolean acceptable = WireConstants.isValidPathMtu(mtu) && mtu <= c.proposedMtu && pathCount >= 1
+            && pathCount <= c.proposedPathCount && (caps & ~c.proposedCapabilities) == 0
+            && depth <= c.proposedResponderResources && resources <= c.proposedInitiatorDepth;
+        if (!acceptable) {
+            LOG.debug("unacceptable reply for {}", c);
+            raise(CmEventType.CONNECT_ERROR, c, CmReason.BAD_PARAMETERS, NONE);
+            startDisconnect(c, CmReason.BAD_PARAMETERS, false);
+            return;
+        }
+        final QpParams<?> p = c.params;
+        try {
+            c.qp.modify(QpState.RTR, new QpAttributes().pathMtu(mtu).destQpn(sourceQpn).rqPsn(c.remoteInitialPsn)
+                .maxDestRdAtomic(Math.max(1, c.proposedResponderResources)).minRnrTimerNs(p.minRnrTimerNs)
+                .paths(Arrays.copyOf(p.paths, pathCount)).remotePeer(c.remotePeer));
+            c.qp.modify(QpState.RTS, new QpAttributes().sqPsn(c.localInitialPsn).timeoutNs(p.timeoutNs)
+                .retryCount(p.retryCount).rnrRetry(p.rnrRetry).maxRdAtomic(Math.max(1, resources)));
+        } catch (final RuntimeException ex) {
+            LOG.warn("cannot bring up the queue pair of {}: {}", c, ex.getMessage());
+            raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
+            startDisconnect(c, CmReason.QP_ERROR, false);
+            return;
+        }
+        queueHeaderOnly(c, Opcode.READY_TO_USE, 0);
+        c.state = ConnectionState.ESTABLISHED;
+        c.deadlineNs = Long.MAX_VALUE;
+        startObserving(now, c);
+        LOG.debug("established {}", c);
+        raise(CmEventType.ESTABLISHED, c, c.peerPrivateData);
+        changed();
+    }
+
+    /** [CM-008, CM-018]. */
+    private void onReject(final Connection c, final DirectBuffer b, final int off) {
+        if (c.server || c.state != ConnectionState.CONNECTING) {
+            counters.increment(CmCounter.CM_UNEXPECTED);
+            return;
+        }
+        final int reason = ConnectHeader.reason(b, off + CM);
+        if (reason == CmReason.STALE_COOKIE && !c.staleRetried) {
+            c.staleRetried = true;
+            c.challenged = false;
+            c.out.setMemory(CM + ConnectHeader.COOKIE_OFFSET, WireConstants.COOKIE_LENGTH, (byte) 0);
+            armRetransmit(c, 0);
+            changed();
+            return;
+        }
+        qpToError(c);
+        LOG.debug("rejected {} ({})", c, CmReason.name(reason));
+        raise(CmEventType.REJECTED, c, reason, payloadOf(b, off));
+        close(c);
+    }
+
+    /** [CM-013]. */
+    private void onReadyToUse(final Connection c) {
+        if (!c.server) {
+            counters.increment(CmCounter.CM_UNEXPECTED);
+            return;
+        }
+        if (c.state == ConnectionState.ACCEPTED) {
+            establishServer(lastNowNs, c);
+        } else if (c.state != ConnectionState.ESTABLISHED) {
+            counters.increment(CmCounter.CM_UNEXPECTED);
+        }
+        // A duplicate READY_TO_USE of an established connection is ignored [CM-026].
+    }
+
+    /** [CM-031, CM-034]. */
+    private void onDisconnectRequest(final long now, final Connection c, final DirectBuffer b, final int off) {
+        final int reason = disconnectReason(ConnectHeader.reason(b, off + CM));
+        final int peerQpn = BaseHeader.sourceQpn(b, off);
+        switch (c.state) {
+            case ESTABLISHED, ACCEPTED -> {
+                if (c.remoteQpn == 0) {
+                    c.remoteQpn = peerQpn;
+                }
+                queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
+                qpToError(c);
+                raise(CmEventType.DISCONNECTED, c, reason, NONE);
+                enterTimewait(now, c);
+            }
+            case CONNECTING -> {
+                // The server gave up on a reply we never received.
+                if (peerQpn != 0) {
+                    c.remoteQpn = peerQpn;
+                    queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
+                }
+                qpToError(c);
+                raise(CmEventType.CONNECT_ERROR, c, reason, NONE);
+                enterTimewait(now, c);
+            }
+            case DISCONNECTING -> {
+                queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
+                finishDisconnect(now, c);
+            }
+            case TIMEWAIT -> queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
+            default -> counters.increment(CmCounter.CM_UNEXPECTED);
+        }
+        changed();
+    }
+
+    private void onDisconnectReply(final long now, final Connection c) {
+        if (c.state == ConnectionState.DISCONNECTING) {
+            finishDisconnect(now, c);
+            changed();
+        } else if (c.state != ConnectionState.TIMEWAIT) {
+            counters.increment(CmCounter.CM_UNEXPECTED);
+        }
+    }
+
+    // =============================================================================== timers
+
+    /** Emits what the connection owes and runs its timers; returns packets emitted. */
+    private int service(final long now, final Connection c, final TransmitSink sink) {
+        int emitted = 0;
+        if (c.sendNow) {
+            if (!emit(now, sink, c.out, 0, c.outLength, c.remotePeer)) {
+                return emitted;
+            }
+            emitted++;
+            c.sendNow = false;
+            if (c.retransmitting) {
+                c.retransmitAtNs = now + c.intervalNs;
+            }
+            if (c.deadlineAfterSendNs > 0) {
+                c.deadlineNs = now + c.deadlineAfterSendNs;
+                c.deadlineAfterSendNs = 0;
+            }
+        } else if (c.retransmitting && now >= c.retransmitAtNs) {
+            if (!emit(now, sink, c.out, 0, c.outLength, c.remotePeer)) {
+                return emitted;
+            }
+            emitted++;
+            counters.increment(CmCounter.RETRANSMITS);
+            c.intervalNs = Math.min(c.intervalNs * 2, config.retransmitMaxNs());
+            c.retransmitAtNs = now + c.intervalNs;
+        }
+        if (c.sendAnswer) {
+            if (!emit(now, sink, c.answer, 0, c.answerLength, c.remotePeer)) {
+                return emitted;
+            }
+            emitted++;
+            c.sendAnswer = false;
+        }
+        if (now >= c.deadlineNs) {
+            onDeadline(now, c);
+        }
+        if (now >= c.handshakeExpiryNs) {
+            removeHandshake(c);
+            if (c.state == ConnectionState.REQUEST_PENDING) {
+                LOG.debug("application did not decide on {} in time", c);
+                close(c);
+            }
+            maybeFree(c);
+        }
+        if (c.state == ConnectionState.ACCEPTED || c.state == ConnectionState.ESTABLISHED
+            || c.state == ConnectionState.CONNECTING) {
+            observe(now, c);
+        }
+        return emitted;
+    }
+
+    private void onDeadline(final long now, final Connection c) {
+        c.deadlineNs = Long.MAX_VALUE;
+        switch (c.state) {
+            case CONNECTING -> { // [CM-023]
+                LOG.debug("unreachable: {}", c);
+                qpToError(c);
+                raise(CmEventType.UNREACHABLE, c, CmReason.NORMAL, NONE);
+                close(c);
+            }
+            case ACCEPTED -> { // [CM-024]
+                LOG.debug("no READY_TO_USE for {}", c);
+                raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
+                startDisconnect(c, CmReason.QP_ERROR, false);
+            }
+            case DISCONNECTING -> finishDisconnect(now, c); // [CM-032]
+            case TIMEWAIT -> { // [CM-034]
+                raise(CmEventType.TIMEWAIT_EXIT, c, CmReason.NORMAL, NONE);
+                close(c);
+            }
+            default -> {
+                // No timer in other states.
+            }
+        }
+    }
+
+    /**
+     * Watches a queue pair the connection manager cannot be told about: an ERR entered for another
+     * reason than a disconnect [CM-033], a QP the application destroyed, the first request packet
+     * in RTR (COMM_EST, [CM-013]), and progress for the optional idle timeout.
+     */
+    private void observe(final long now, final Connection c) {
+        final QueuePair qp = c.qp;
+        final boolean destroyed = endpoint.queuePair(c.localQpn) != qp;
+        if (c.state == ConnectionState.CONNECTING) {
+            if (destroyed || qp.state() == QpState.ERR) {
+                raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
+                close(c);
+            }
+            return;
+        }
+        if (destroyed) {
+            startDisconnect(c, CmReason.NORMAL, true);
+            return;
+        }
+        if (qp.state() == QpState.ERR) {
+            startDisconnect(c, CmReason.QP_ERROR, true);
+            return;
+        }
+        if (c.state == ConnectionState.ACCEPTED) {
+            if (qp.state() == QpState.RTR && qp.expectedReceivePsn() != c.lastExpectedPsn) {
+                counters.increment(CmCounter.COMM_EST);
+                establishServer(now, c);
+            }
+            return;
+        }
+        if (config.idleTimeoutNs() > 0) {
+            final int expected = qp.expectedReceivePsn();
+            final int nextPsn = qp.nextSendPsn();
+            final int outstanding = qp.outstandingSends();
+            if (expected != c.lastExpectedPsn || nextPsn != c.lastNextPsn || outstanding != c.lastOutstanding) {
+                c.lastExpectedPsn = expected;
+                c.lastNextPsn = nextPsn;
+                c.lastOutstanding = outstanding;
+                c.lastProgressNs = now;
+            } else if (now - c.lastProgressNs >= config.idleTimeoutNs()) {
+                LOG.debug("idle: {}", c);
+                startDisconnect(c, CmReason.NORMAL, true);
+            }
+        }
+    }
+
+    // =============================================================================== transitions
+
+    private void establishServer(final long now, final Connection c) {
+        final QpParams<?> p = c.params;
+        if (c.qp.state() != QpState.RTR) {
+            return; // the poll will notice ERR
+        }
+        try {
+            c.qp.modify(QpState.RTS, new QpAttributes().sqPsn(c.localInitialPsn).timeoutNs(p.timeoutNs)
+                .retryCount(p.retryCount).rnrRetry(p.rnrRetry).maxRdAtomic(Math.max(1, c.replyInitiatorDepth)));
+        } catch (final RuntimeException ex) {
+            LOG.warn("cannot move the queue pair of {} to RTS: {}", c, ex.getMessage());
+            raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
+            startDisconnect(c, CmReason.QP_ERROR, false);
+            return;
+        }
+        stopRetransmit(c);
+        c.deadlineNs = Long.MAX_VALUE;
+        c.state = ConnectionState.ESTABLISHED;
+        startObserving(now, c);
+        LOG.debug("established {}", c);
+        raise(CmEventType.ESTABLISHED, c, NONE);
+        changed();
+    }
+
+    private void startObserving(final long now, final Connection c) {
+        c.lastExpectedPsn = c.qp.expectedReceivePsn();
+        c.lastNextPsn = c.qp.nextSendPsn();
+        c.lastOutstanding = c.qp.outstandingSends();
+        c.lastProgressNs = now;
+    }
+
+    private void requirePending(final Connection request) {
+        if (request == null || !request.server || request.state != ConnectionState.REQUEST_PENDING) {
+            throw new IllegalStateException("not a pending connection request: " + request);
+        }
+    }
+
+    private static Connection requestOf(final CmEvent event) {
+        if (event == null || event.type() != CmEventType.CONNECT_REQUEST) {
+            throw new IllegalArgumentException("not a CONNECT_REQUEST event: " + event);
+        }
+        return event.connection();
+    }
+
+    /** Answers a verified request with CONNECT_REJECT and remembers the answer for duplicates. */
+    private void rejectPending(final Connection c, final int reason, final byte[] data) {
+        writeReject(c, reason, data);
+        c.sendAnswer = true;
+        counters.increment(CmCounter.REJECTS_SENT);
+        close(c);
+    }
+
+    /** [CM-031, CM-033, CM-009]: QP to ERR, DISCONNECT_REQUEST retransmitted until answered. */
+    private void startDisconnect(final Connection c, final int reason, final boolean raiseDisconnected) {
+        qpToError(c);
+        c.disconnectReason = reason;
+        c.raiseDisconnected = raiseDisconnected;
+        if (c.remoteQpn == 0) {
+            finishDisconnect(lastNowNs, c);
+            return;
+        }
+        writeHeaderOnly(c.out, 0, c, Opcode.DISCONNECT_REQUEST, reason);
+        c.outLength = HEADER;
+        c.state = ConnectionState.DISCONNECTING;
+        armRetransmit(c, config.disconnectTimeoutNs());
+        changed();
+    }
+
+    private void finishDisconnect(final long now, final Connection c) {
+        if (c.raiseDisconnected) {
+            c.raiseDisconnected = false;
+            raise(CmEventType.DISCONNECTED, c, c.disconnectReason, NONE);
+        }
+        enterTimewait(now, c);
+    }
+
+    private void enterTimewait(final long now, final Connection c) {
+        stopRetransmit(c);
+        releaseListenerSlot(c);
+        c.state = ConnectionState.TIMEWAIT;
+        c.deadlineNs = now + config.timewaitNs();
+        changed();
+    }
+
+    private void close(final Connection c) {
+        stopRetransmit(c);
+        releaseListenerSlot(c);
+        c.state = ConnectionState.CLOSED;
+        c.deadlineNs = Long.MAX_VALUE;
+        if (c.inQpnTable && byQpn.get(c.localQpn) == c) {
+            byQpn.remove(c.localQpn);
+        }
+        c.inQpnTable = false;
+        maybeFree(c);
+        changed();
+    }
+
+    private void maybeFree(final Connection c) {
+        if (!c.freed && c.state == ConnectionState.CLOSED && !c.inHandshakeTable) {
+            c.freed = true;
+            directory.unpin(c.remotePeer);
+            changed();
+        }
+    }
+
+    private void releaseListenerSlot(final Connection c) {
+        if (c.countedInListener) {
+            c.countedInListener = false;
+            c.listener.connections--;
+        }
+    }
+
+    private void registerQpn(final Connection c) {
+        final Connection old = byQpn.get(c.localQpn);
+        if (old != null && old != c) {
+            // The engine reused a QPN still in our time-wait (its quarantine counts allocations).
+            raise(CmEventType.TIMEWAIT_EXIT, old, CmReason.NORMAL, NONE);
+            old.inQpnTable = false;
+            close(old);
+        }
+        byQpn.put(c.localQpn, c);
+        c.inQpnTable = true;
+    }
+
+    private void qpToError(final Connection c) {
+        final QueuePair qp = c.qp;
+        if (qp != null && endpoint.queuePair(c.localQpn) == qp && qp.state() != QpState.ERR) {
+            qp.modify(QpState.ERR, NO_ATTRIBUTES);
+        }
+    }
+
+    private void armRetransmit(final Connection c, final long deadlineAfterSendNs) {
+        c.sendNow = true;
+        c.retransmitting = true;
+        c.intervalNs = config.retransmitInitialNs();
+        c.retransmitAtNs = Long.MAX_VALUE;
+        if (deadlineAfterSendNs > 0) {
+            c.deadlineAfterSendNs = deadlineAfterSendNs;
+            c.deadlineNs = Long.MAX_VALUE;
+        }
+    }
+
+    private static void stopRetransmit(final Connection c) {
+        c.sendNow = false;
+        c.retransmitting = false;
+        c.retransmitAtNs = Long.MAX_VALUE;
+        c.deadlineAfterSendNs = 0;
+    }
+
+    private static int disconnectReason(final int reason) {
+        return reason <= CmReason.PEER_RESTARTED ? reason : CmReason.NORMAL; // [CM-018]
+    }
+
+    // =============================================================================== handshake table
+
+    private int addressOf(final int peerId) {
+        final int n = directory.addressBytes(peerId, address, 0);
+        if (n < 1 || n > PeerDirectory.MAX_ADDRESS_BYTES) {
+            throw new IllegalStateException("PeerDirectory.addressBytes wrote " + n + " bytes; must be 1.."
+                + PeerDirectory.MAX_ADDRESS_BYTES);
+        }
+        return n;
+    }
+
+    private Connection findHandshake(final long transactionId, final int addressLength) {
+        for (Connection c = handshakes.get(transactionId); c != null; c = c.nextSameTransaction) {
+            if (c.addressKeyLength == addressLength && sameAddress(c.addressKey, addressLength)) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    private boolean sameAddress(final byte[] key, final int length) {
+        for (int i = 0; i < length; i++) {
+            if (key[i] != address.getByte(i)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void insertHandshake(final Connection c, final long now) {
+        c.nextSameTransaction = handshakes.get(c.transactionId);
+        handshakes.put(c.transactionId, c);
+        c.inHandshakeTable = true;
+        // A duplicate can come as long as its cookie is fresh (1 s resolution), so remember at least that long.
+        c.handshakeExpiryNs = now + (config.cookieLifetimeSeconds() + 2L) * NS_PER_S;
+        handshakeCount++;
+    }
+
+    private void removeHandshake(final Connection c) {
+        if (!c.inHandshakeTable) {
+            return;
+        }
+        Connection head = handshakes.get(c.transactionId);
+        if (head == c) {
+            if (c.nextSameTransaction == null) {
+                handshakes.remove(c.transactionId);
+            } else {
+                handshakes.put(c.transactionId, c.nextSameTransaction);
+            }
+        } else {
+            while (head != null && head.nextSameTransaction != c) {
+                head = head.nextSameTransaction;
+            }
+            if (head != null) {
+                head.nextSameTransaction = c.nextSameTransaction;
+            }
+        }
+        c.nextSameTransaction = null;
+        c.inHandshakeTable = false;
+        c.handshakeExpiryNs = Long.MAX_VALUE;
+        handshakeCount--;
+    }
+
+    // =============================================================================== packet building
+
+    /** First CONNECT_REQUEST (cookie zero) into the connection's retransmit buffer [CM-002]. */
+    private void writeRequest(final Connection c) {
+        final int payload = c.localPrivateData.length;
+        base.wrap(c.out, 0).initialize(Opcode.CONNECT_REQUEST).destQpn(WireConstants.CONNECTION_MANAGER_QPN)
+            .sourceQpn(c.localQpn).payloadLength(payload);
+        cm.wrap(c.out, CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
+            .initialPsn(c.localInitialPsn).pathMtu(c.proposedMtu).capabilities(c.proposedCapabilities)
+            .initiatorDepth(c.proposedInitiatorDepth).responderResources(c.proposedResponderResources)
+            .pathCount(c.proposedPathCount);
+        c.out.putBytes(HEADER, c.localPrivateData);
+        c.outLength = HEADER + payload;
+    }
+
+    private void writeReply(final Connection c) {
+        final int payload = c.localPrivateData.length;
+        base.wrap(c.answer, 0).initialize(Opcode.CONNECT_REPLY).destQpn(c.remoteQpn).sourceQpn(c.localQpn)
+            .payloadLength(payload);
+        cm.wrap(c.answer, CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
+            .initialPsn(c.localInitialPsn).pathMtu(c.mtu).capabilities(c.capabilities)
+            .initiatorDepth(c.replyInitiatorDepth).responderResources(c.replyResponderResources)
+            .pathCount(c.pathCount);
+        c.answer.putBytes(HEADER, c.localPrivateData);
+        c.answerLength = HEADER + payload;
+    }
+
+    private void writeReject(final Connection c, final int reason, final byte[] data) {
+        base.wrap(c.answer, 0).initialize(Opcode.CONNECT_REJECT).destQpn(c.remoteQpn).sourceQpn(0)
+            .payloadLength(data.length);
+        cm.wrap(c.answer, CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
+            .pathMtu(c.proposedMtu).capabilities(c.proposedCapabilities).initiatorDepth(c.proposedInitiatorDepth)
+            .responderResources(c.proposedResponderResources).pathCount(c.proposedPathCount).reason(reason);
+        c.answer.putBytes(HEADER, data);
+        c.answerLength = HEADER + data.length;
+    }
+
+    /** READY_TO_USE and DISCONNECT_* of a connection [CM-002]: the connection's identity, no payload. */
+    private void writeHeaderOnly(final MutableDirectBuffer dst, final int at, final Connection c, final Opcode opcode,
+                                 final int reason) {
+        base.wrap(dst, at).initialize(opcode).destQpn(c.remoteQpn).sourceQpn(c.localQpn);
+        cm.wrap(dst, at + CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
+            .initialPsn(c.localInitialPsn).pathMtu(c.mtu).capabilities(c.capabilities)
+            .initiatorDepth(c.replyInitiatorDepth).responderResources(c.replyResponderResources)
+            .pathCount(c.pathCount).reason(reason);
+    }
+
+    private void queueHeaderOnly(final Connection c, final Opcode opcode, final int reason) {
+        final int slot = reserveAnswer();
+        if (slot >= 0) {
+            writeHeaderOnly(answers, slot, c, opcode, reason);
+            commitAnswer(c.remotePeer);
+        }
+    }
+
+    /**
+     * An answer of steps 1 to 5 of [CM-010]: to the datagram's source, header only, echoing the
+     * request [CM-002]; rate-limited per source [SEC-008] and never larger than the request [SEC-005].
+     */
+    private void answerStateless(final long now, final DirectBuffer b, final int off, final int peerId,
+                                 final Opcode opcode, final int reason, final int addressLength) {
+        if (!limiter.tryAcquire(now, directory.hostOf(peerId))) {
+            counters.increment(CmCounter.ANSWERS_RATE_LIMITED);
+            return;
+        }
+        final int slot = reserveAnswer();
+        if (slot < 0) {
+            return;
+        }
+        answers.putBytes(slot, b, off, HEADER);
+        final int h = off + CM;
+        base.wrap(answers, slot).initialize(opcode).destQpn(BaseHeader.sourceQpn(b, off)).sourceQpn(0);
+        cm.wrap(answers, slot + CM).initialPsn(0).reason(reason);
+        if (opcode == Opcode.CONNECT_CHALLENGE) {
+            cookies.issue(now, address, addressLength, ConnectHeader.serviceId(b, h), ConnectHeader.transactionId(b, h),
+                BaseHeader.sourceQpn(b, off), answers, slot + CM + ConnectHeader.COOKIE_OFFSET);
+            counters.increment(CmCounter.CHALLENGES_SENT);
+        } else {
+            answers.setMemory(slot + CM + ConnectHeader.COOKIE_OFFSET, WireConstants.COOKIE_LENGTH, (byte) 0);
+            counters.increment(CmCounter.REJECTS_SENT);
+        }
+        commitAnswer(peerId);
+    }
+
+    /** CONNECT_REJECT to a verified source when no state may be created for it (table full). */
+    private void answerVerified(final DirectBuffer b, final int off, final int peerId, final int reason) {
+        final int slot = reserveAnswer();
+        if (slot < 0) {
+            return;
+        }
+        answers.putBytes(slot, b, off, HEADER);
+        base.wrap(answers, slot).initialize(Opcode.CONNECT_REJECT).destQpn(BaseHeader.sourceQpn(b, off)).sourceQpn(0);
+        cm.wrap(answers, slot + CM).initialPsn(0).reason(reason);
+        answers.setMemory(slot + CM + ConnectHeader.COOKIE_OFFSET, WireConstants.COOKIE_LENGTH, (byte) 0);
+        counters.increment(CmCounter.REJECTS_SENT);
+        commitAnswer(peerId);
+    }
+
+    private int reserveAnswer() {
+        if (answerCount == answerPeers.length) {
+            counters.increment(CmCounter.ANSWERS_QUEUE_FULL);
+            return -1;
+        }
+        return ((answerHead + answerCount) % answerPeers.length) * HEADER;
+    }
+
+    private void commitAnswer(final int peerId) {
+        answerPeers[(answerHead + answerCount) % answerPeers.length] = peerId;
+        answerCount++;
+    }
+
+    private int emitAnswers(final long now, final TransmitSink sink) {
+        int emitted = 0;
+        while (answerCount > 0) {
+            if (!emit(now, sink, answers, answerHead * HEADER, HEADER, answerPeers[answerHead])) {
+                break;
+            }
+            emitted++;
+            answerHead = (answerHead + 1) % answerPeers.length;
+            answerCount--;
+        }
+        return emitted;
+    }
+
+    /**
+     * Copies a packet (without integrity check) into the sink, stamps and seals it, and sends it
+     * from the endpoint port [ENC-003].
+     */
+    private boolean emit(final long now, final TransmitSink sink, final DirectBuffer src, final int srcOffset,
+                         final int length, final int peerId) {
+        final int at = sink.claim(length + WireConstants.INTEGRITY_CHECK_LENGTH);
+        if (at == TransmitSink.NO_ROOM) {
+            needPoll = true;
+            return false;
+        }
+        final MutableDirectBuffer dst = sink.buffer();
+        dst.putBytes(at, src, srcOffset, length);
+        base.wrap(dst, at).timestamp((int) now);
+        final int total = crc.seal(dst, at, length);
+        sink.commit(at, total, peerId, endpointPort);
+        counters.increment(CmCounter.PACKETS_OUT);
+        return true;
+    }
+
+    private static byte[] payloadOf(final DirectBuffer b, final int off) {
+        final int n = BaseHeader.payloadLength(b, off);
+        if (n == 0) {
+            return NONE;
+        }
+        final byte[] data = new byte[n];
+        b.getBytes(off + HEADER, data);
+        return data;
+    }
+
+    // =============================================================================== events
+
+    private void raise(final CmEventType type, final Connection c, final byte[] privateData) {
+        raise(type, c, CmReason.NORMAL, privateData);
+    }
+
+    private void raise(final CmEventType type, final Connection c, final int reason, final byte[] privateData) {
+        pendingEvents.add(new CmEvent(type, c, c.listener, reason, privateData));
+    }
+
+    private void dispatch() {
+        if (dispatching) {
+            return;
+        }
+        dispatching = true;
+        try {
+            CmEvent event;
+            while ((event = pendingEvents.poll()) != null) {
+                final Connection c = event.connection();
+                final CmEventHandler h = c.handler != null ? c.handler : handler;
+                if (h != null) {
+                    h.onEvent(event);
+                } else {
+                    appEvents.add(event);
+                }
+            }
+        } finally {
+            dispatching = false;
+        }
+    }
+
+    private void touch(final long nowNs) {
+        lastNowNs = nowNs;
+        timeKnown = true;
+    }
+
+    private void changed() {
+        needPoll = true;
+    }
+
+    @Override
+    public String toString() {
+        return "ConnectionManager{port=" + endpointPort + ", listeners=" + listeners.size() + ", connections="
+            + connectionCount() + ", handshakes=" + handshakeCount + ", " + counters + '}';
+    }
+}

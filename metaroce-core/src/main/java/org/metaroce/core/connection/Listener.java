@@ -1,0 +1,57 @@
+package org.metaroce.core.connection;
+
+/** A server's listener on one Service ID (rdma_cm's listening cm_id). */
+public final class Listener {
+    private final ConnectionManager manager;
+    private final long serviceId;
+    final ListenParams params;
+    final int limit;
+    int connections;
+    boolean closed;
+
+    Listener(final ConnectionManager manager, final long serviceId, final ListenParams params, final int limit) {
+        this.manager = manager;
+        this.serviceId = serviceId;
+        this.params = params;
+        this.limit = limit;
+    }
+
+    /** @return the Service ID served */
+    public long serviceId() {
+        return serviceId;
+    }
+
+    /** @return pending plus established connections that count against the limit */
+    public int connections() {
+        return connections;
+    }
+
+    /** @return most pending plus established connections */
+    public int limit() {
+        return limit;
+    }
+
+    /** @return the application object given in {@link ListenParams#context(Object)} */
+    public Object context() {
+        return params.context;
+    }
+
+    /** @return whether {@link #close()} was called */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * Stops listening: new requests for the Service ID are answered NO_LISTENER. Connections
+     * already delivered or established are not affected.
+     */
+    public void close() {
+        manager.stopListening(this);
+    }
+
+    @Override
+    public String toString() {
+        return "Listener{serviceId=" + serviceId + ", connections=" + connections + "/" + limit
+            + (closed ? ", closed" : "") + '}';
+    }
+}

@@ -1,0 +1,272 @@
+package org.metaroce.core.connection;
+
+import org.metaroce.core.engine.QueuePairCapabilities;
+import org.metaroce.core.verbs.AccessFlags;
+import org.metaroce.core.verbs.CompletionQueue;
+import org.metaroce.core.verbs.ProtectionDomain;
+import org.metaroce.core.verbs.QpAttributes;
+import org.metaroce.core.wire.ConnectHeader;
+import org.metaroce.core.wire.WireConstants;
+
+/**
+ * What one side brings to a connection: the resources of the queue pair the connection manager
+ * creates for it, this side's proposal for negotiation [CM-019], and the local-only queue-pair
+ * attributes the connection manager applies when it moves the QP to RTR and RTS (4.4 row 13).
+ * Setters validate at once and name what they reject. Setup-time objects.
+ *
+ * @param <T> the concrete parameter class, so setters chain
+ */
+public abstract class QpParams<T extends QpParams<T>> {
+    /** Default Initiator Depth proposal (MAX_QP_RD_ATOMIC, table 4.3). */
+    public static final int DEFAULT_INITIATOR_DEPTH = 16;
+    /** Capability flags this implementation can honour; others must not be advertised [GEN-001]. */
+    public static final int KNOWN_CAPABILITIES =
+        ConnectHeader.CAP_RECEIVER_CREDIT | ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_ECN;
+
+    ProtectionDomain pd;
+    CompletionQueue sendCq;
+    CompletionQueue recvCq;
+    QueuePairCapabilities caps = QueuePairCapabilities.defaults();
+    int accessFlags;
+    int pathMtu = 1024;
+    int[] paths;
+    int capabilities;
+    int initiatorDepth = DEFAULT_INITIATOR_DEPTH;
+    int responderResources = -1;
+    long timeoutNs = 1_000_000;
+    int retryCount = 7;
+    int rnrRetry = QpAttributes.RNR_RETRY_INFINITE;
+    long minRnrTimerNs = 100_000;
+    CmEventHandler handler;
+    Object context;
+
+    QpParams() {
+    }
+
+    @SuppressWarnings("unchecked")
+    private T self() {
+        return (T) this;
+    }
+
+    /**
+     * Resources of the queue pair the connection manager creates (verbs ibv_create_qp).
+     *
+     * @param pd protection domain of the memory the QP uses
+     * @param sendCq completion queue for sends
+     * @param recvCq completion queue for receives
+     * @param caps queue sizes; {@link QueuePairCapabilities#maxDestRdAtomic()} bounds the Responder
+     *     Resources this side proposes
+     * @return this
+     */
+    public T resources(final ProtectionDomain pd, final CompletionQueue sendCq, final CompletionQueue recvCq,
+                       final QueuePairCapabilities caps) {
+        if (pd == null || sendCq == null || recvCq == null || caps == null) {
+            throw new IllegalArgumentException("pd, sendCq, recvCq and caps are all required");
+        }
+        this.pd = pd;
+        this.sendCq = sendCq;
+        this.recvCq = recvCq;
+        this.caps = caps;
+        return self();
+    }
+
+    /**
+     * @param flags remote operations the QP serves ({@link AccessFlags}), default none
+     * @return this
+     */
+    public T accessFlags(final int flags) {
+        AccessFlags.requireKnown(flags);
+        this.accessFlags = flags;
+        return self();
+    }
+
+    /**
+     * @param mtu the path MTU this side proposes or accepts: 256, 512, 1024, 2048, 4096 or 8192,
+     *     default 1024; it must respect the link MTU [ENC-020], which is the caller's configuration
+     * @return this
+     */
+    public T pathMtu(final int mtu) {
+        if (!WireConstants.isValidPathMtu(mtu)) {
+            throw new IllegalArgumentException("pathMtu must be one of 256, 512, 1024, 2048, 4096, 8192, got " + mtu);
+        }
+        this.pathMtu = mtu;
+        return self();
+    }
+
+    /**
+     * @param entropies this side's path set: distinct non-zero UDP source ports, 1..255 of them
+     *     [ENC-008]; their number is the Path Count proposed, and the first (negotiated Path Count)
+     *     of them become the QP's PATHS
+     * @return this
+     */
+    public T paths(final int... entropies) {
+        if (entropies == null || entropies.length < 1 || entropies.length > QpAttributes.MAX_PATHS) {
+            throw new IllegalArgumentException("paths must hold 1.." + QpAttributes.MAX_PATHS + " entropy values");
+        }
+        for (int i = 0; i < entropies.length; i++) {
+            if (entropies[i] < 1 || entropies[i] > 65535) {
+                throw new IllegalArgumentException("paths[" + i + "] must be a UDP port in 1..65535, got "
+                    + entropies[i]);
+            }
+            for (int j = 0; j < i; j++) {
+                if (entropies[j] == entropies[i]) {
+                    throw new IllegalArgumentException("paths must be distinct [ENC-008]: " + entropies[i]
+                        + " repeats");
+                }
+            }
+        }
+        this.paths = entropies.clone();
+        return self();
+    }
+
+    /**
+     * @param flags Capability Flags this side supports (0x0001 RECEIVER_CREDIT, 0x0002 GO_BACK_N,
+     *     0x0004 ECN), default none; the connection uses the intersection [CM-019]. Do not set a
+     *     flag the engine does not implement [GEN-001, ENC-016].
+     * @return this
+     */
+    public T capabilities(final int flags) {
+        if ((flags & ~KNOWN_CAPABILITIES) != 0) {
+            throw new IllegalArgumentException(String.format("unknown capability flags 0x%04x", flags));
+        }
+        this.capabilities = flags;
+        return self();
+    }
+
+    /**
+     * @param depth Initiator Depth: READ/atomic requests this side wants outstanding at most,
+     *     0..255, default 16
+     * @return this
+     */
+    public T initiatorDepth(final int depth) {
+        this.initiatorDepth = range("initiatorDepth", depth, 0, 255);
+        return self();
+    }
+
+    /**
+     * @param resources Responder Resources: READ/atomic requests this side accepts outstanding,
+     *     0..255, at most the QP's {@code maxDestRdAtomic}; defaults to that capacity
+     * @return this
+     */
+    public T responderResources(final int resources) {
+        this.responderResources = range("responderResources", resources, 0, 255);
+        return self();
+    }
+
+    /**
+     * @param ns TIMEOUT applied at RTS (initial retransmission timeout), default 1 ms
+     * @return this
+     */
+    public T timeoutNs(final long ns) {
+        if (ns <= 0) {
+            throw new IllegalArgumentException("timeoutNs must be > 0, got " + ns);
+        }
+        this.timeoutNs = ns;
+        return self();
+    }
+
+    /**
+     * @param count RETRY_CNT applied at RTS, 0..7, default 7
+     * @return this
+     */
+    public T retryCount(final int count) {
+        this.retryCount = range("retryCount", count, 0, 7);
+        return self();
+    }
+
+    /**
+     * @param count RNR_RETRY applied at RTS, 0..7 (7 = unlimited), default 7
+     * @return this
+     */
+    public T rnrRetry(final int count) {
+        this.rnrRetry = range("rnrRetry", count, 0, 7);
+        return self();
+    }
+
+    /**
+     * @param ns MIN_RNR_TIMER applied at RTR, default 100 µs
+     * @return this
+     */
+    public T minRnrTimerNs(final long ns) {
+        if (ns <= 0) {
+            throw new IllegalArgumentException("minRnrTimerNs must be > 0, got " + ns);
+        }
+        this.minRnrTimerNs = ns;
+        return self();
+    }
+
+    /**
+     * @param handler receives the events of connections made with these parameters; null (the
+     *     default) leaves them to the manager's handler or its event queue
+     * @return this
+     */
+    public T handler(final CmEventHandler handler) {
+        this.handler = handler;
+        return self();
+    }
+
+    /**
+     * @param context any application object, available from {@link Connection#context()}
+     * @return this
+     */
+    public T context(final Object context) {
+        this.context = context;
+        return self();
+    }
+
+    /** Copies every field of this class into {@code c} (the arrays too). */
+    void copyTo(final QpParams<?> c) {
+        c.pd = pd;
+        c.sendCq = sendCq;
+        c.recvCq = recvCq;
+        c.caps = caps;
+        c.accessFlags = accessFlags;
+        c.pathMtu = pathMtu;
+        c.paths = paths == null ? null : paths.clone();
+        c.capabilities = capabilities;
+        c.initiatorDepth = initiatorDepth;
+        c.responderResources = responderResources;
+        c.timeoutNs = timeoutNs;
+        c.retryCount = retryCount;
+        c.rnrRetry = rnrRetry;
+        c.minRnrTimerNs = minRnrTimerNs;
+        c.handler = handler;
+        c.context = context;
+    }
+
+    /** @return the proposed Responder Resources, resolving the default */
+    int effectiveResponderResources() {
+        return responderResources >= 0 ? responderResources : caps.maxDestRdAtomic();
+    }
+
+    void validate(final boolean needResources) {
+        if (needResources && pd == null) {
+            throw new IllegalArgumentException("resources(pd, sendCq, recvCq, caps) must be set");
+        }
+        if (paths == null) {
+            throw new IllegalArgumentException("paths (this side's entropy values) must be set");
+        }
+        if (effectiveResponderResources() > caps.maxDestRdAtomic()) {
+            throw new IllegalArgumentException("responderResources (" + responderResources
+                + ") exceeds the QP's maxDestRdAtomic (" + caps.maxDestRdAtomic() + ")");
+        }
+    }
+
+    static int range(final String name, final int v, final int min, final int max) {
+        if (v < min || v > max) {
+            throw new IllegalArgumentException(name + " must be in " + min + ".." + max + ", got " + v);
+        }
+        return v;
+    }
+
+    static byte[] checkPrivateData(final byte[] data) {
+        if (data == null) {
+            return new byte[0];
+        }
+        if (data.length > WireConstants.MAX_PRIVATE_DATA) {
+            throw new IllegalArgumentException("private data must not exceed " + WireConstants.MAX_PRIVATE_DATA
+                + " bytes [CM-021], got " + data.length);
+        }
+        return data.clone();
+    }
+}

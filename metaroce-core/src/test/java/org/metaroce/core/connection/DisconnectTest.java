@@ -1,0 +1,229 @@
+package org.metaroce.core.connection;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.metaroce.core.connection.CmFixture.CLIENT_PORT;
+import static org.metaroce.core.connection.CmFixture.MS;
+import static org.metaroce.core.connection.CmFixture.S;
+import static org.metaroce.core.connection.CmFixture.SERVER_PORT;
+import static org.metaroce.core.connection.CmFixture.SERVICE;
+
+import org.junit.jupiter.api.Test;
+import org.metaroce.core.connection.CmFixture.Node;
+import org.metaroce.core.testwire.LinkProfile;
+import org.metaroce.core.testwire.PacketFilter;
+import org.metaroce.core.testwire.PacketMatcher;
+import org.metaroce.core.verbs.PostStatus;
+import org.metaroce.core.verbs.QpState;
+import org.metaroce.core.verbs.RecvRequest;
+import org.metaroce.core.verbs.SendFlags;
+import org.metaroce.core.verbs.SendRequest;
+import org.metaroce.core.verbs.WcStatus;
+import org.metaroce.core.verbs.WrOpcode;
+import org.metaroce.core.wire.Opcode;
+
+/** Teardown [CM-031..CM-034]: disconnects, lost replies, time-wait, and queue pairs that fail by themselves. */
+class DisconnectTest {
+    private static final int DREQ = Opcode.DISCONNECT_REQUEST.value();
+    private static final int DREP = Opcode.DISCONNECT_REPLY.value();
+
+    /** A connected pair; the server posted two receives at accept time. */
+    private static final class Pair {
+        final CmFixture f;
+        final Node server;
+        final Node client;
+        final Connection c;
+        final Connection s;
+
+        Pair(final long seed, final CmConfig serverConfig, final CmConfig clientConfig, final ConnectTweak tweak) {
+            f = new CmFixture(seed, LinkProfile.perfect());
+            server = f.node(SERVER_PORT, serverConfig);
+            client = f.node(CLIENT_PORT, clientConfig);
+            server.cm.listen(SERVICE, server.listenParams());
+            server.onRequest = e -> {
+                server.cm.accept(e, null);
+                for (int i = 0; i < 2; i++) {
+                    e.connection().queuePair().postRecv(new RecvRequest(1).wrId(100 + i)
+                        .addSge(server.address(i * 4096L), 4096, server.mr.lkey()));
+                }
+            };
+            c = client.cm.connect(tweak.apply(client.connectParams(server)));
+            assertThat(f.runUntil(() -> client.count(CmEventType.ESTABLISHED) == 1
+                && server.count(CmEventType.ESTABLISHED) == 1, S)).isTrue();
+            s = server.first(CmEventType.CONNECT_REQUEST).connection();
+        }
+
+        Pair(final long seed) {
+            this(seed, new CmConfig(), new CmConfig(), p -> p);
+        }
+    }
+
+    @FunctionalInterface
+    private interface ConnectTweak {
+        ConnectParams apply(ConnectParams p);
+    }
+
+    @Test
+    void disconnectEndsBothSidesAndFlushesOutstandingWork() {
+        final Pair p = new Pair(1);
+        for (int i = 0; i < 2; i++) {
+            assertThat(p.c.queuePair().postRecv(new RecvRequest(1).wrId(200 + i)
+                .addSge(p.client.address(i * 4096L), 4096, p.client.mr.lkey()))).isEqualTo(PostStatus.OK);
+        }
+        assertThat(p.c.queuePair().postSend(new SendRequest(1).wrId(7).opcode(WrOpcode.RDMA_WRITE)
+            .addSge(p.client.address(0), 500_000, p.client.mr.lkey()).remoteAddr(p.server.address(0))
+            .rkey(p.server.mr.rkey()))).isEqualTo(PostStatus.OK);
+        final long start = p.f.wire.now();
+        p.client.cm.disconnect(p.c);
+        // [CM-031]: the QP is in ERR as soon as DISCONNECT_REQUEST is sent.
+        assertThat(p.c.queuePair().state()).isEqualTo(QpState.ERR);
+        assertThat(p.c.state()).isEqualTo(ConnectionState.DISCONNECTING);
+        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.DISCONNECTED) == 1
+            && p.server.count(CmEventType.DISCONNECTED) == 1, S)).isTrue();
+        assertThat(p.f.wire.now() - start).as("one round trip").isLessThan(MS);
+        for (final Node n : new Node[] {p.client, p.server}) {
+            assertThat(n.first(CmEventType.DISCONNECTED).reason()).isEqualTo(CmReason.NORMAL);
+        }
+        assertThat(p.s.queuePair().state()).isEqualTo(QpState.ERR);
+        assertThat(p.c.state()).isEqualTo(ConnectionState.TIMEWAIT);
+        assertThat(p.s.state()).isEqualTo(ConnectionState.TIMEWAIT);
+        // Outstanding work requests of both sides completed with WR_FLUSH_ERR.
+        assertThat(p.client.sendCompletions).singleElement().satisfies(wc -> {
+            assertThat(wc.wrId()).isEqualTo(7);
+            assertThat(wc.status()).isEqualTo(WcStatus.WR_FLUSH_ERR);
+        });
+        assertThat(p.client.recvCompletions).hasSize(2)
+            .allSatisfy(wc -> assertThat(wc.status()).isEqualTo(WcStatus.WR_FLUSH_ERR));
+        assertThat(p.server.recvCompletions).hasSize(2)
+            .allSatisfy(wc -> assertThat(wc.status()).isEqualTo(WcStatus.WR_FLUSH_ERR));
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == DREQ)).isEqualTo(1);
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == DREP)).isEqualTo(1);
+
+        // [CM-034]: time-wait for QPN_QUARANTINE, then TIMEWAIT_EXIT and nothing is left.
+        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.TIMEWAIT_EXIT) == 1
+            && p.server.count(CmEventType.TIMEWAIT_EXIT) == 1, 20 * S)).isTrue();
+        assertThat(p.f.wire.now() - start).isBetween(10 * S, 10 * S + MS);
+        p.f.runUntil(() -> false, S);
+        for (final Node n : new Node[] {p.client, p.server}) {
+            assertThat(n.cm.connectionCount()).isZero();
+            assertThat(n.cm.handshakeTableSize()).isZero();
+        }
+        assertThat(p.c.state()).isEqualTo(ConnectionState.CLOSED);
+        assertThat(p.client.events).extracting(CmEvent::type).containsExactly(CmEventType.ESTABLISHED,
+            CmEventType.DISCONNECTED, CmEventType.TIMEWAIT_EXIT);
+        assertThat(p.server.events).extracting(CmEvent::type).containsExactly(CmEventType.CONNECT_REQUEST,
+            CmEventType.ESTABLISHED, CmEventType.DISCONNECTED, CmEventType.TIMEWAIT_EXIT);
+        // Disconnecting again is harmless.
+        p.client.cm.disconnect(p.c);
+        assertThat(p.client.events).hasSize(3);
+    }
+
+    @Test
+    void lostDisconnectReplyIsAnsweredFromTimewait() {
+        final Pair p = new Pair(2);
+        p.f.wire.filter(PacketFilter.dropNth(1, PacketMatcher.opcode(DREP)));
+        final long start = p.f.wire.now();
+        p.client.cm.disconnect(p.c);
+        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.DISCONNECTED) == 1, 5 * S)).isTrue();
+        // The retransmitted DISCONNECT_REQUEST (after 100 ms) met the server in time-wait [CM-034].
+        assertThat(p.f.wire.now() - start).isBetween(100 * MS, 101 * MS);
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == DREQ)).isEqualTo(2);
+        assertThat(p.server.count(CmEventType.DISCONNECTED)).isEqualTo(1);
+        assertThat(p.s.state()).isEqualTo(ConnectionState.TIMEWAIT);
+    }
+
+    @Test
+    void unansweredDisconnectCompletesAfterTheDisconnectTimeout() {
+        final Pair p = new Pair(3);
+        p.f.wire.linkBoth(p.client.id, p.server.id, LinkProfile.builder().blackhole(0, Long.MAX_VALUE).build());
+        final long start = p.f.wire.now();
+        p.client.cm.disconnect(p.c);
+        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.DISCONNECTED) == 1, 5 * S)).isTrue();
+        // [CM-032]: DISCONNECT_TIMEOUT (1 s) with retransmissions at 100, 300 and 700 ms.
+        assertThat(p.f.wire.now() - start).isEqualTo(S);
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == DREQ)).isEqualTo(4);
+        assertThat(p.server.count(CmEventType.DISCONNECTED)).isZero();
+    }
+
+    @Test
+    void simultaneousDisconnectsAnswerEachOther() {
+        final Pair p = new Pair(4);
+        p.client.cm.disconnect(p.c);
+        p.server.cm.disconnect(p.s);
+        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.DISCONNECTED) == 1
+            && p.server.count(CmEventType.DISCONNECTED) == 1, S)).isTrue();
+        p.f.runUntil(() -> false, 2 * S);
+        assertThat(p.client.count(CmEventType.DISCONNECTED)).isEqualTo(1);
+        assertThat(p.server.count(CmEventType.DISCONNECTED)).isEqualTo(1);
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == DREQ)).isEqualTo(2);
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == DREP)).isEqualTo(2);
+    }
+
+    @Test
+    void queuePairErrorOnBothSidesDisconnectsWithQpError() {
+        final Pair p = new Pair(5);
+        // A WRITE with a wrong rkey: REMOTE_ACCESS NACK, fatal for both QPs [QP-009].
+        assertThat(p.c.queuePair().postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.RDMA_WRITE)
+            .sendFlags(SendFlags.SIGNALED).addSge(p.client.address(0), 100, p.client.mr.lkey())
+            .remoteAddr(p.server.address(0)).rkey(p.server.mr.rkey() ^ 0x5555))).isEqualTo(PostStatus.OK);
+        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.DISCONNECTED) == 1
+            && p.server.count(CmEventType.DISCONNECTED) == 1, S)).isTrue();
+        assertThat(p.client.sendCompletions.get(0).status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        // [CM-033]: each side told the other instead of waiting for keepalive.
+        assertThat(p.client.first(CmEventType.DISCONNECTED).reason()).isEqualTo(CmReason.QP_ERROR);
+        assertThat(p.server.first(CmEventType.DISCONNECTED).reason()).isEqualTo(CmReason.QP_ERROR);
+        assertThat(p.f.wire.now()).isLessThan(10 * MS);
+    }
+
+    @Test
+    void deadPeerIsFoundThroughTheRetransmissionTimeoutOfOutstandingWork() {
+        final Pair p = new Pair(6, new CmConfig(), new CmConfig(), c -> c.retryCount(2).timeoutNs(MS));
+        p.f.wire.linkBoth(p.client.id, p.server.id, LinkProfile.builder().blackhole(0, Long.MAX_VALUE).build());
+        p.c.queuePair().postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            .addSge(p.client.address(0), 100, p.client.mr.lkey()));
+        final long start = p.f.wire.now();
+        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.DISCONNECTED) == 1, 10 * S)).isTrue();
+        // Retries exhausted after a few milliseconds; then DISCONNECT_TIMEOUT of unanswered requests.
+        assertThat(p.f.wire.now() - start).isBetween(S, S + 100 * MS);
+        assertThat(p.client.sendCompletions.get(0).status()).isEqualTo(WcStatus.RETRY_EXC_ERR);
+        assertThat(p.client.first(CmEventType.DISCONNECTED).reason()).isEqualTo(CmReason.QP_ERROR);
+    }
+
+    @Test
+    void idleTimeoutDisconnectsQuietConnections() {
+        final Pair p = new Pair(7, new CmConfig(), new CmConfig().idleTimeoutNs(500 * MS), c -> c);
+        final long start = p.f.wire.now();
+        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.DISCONNECTED) == 1
+            && p.server.count(CmEventType.DISCONNECTED) == 1, 5 * S)).isTrue();
+        assertThat(p.f.wire.now() - start).isBetween(500 * MS, 501 * MS);
+    }
+
+    @Test
+    void trafficKeepsAnIdleTimeoutAway() {
+        final Pair p = new Pair(8, new CmConfig(), new CmConfig().idleTimeoutNs(500 * MS), c -> c);
+        for (int i = 0; i < 8; i++) {
+            p.f.runUntil(() -> false, 300 * MS);
+            p.s.queuePair().postRecv(new RecvRequest(1).wrId(i).addSge(p.server.address(0), 64, p.server.mr.lkey()));
+            p.c.queuePair().postSend(new SendRequest(1).wrId(i).opcode(WrOpcode.SEND).addSge(p.client.address(0), 64,
+                p.client.mr.lkey()));
+        }
+        p.f.runUntil(() -> false, 300 * MS);
+        assertThat(p.client.count(CmEventType.DISCONNECTED)).isZero();
+        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.DISCONNECTED) == 1, S)).isTrue();
+    }
+
+    @Test
+    void disconnectWhileConnectingGivesUpAtOnce() {
+        final CmFixture f = new CmFixture(9, LinkProfile.perfect());
+        final Node server = f.node(SERVER_PORT, new CmConfig());
+        final Node client = f.node(CLIENT_PORT, new CmConfig());
+        f.wire.link(client.id, server.id, LinkProfile.builder().blackhole(0, Long.MAX_VALUE).build());
+        final Connection c = client.cm.connect(client.connectParams(server));
+        f.runUntil(() -> false, MS);
+        client.cm.disconnect(c);
+        assertThat(c.queuePair().state()).isEqualTo(QpState.ERR);
+        assertThat(c.state()).isEqualTo(ConnectionState.CLOSED);
+        f.runUntil(() -> false, 5 * S);
+        assertThat(client.events).extracting(CmEvent::type).containsExactly(CmEventType.DISCONNECTED);
+        assertThat(client.cm.connectionCount()).isZero();
+    }
+}
