@@ -30,4 +30,25 @@ public interface ConnectionManagerHandler {
 
     /** @return when {@link #poll} must run again, or {@link Long#MAX_VALUE} */
     long nextDeadlineNs();
+
+    /**
+     * A queue pair raised an asynchronous event (it moved to ERR by itself, or COMM_EST, ...).
+     * Called on the endpoint's owning thread, possibly from inside {@code onDatagram} or
+     * {@code poll}; the handler must not re-enter the endpoint from here.
+     *
+     * @param qp the queue pair
+     * @param type what happened
+     */
+    default void onQueuePairEvent(final QueuePair qp, final AsyncEventType type) {
+        // Handlers that do not track queue pairs ignore it.
+    }
+
+    /**
+     * A queue pair was destroyed.
+     *
+     * @param qp the queue pair (no longer usable)
+     */
+    default void onQueuePairDestroyed(final QueuePair qp) {
+        // Handlers that do not track queue pairs ignore it.
+    }
 }

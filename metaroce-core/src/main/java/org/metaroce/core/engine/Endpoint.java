@@ -75,13 +75,16 @@ public final class Endpoint implements DatagramEndpoint {
         return asyncEvents;
     }
 
-    void raise(final AsyncEventType type, final int qpn) {
-        asyncEvents.raise(type, qpn);
+    void raise(final AsyncEventType type, final QueuePair qp) {
+        asyncEvents.raise(type, qp == null ? 0 : qp.qpn());
+        if (connectionManager != null && qp != null) {
+            connectionManager.onQueuePairEvent(qp, type);
+        }
     }
 
     /** A completion queue overflowed: CQ_ERR once, and every QP that uses it fails [QP-021]. */
     void onCompletionQueueOverflow(final CompletionQueue cq) {
-        raise(AsyncEventType.CQ_ERR, 0);
+        raise(AsyncEventType.CQ_ERR, null);
         for (int i = 0; i < pollOrder.size(); i++) {
             final QueuePair qp = pollOrder.get(i);
             if (qp.sendCq() == cq || qp.recvCq() == cq) {
@@ -191,6 +194,10 @@ public final class Endpoint implements DatagramEndpoint {
             throw new IllegalArgumentException("queue pair " + qp.qpn() + " does not belong to this endpoint");
         }
         pollOrder.remove(qp);
+        qp.onDestroyed();
+        if (connectionManager != null) {
+            connectionManager.onQueuePairDestroyed(qp);
+        }
         if (config.qpnQuarantine() > 0) {
             final int evicted = quarantineRing[quarantineNext];
             if (evicted != 0) {

@@ -16,6 +16,9 @@ public final class EndpointConfig {
     private int maxPacketsPerPoll = 256;
     private int maxInlineData = 256;
     private int qpnQuarantine = 4096;
+    private long keepaliveIdleNs = 1_000_000_000L;
+    private long keepaliveIntervalNs = 200_000_000L;
+    private int keepaliveProbes = 5;
 
     public int receiveWindowPackets() {
         return receiveWindowPackets;
@@ -193,6 +196,55 @@ public final class EndpointConfig {
             throw new IllegalArgumentException("qpnQuarantine must be in 0..2^20, got " + allocations);
         }
         this.qpnQuarantine = allocations;
+        return this;
+    }
+
+    public long keepaliveIdleNs() {
+        return keepaliveIdleNs;
+    }
+
+    /**
+     * @param ns silence from the peer after which a QP starts probing with KEEPALIVE [CM-027]; 0
+     *     disables keepalive
+     * @return this
+     */
+    public EndpointConfig keepaliveIdleNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("keepaliveIdleNs must be >= 0, got " + ns);
+        }
+        this.keepaliveIdleNs = ns;
+        return this;
+    }
+
+    public long keepaliveIntervalNs() {
+        return keepaliveIntervalNs;
+    }
+
+    /**
+     * @param ns time between KEEPALIVE probes [CM-027]
+     * @return this
+     */
+    public EndpointConfig keepaliveIntervalNs(final long ns) {
+        if (ns <= 0) {
+            throw new IllegalArgumentException("keepaliveIntervalNs must be > 0, got " + ns);
+        }
+        this.keepaliveIntervalNs = ns;
+        return this;
+    }
+
+    public int keepaliveProbes() {
+        return keepaliveProbes;
+    }
+
+    /**
+     * @param probes unanswered probes after which the peer is declared dead [CM-030]
+     * @return this
+     */
+    public EndpointConfig keepaliveProbes(final int probes) {
+        if (probes < 1 || probes > 255) {
+            throw new IllegalArgumentException("keepaliveProbes must be in 1..255, got " + probes);
+        }
+        this.keepaliveProbes = probes;
         return this;
     }
 

@@ -88,6 +88,10 @@ public enum EndpointCounter {
     CNP_IGNORED,
     /** Connection-manager packets arriving at an endpoint without a connection manager. */
     NO_CONNECTION_MANAGER,
+    /** KEEPALIVE probes sent [CM-027]. */
+    KEEPALIVES_OUT,
+    /** Peers declared dead after unanswered KEEPALIVE probes [CM-030]. */
+    PEERS_DEAD,
     /** Completions that could not be queued because a CQ overflowed. */
     CQ_OVERFLOWS,
     /** Queue pairs that moved to ERR. */

@@ -16,8 +16,11 @@ import org.metaroce.core.verbs.RecvRequest;
 import org.metaroce.core.verbs.SendRequest;
 import org.metaroce.core.verbs.WorkRequestValidator;
 import org.metaroce.core.verbs.WrOpcode;
+import org.metaroce.core.verbs.WcStatus;
 import org.metaroce.core.wire.BaseHeader;
+import org.metaroce.core.wire.Flags;
 import org.metaroce.core.wire.Opcode;
+import org.metaroce.core.wire.WireConstants;
 
 /**
  * A reliable-connected queue pair, as with verbs: created by an {@link Endpoint}, moved through
@@ -42,6 +45,11 @@ public final class QueuePair {
     private QpState state = QpState.RESET;
     private boolean communicationEstablished;
     private boolean drainedRaised;
+    /** Time of the last packet from the peer that passed the origin check; MIN_VALUE until RTS polls. */
+    private long lastHeardNs = Long.MIN_VALUE;
+    private int keepalivesSent;
+    private boolean peerDead;
+    private boolean destroyed;
 
     private int accessFlags;
     private int pathMtu = 1024;
@@ -222,6 +230,9 @@ public final class QueuePair {
             requester.discard();
             responder.discard();
             communicationEstablished = false;
+            lastHeardNs = Long.MIN_VALUE;
+            keepalivesSent = 0;
+            peerDead = false;
             state = QpState.RESET;
             return;
         }
@@ -328,6 +339,9 @@ public final class QueuePair {
             counters.increment(EndpointCounter.PEER_MISMATCH);
             return;
         }
+        // Any valid packet from the peer restarts the keepalive idle time [CM-028].
+        lastHeardNs = nowNs;
+        keepalivesSent = 0;
         if (opcode == Opcode.KEEPALIVE) {
             if (state == QpState.RTR || state == QpState.RTS || state == QpState.SQD || state == QpState.SQE) {
                 responder.onKeepalive(nowNs, buffer, offset);
@@ -348,7 +362,7 @@ public final class QueuePair {
             responder.onRequest(nowNs, buffer, offset, opcode, ecn);
             if (state == QpState.RTR && !communicationEstablished && responder.hasAccepted()) {
                 communicationEstablished = true;
-                endpoint.raise(AsyncEventType.COMM_EST, qpn);
+                endpoint.raise(AsyncEventType.COMM_EST, this);
             }
             return;
         }
@@ -382,16 +396,77 @@ public final class QueuePair {
         }
         emitted += responder.emit(nowNs, sink, budget);
         if (state == QpState.RTS || state == QpState.SQD) {
+            emitted += keepalive(nowNs, sink);
+            if (state != QpState.RTS && state != QpState.SQD) {
+                return emitted;
+            }
             requester.onTimers(nowNs);
             if (state == QpState.RTS || state == QpState.SQD) {
                 emitted += requester.emit(nowNs, sink, budget - emitted);
             }
             if (state == QpState.SQD && !drainedRaised && requester.startedOutstanding() == 0) {
                 drainedRaised = true;
-                endpoint.raise(AsyncEventType.SQ_DRAINED, qpn);
+                endpoint.raise(AsyncEventType.SQ_DRAINED, this);
             }
         }
         return emitted;
+    }
+
+    /**
+     * Probes a silent peer with KEEPALIVE and declares it dead when the probes go unanswered
+     * [CM-027], [CM-030].
+     */
+    private int keepalive(final long nowNs, final TransmitSink sink) {
+        final EndpointConfig config = endpoint.config();
+        if (config.keepaliveIdleNs() == 0) {
+            return 0;
+        }
+        if (lastHeardNs == Long.MIN_VALUE) {
+            lastHeardNs = nowNs;
+            return 0;
+        }
+        final long silentFor = nowNs - lastHeardNs;
+        if (silentFor >= config.keepaliveIdleNs() + config.keepaliveProbes() * config.keepaliveIntervalNs()) {
+            peerDead = true;
+            counters.increment(EndpointCounter.PEERS_DEAD);
+            requester.failOldest(WcStatus.RETRY_EXC_ERR);
+            enterError(AsyncEventType.QP_FATAL);
+            return 0;
+        }
+        if (silentFor < nextKeepaliveDelay(config)) {
+            return 0;
+        }
+        final Opcode opcode = Opcode.KEEPALIVE;
+        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH);
+        if (offset == TransmitSink.NO_ROOM) {
+            return 0;
+        }
+        final PacketWriter w = writer();
+        final int pathId = paths.forRetransmission(nowNs, keepalivesSent % paths.pathCount());
+        w.header(sink.buffer(), offset, opcode, Flags.ACK_REQ, destQpn, requester.nextPsn(), 0, pathId, nowNs, qpn);
+        final int length = w.seal(sink.buffer(), offset, opcode, 0);
+        commit(sink, offset, length, paths.entropy(pathId));
+        counters.increment(EndpointCounter.KEEPALIVES_OUT);
+        keepalivesSent++;
+        return 1;
+    }
+
+    private long nextKeepaliveDelay(final EndpointConfig config) {
+        return config.keepaliveIdleNs() + keepalivesSent * config.keepaliveIntervalNs();
+    }
+
+    /** @return whether keepalive declared the peer dead (the QP is then in ERR) [CM-030] */
+    public boolean isPeerDead() {
+        return peerDead;
+    }
+
+    /** @return whether the endpoint destroyed this queue pair */
+    public boolean isDestroyed() {
+        return destroyed;
+    }
+
+    void onDestroyed() {
+        destroyed = true;
     }
 
     long nextDeadlineNs() {
@@ -399,6 +474,12 @@ public final class QueuePair {
             return Long.MAX_VALUE;
         }
         long deadline = responder.nextDeadlineNs();
+        if ((state == QpState.RTS || state == QpState.SQD) && endpoint.config().keepaliveIdleNs() > 0) {
+            final EndpointConfig config = endpoint.config();
+            deadline = lastHeardNs == Long.MIN_VALUE ? Long.MIN_VALUE
+                : Math.min(deadline, Math.min(lastHeardNs + nextKeepaliveDelay(config),
+                    lastHeardNs + config.keepaliveIdleNs() + config.keepaliveProbes() * config.keepaliveIntervalNs()));
+        }
         if (state == QpState.RTS || state == QpState.SQD) {
             // Work the window holds back waits for an ACK (which makes the driver poll) or a timer.
             deadline = Math.min(deadline, requester.nextDeadlineNs());
@@ -426,7 +507,7 @@ public final class QueuePair {
         }
         state = QpState.ERR;
         counters.increment(EndpointCounter.QP_ERRORS);
-        endpoint.raise(cause, qpn);
+        endpoint.raise(cause, this);
         requester.flush();
         responder.flush();
         endpoint.onStateChange(this);

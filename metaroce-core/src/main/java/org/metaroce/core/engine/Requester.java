@@ -888,6 +888,19 @@ final class Requester {
         };
     }
 
+    /**
+     * Marks the oldest outstanding send request failed with {@code status}, for when the peer is
+     * declared dead; the caller then moves the QP to ERR, which completes it [CM-030].
+     */
+    void failOldest(final WcStatus status) {
+        if (head != tail) {
+            final SendWqe wqe = ring[(int) (head % ring.length)];
+            if (wqe.error == null) {
+                wqe.error = status;
+            }
+        }
+    }
+
     /** Ends the QP with {@code status} on {@code wqe}: the QP goes to ERR, which flushes the rest. */
     private void fail(final SendWqe wqe, final WcStatus status) {
         if (wqe.error == null) {

@@ -1,0 +1,38 @@
+package org.metaroce.core.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+import org.metaroce.core.testwire.PacketFilter;
+import org.metaroce.core.verbs.QpState;
+import org.metaroce.core.wire.Opcode;
+
+/** Keepalive of idle QPs [CM-027], [CM-028], [CM-030]. */
+class KeepaliveTest {
+    @Test
+    void idleButAlivePeersKeepEachOtherAlive() {
+        final TwoNodeFixture f = new TwoNodeFixture(6001).connect(1024);
+        f.wire.runFor(10_000_000_000L);
+        assertThat(f.a.qp.state()).isEqualTo(QpState.RTS);
+        assertThat(f.b.qp.state()).isEqualTo(QpState.RTS);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.KEEPALIVES_OUT)).isPositive();
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.PEERS_DEAD)).isZero();
+        assertThat(f.wire.trace().count(e -> e.opcode() == Opcode.KEEPALIVE.value())).isPositive();
+    }
+
+    @Test
+    void aSilentPeerIsDeclaredDeadAfterFiveProbes() {
+        final TwoNodeFixture f = new TwoNodeFixture(6002).connect(1024);
+        f.wire.runFor(1_000);
+        f.wire.filter(PacketFilter.dropMatching((from, to, buf, off, len) -> true));
+        final long start = f.wire.now();
+        assertThat(f.wire.runUntil(() -> f.a.qp.state() == QpState.ERR, 5_000_000_000L)).isTrue();
+        final long deadAfter = f.wire.now() - start;
+        // Idle 1 s, then probes every 200 ms; dead 2 s after the last packet heard.
+        assertThat(deadAfter).isBetween(1_990_000_000L, 2_000_010_000L);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.KEEPALIVES_OUT)).isEqualTo(5);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.PEERS_DEAD)).isEqualTo(1);
+        assertThat(f.a.qp.isPeerDead()).isTrue();
+        assertThat(f.a.endpoint.asyncEvents().peekType()).isEqualTo(AsyncEventType.QP_FATAL);
+    }
+}
