@@ -21,7 +21,6 @@ public final class CmConfig {
     private int rateLimiterBuckets = 4096;
     private int globalAnswerRate;
     private int answerQueueCapacity = 1024;
-    private long idleTimeoutNs;
 
     /** @return CM_RETRANSMIT_INITIAL in ns */
     public long retransmitInitialNs() {
@@ -231,23 +230,6 @@ public final class CmConfig {
         return this;
     }
 
-    /** @return idle timeout in ns, 0 when off */
-    public long idleTimeoutNs() {
-        return idleTimeoutNs;
-    }
-
-    /**
-     * @param ns if positive, an established connection whose queue pair shows no progress (no
-     *     request received, no request sent, nothing completed) for this long is disconnected with
-     *     reason NORMAL. Off by default. This is a local policy, not the keepalive of [CM-027] (which
-     *     the queue-pair engine would have to send): it cannot tell an idle peer from a dead one.
-     * @return this
-     */
-    public CmConfig idleTimeoutNs(final long ns) {
-        this.idleTimeoutNs = nonNegative("idleTimeoutNs", ns);
-        return this;
-    }
-
     private static long positive(final String name, final long v) {
         if (v <= 0) {
             throw new IllegalArgumentException(name + " must be > 0, got " + v);
@@ -275,7 +257,6 @@ public final class CmConfig {
             + ", connectTimeoutNs=" + connectTimeoutNs + ", disconnectTimeoutNs=" + disconnectTimeoutNs
             + ", cookieLifetimeSeconds=" + cookieLifetimeSeconds + ", secretRotationNs=" + secretRotationNs
             + ", timewaitNs=" + timewaitNs + ", listenerLimit=" + listenerLimit + ", maxHandshakes=" + maxHandshakes
-            + ", answerRatePerSource=" + answerRatePerSource + ", globalAnswerRate=" + globalAnswerRate
-            + ", idleTimeoutNs=" + idleTimeoutNs + '}';
+            + ", answerRatePerSource=" + answerRatePerSource + ", globalAnswerRate=" + globalAnswerRate + '}';
     }
 }

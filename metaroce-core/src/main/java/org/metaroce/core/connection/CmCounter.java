@@ -34,5 +34,7 @@ public enum CmCounter {
     /** Cookie secret rotations [CM-017]. */
     SECRET_ROTATIONS,
     /** Server connections established by the first request packet rather than READY_TO_USE [CM-013]. */
-    COMM_EST
+    COMM_EST,
+    /** Established connections ended because keepalive declared the peer dead [CM-030]. */
+    PEERS_DEAD
 }

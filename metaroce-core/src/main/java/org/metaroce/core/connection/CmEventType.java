@@ -12,11 +12,16 @@ public enum CmEventType {
     UNREACHABLE,
     /**
      * The handshake failed after parameters were exchanged: the client found the reply's
-     * parameters unacceptable [CM-009], or the server never heard READY_TO_USE nor traffic
-     * [CM-024].
+     * parameters unacceptable [CM-009], the server never heard READY_TO_USE nor traffic
+     * [CM-024], or the queue pair failed before the connection was established.
      */
     CONNECT_ERROR,
-    /** Both sides: the connection is over and its queue pair in ERR [CM-031, CM-032]. */
+    /**
+     * Both sides: the connection is over and its queue pair in ERR: after a disconnect exchange
+     * [CM-031, CM-032], at once when keepalive declared the peer dead or this side sent a fatal NACK
+     * (reason QP_ERROR) [CM-030, CM-033], or after DISCONNECT_REQUEST QP_ERROR when the queue pair
+     * failed otherwise.
+     */
     DISCONNECTED,
     /** The QPN quarantine of a finished connection ended; the connection is forgotten [CM-034]. */
     TIMEWAIT_EXIT

@@ -89,12 +89,6 @@ public final class Connection {
     boolean inQpnTable;
     boolean freed;
 
-    // ---- liveness observation
-    int lastExpectedPsn;
-    int lastNextPsn;
-    int lastOutstanding;
-    long lastProgressNs;
-
     Connection(final boolean server, final long serviceId, final long transactionId, final Listener listener) {
         this.server = server;
         this.serviceId = serviceId;

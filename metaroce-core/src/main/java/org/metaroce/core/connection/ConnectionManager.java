@@ -11,6 +11,7 @@ import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.metaroce.core.RandomSource;
+import org.metaroce.core.engine.AsyncEventType;
 import org.metaroce.core.engine.ConnectionManagerHandler;
 import org.metaroce.core.engine.Endpoint;
 import org.metaroce.core.engine.PeerDirectory;
@@ -46,6 +47,14 @@ import org.slf4j.LoggerFactory;
  * sent from the endpoint port ([ENC-003]): their entropy value is the endpoint port given to the
  * constructor, and the driver maps it to its endpoint socket.
  *
+ * <p>Queue pairs report to it through the engine's hooks ({@link #onQueuePairEvent},
+ * {@link #onQueuePairDestroyed}): COMM_EST establishes a server connection whose READY_TO_USE
+ * was lost [CM-013]; a QP that fails by itself ends its connection [CM-030, CM-033]; a destroyed
+ * QP is disconnected. The hooks only queue the event; the next {@link #poll} acts on it, so the
+ * manager never scans its connections to find out what their queue pairs did. A QP the
+ * application moves to ERR itself raises no event (as with verbs): call {@link #disconnect}
+ * instead.
+ *
  * <p>Events: each goes to the handler of the connection's parameters, else to the manager's
  * {@link #eventHandler(CmEventHandler) handler}, else to the queue read by {@link #pollEvent()}.
  * Handlers run after the packet or call that caused the event has been fully processed, so they
@@ -77,8 +86,18 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private int handshakeCount;
     /** Every connection that has a local QPN and is not yet closed, by that QPN. */
     private final Int2ObjectHashMap<Connection> byQpn = new Int2ObjectHashMap<>();
-    /** Every connection not yet freed; scanned by {@link #poll}. */
+    /** Every connection not yet freed; scanned by {@link #poll} when something changed or a timer is due. */
     private final List<Connection> active = new ArrayList<>();
+
+    /**
+     * Queue-pair events reported by the engine and not yet acted on: a growable ring of (QP, type),
+     * type null for "destroyed". Only QPs of this manager's connections are queued, and each raises
+     * at most a few events in its life, so it stays small.
+     */
+    private QueuePair[] qpEventQps = new QueuePair[16];
+    private AsyncEventType[] qpEventTypes = new AsyncEventType[16];
+    private int qpEventHead;
+    private int qpEventCount;
 
     private final ArrayDeque<CmEvent> pendingEvents = new ArrayDeque<>();
     private final ArrayDeque<CmEvent> appEvents = new ArrayDeque<>();
@@ -337,7 +356,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             return false;
         }
         registerQpn(c);
-        c.lastExpectedPsn = qp.expectedReceivePsn();
         writeReply(c);
         c.out.putBytes(0, c.answer, 0, c.answerLength);
         c.outLength = c.answerLength;
@@ -442,60 +460,107 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     @Override
     public int poll(final long nowNs, final TransmitSink sink) {
         touch(nowNs);
-        needPoll = false;
         if (cookies.maintain(nowNs)) {
             counters.increment(CmCounter.SECRET_ROTATIONS);
         }
+        processQueuePairEvents(nowNs);
+        // Connections are visited only when one of them changed or a timer is due, so a poll that
+        // the data path causes costs nothing per connection.
+        final boolean due = needPoll || nowNs >= cachedDeadlineNs;
+        needPoll = false;
         int emitted = emitAnswers(nowNs, sink);
-        long next = Long.MAX_VALUE;
-        for (int i = active.size() - 1; i >= 0; i--) {
-            final Connection c = active.get(i);
-            if (!c.freed) {
-                emitted += service(nowNs, c, sink);
+        if (due) {
+            long next = Long.MAX_VALUE;
+            for (int i = active.size() - 1; i >= 0; i--) {
+                final Connection c = active.get(i);
+                if (!c.freed) {
+                    emitted += service(nowNs, c, sink);
+                }
+                if (c.freed) {
+                    final int last = active.size() - 1;
+                    active.set(i, active.get(last));
+                    active.remove(last);
+                    continue;
+                }
+                next = Math.min(next, c.nextDeadlineNs());
             }
-            if (c.freed) {
-                final int last = active.size() - 1;
-                active.set(i, active.get(last));
-                active.remove(last);
-                continue;
-            }
-            next = Math.min(next, c.nextDeadlineNs());
-            if (config.idleTimeoutNs() > 0 && c.state == ConnectionState.ESTABLISHED) {
-                next = Math.min(next, c.lastProgressNs + config.idleTimeoutNs());
-            }
+            cachedDeadlineNs = next;
         }
-        cachedDeadlineNs = next;
         dispatch();
         return emitted;
     }
 
     @Override
     public long nextDeadlineNs() {
-        if (needPoll || answerCount > 0 || queuePairChanged()) {
+        if (needPoll || answerCount > 0 || qpEventCount > 0) {
             return timeKnown ? lastNowNs : Long.MIN_VALUE;
         }
         return cachedDeadlineNs;
     }
 
     /**
-     * Whether a watched queue pair did something the next poll must act on: it entered ERR by
-     * itself (its timers run after this manager's poll, so nothing else would trigger a poll), was
-     * destroyed, or accepted its first request in RTR. The engine has no callback for these yet.
+     * Queues what a connection's queue pair reports for the next poll [CM-013, CM-030, CM-033]; the
+     * engine may be in the middle of a packet or its own poll, so nothing is done here.
      */
-    private boolean queuePairChanged() {
-        for (int i = 0, n = active.size(); i < n; i++) {
-            final Connection c = active.get(i);
-            final ConnectionState state = c.state;
-            if (state == ConnectionState.ESTABLISHED || state == ConnectionState.ACCEPTED
-                || state == ConnectionState.CONNECTING) {
-                final QueuePair qp = c.qp;
-                if (qp.state() == QpState.ERR || endpoint.queuePair(c.localQpn) != qp
-                    || state == ConnectionState.ACCEPTED && qp.expectedReceivePsn() != c.lastExpectedPsn) {
-                    return true;
-                }
+    @Override
+    public void onQueuePairEvent(final QueuePair qp, final AsyncEventType type) {
+        switch (type) {
+            case QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR, COMM_EST -> queueQpEvent(qp, type);
+            default -> {
+                // SQ_DRAINED and CQ_ERR concern the application only.
             }
         }
-        return false;
+    }
+
+    @Override
+    public void onQueuePairDestroyed(final QueuePair qp) {
+        queueQpEvent(qp, null);
+    }
+
+    private void queueQpEvent(final QueuePair qp, final AsyncEventType type) {
+        final Connection c = byQpn.get(qp.qpn());
+        if (c == null || c.qp != qp) {
+            return; // a QP the application wired by hand, or of a connection already closed
+        }
+        if (qpEventCount == qpEventQps.length) {
+            final int n = qpEventQps.length;
+            final QueuePair[] qps = new QueuePair[n * 2];
+            final AsyncEventType[] types = new AsyncEventType[n * 2];
+            for (int i = 0; i < n; i++) {
+                qps[i] = qpEventQps[(qpEventHead + i) % n];
+                types[i] = qpEventTypes[(qpEventHead + i) % n];
+            }
+            qpEventQps = qps;
+            qpEventTypes = types;
+            qpEventHead = 0;
+        }
+        final int at = (qpEventHead + qpEventCount) % qpEventQps.length;
+        qpEventQps[at] = qp;
+        qpEventTypes[at] = type;
+        qpEventCount++;
+        changed();
+    }
+
+    private void processQueuePairEvents(final long now) {
+        while (qpEventCount > 0) {
+            final QueuePair qp = qpEventQps[qpEventHead];
+            final AsyncEventType type = qpEventTypes[qpEventHead];
+            qpEventQps[qpEventHead] = null;
+            qpEventTypes[qpEventHead] = null;
+            qpEventHead = (qpEventHead + 1) % qpEventQps.length;
+            qpEventCount--;
+            final Connection c = byQpn.get(qp.qpn());
+            if (c == null || c.qp != qp) {
+                continue;
+            }
+            if (type == null) {
+                onQueuePairDestroyed(c);
+            } else if (type == AsyncEventType.COMM_EST) {
+                onCommunicationEstablished(c);
+            } else {
+                onQueuePairError(now, c, type);
+            }
+        }
     }
 
     // =============================================================================== server: requests
@@ -636,7 +701,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
         switch (opcode) {
             case CONNECT_CHALLENGE -> onChallenge(c, b, h);
-            case CONNECT_REPLY -> onReply(now, c, b, off);
+            case CONNECT_REPLY -> onReply(c, b, off);
             case CONNECT_REJECT -> onReject(c, b, off);
             case READY_TO_USE -> onReadyToUse(c);
             case DISCONNECT_REQUEST -> onDisconnectRequest(now, c, b, off);
@@ -661,7 +726,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     }
 
     /** [CM-007, CM-009, CM-026]. */
-    private void onReply(final long now, final Connection c, final DirectBuffer b, final int off) {
+    private void onReply(final Connection c, final DirectBuffer b, final int off) {
         if (c.server) {
             counters.increment(CmCounter.CM_UNEXPECTED);
             return;
@@ -715,7 +780,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         queueHeaderOnly(c, Opcode.READY_TO_USE, 0);
         c.state = ConnectionState.ESTABLISHED;
         c.deadlineNs = Long.MAX_VALUE;
-        startObserving(now, c);
         LOG.debug("established {}", c);
         raise(CmEventType.ESTABLISHED, c, c.peerPrivateData);
         changed();
@@ -749,7 +813,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             return;
         }
         if (c.state == ConnectionState.ACCEPTED) {
-            establishServer(lastNowNs, c);
+            establishServer(c);
         } else if (c.state != ConnectionState.ESTABLISHED) {
             counters.increment(CmCounter.CM_UNEXPECTED);
         }
@@ -844,10 +908,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             }
             maybeFree(c);
         }
-        if (c.state == ConnectionState.ACCEPTED || c.state == ConnectionState.ESTABLISHED
-            || c.state == ConnectionState.CONNECTING) {
-            observe(now, c);
-        }
         return emitted;
     }
 
@@ -876,58 +936,80 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
     }
 
+    /** [CM-013]: the first request packet reached the server's QP in RTR before READY_TO_USE. */
+    private void onCommunicationEstablished(final Connection c) {
+        if (c.server && c.state == ConnectionState.ACCEPTED && c.qp.state() == QpState.RTR) {
+            counters.increment(CmCounter.COMM_EST);
+            establishServer(c);
+        }
+        // Otherwise READY_TO_USE came first (or the connection is being torn down): nothing to do.
+    }
+
     /**
-     * Watches a queue pair the connection manager cannot be told about: an ERR entered for another
-     * reason than a disconnect [CM-033], a QP the application destroyed, the first request packet
-     * in RTR (COMM_EST, [CM-013]), and progress for the optional idle timeout.
+     * A connection's QP entered ERR by itself. A peer declared dead by keepalive ends the
+     * connection at once, without a disconnect exchange nobody would answer [CM-030]. After a fatal
+     * NACK this side sent (QP_REQ_ERR, QP_ACCESS_ERR), the peer learns from the NACK, so the
+     * connection ends without DISCONNECT_REQUEST too; it waits in time-wait to answer the peer's
+     * [CM-033, CM-034]. Any other failure is announced with DISCONNECT_REQUEST QP_ERROR [CM-033].
+     * Before ESTABLISHED the failure is a CONNECT_ERROR.
      */
-    private void observe(final long now, final Connection c) {
-        final QueuePair qp = c.qp;
-        final boolean destroyed = endpoint.queuePair(c.localQpn) != qp;
-        if (c.state == ConnectionState.CONNECTING) {
-            if (destroyed || qp.state() == QpState.ERR) {
+    private void onQueuePairError(final long now, final Connection c, final AsyncEventType cause) {
+        final boolean peerDead = c.qp.isPeerDead();
+        final boolean sentFatalNack = cause == AsyncEventType.QP_REQ_ERR || cause == AsyncEventType.QP_ACCESS_ERR;
+        switch (c.state) {
+            case CONNECTING -> {
+                LOG.debug("queue pair failed ({}) while connecting: {}", cause, c);
                 raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
                 close(c);
             }
-            return;
-        }
-        if (destroyed) {
-            startDisconnect(c, CmReason.NORMAL, true);
-            return;
-        }
-        if (qp.state() == QpState.ERR) {
-            startDisconnect(c, CmReason.QP_ERROR, true);
-            return;
-        }
-        if (c.state == ConnectionState.ACCEPTED) {
-            if (qp.state() == QpState.RTR && qp.expectedReceivePsn() != c.lastExpectedPsn) {
-                counters.increment(CmCounter.COMM_EST);
-                establishServer(now, c);
+            case ACCEPTED -> {
+                LOG.debug("queue pair failed ({}) before READY_TO_USE: {}", cause, c);
+                raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
+                if (sentFatalNack) {
+                    enterTimewait(now, c);
+                } else {
+                    startDisconnect(c, CmReason.QP_ERROR, false);
+                }
             }
-            return;
+            case ESTABLISHED -> {
+                if (peerDead || sentFatalNack) {
+                    LOG.debug("{}: {}", peerDead ? "peer dead" : "fatal NACK sent", c);
+                    if (peerDead) {
+                        counters.increment(CmCounter.PEERS_DEAD);
+                    }
+                    raise(CmEventType.DISCONNECTED, c, CmReason.QP_ERROR, NONE);
+                    enterTimewait(now, c);
+                } else {
+                    LOG.debug("queue pair failed ({}): {}", cause, c);
+                    startDisconnect(c, CmReason.QP_ERROR, true);
+                }
+            }
+            default -> {
+                // Already tearing down: the CM put the QP in ERR itself.
+            }
         }
-        if (config.idleTimeoutNs() > 0) {
-            final int expected = qp.expectedReceivePsn();
-            final int nextPsn = qp.nextSendPsn();
-            final int outstanding = qp.outstandingSends();
-            if (expected != c.lastExpectedPsn || nextPsn != c.lastNextPsn || outstanding != c.lastOutstanding) {
-                c.lastExpectedPsn = expected;
-                c.lastNextPsn = nextPsn;
-                c.lastOutstanding = outstanding;
-                c.lastProgressNs = now;
-            } else if (now - c.lastProgressNs >= config.idleTimeoutNs()) {
-                LOG.debug("idle: {}", c);
-                startDisconnect(c, CmReason.NORMAL, true);
+    }
+
+    /** The application destroyed a connection's QP: the connection ends as by {@link #disconnect}. */
+    private void onQueuePairDestroyed(final Connection c) {
+        switch (c.state) {
+            case CONNECTING -> {
+                raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
+                close(c);
+            }
+            case ACCEPTED, ESTABLISHED -> startDisconnect(c, CmReason.NORMAL, true);
+            default -> {
+                // Tearing down already; time-wait answers from the kept identity [CM-034].
             }
         }
     }
 
     // =============================================================================== transitions
 
-    private void establishServer(final long now, final Connection c) {
+    private void establishServer(final Connection c) {
         final QpParams<?> p = c.params;
         if (c.qp.state() != QpState.RTR) {
-            return; // the poll will notice ERR
+            return; // in ERR: its QP event ends the connection at the next poll
         }
         try {
             c.qp.modify(QpState.RTS, new QpAttributes().sqPsn(c.localInitialPsn).timeoutNs(p.timeoutNs)
@@ -941,17 +1023,9 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         stopRetransmit(c);
         c.deadlineNs = Long.MAX_VALUE;
         c.state = ConnectionState.ESTABLISHED;
-        startObserving(now, c);
         LOG.debug("established {}", c);
         raise(CmEventType.ESTABLISHED, c, NONE);
         changed();
-    }
-
-    private void startObserving(final long now, final Connection c) {
-        c.lastExpectedPsn = c.qp.expectedReceivePsn();
-        c.lastNextPsn = c.qp.nextSendPsn();
-        c.lastOutstanding = c.qp.outstandingSends();
-        c.lastProgressNs = now;
     }
 
     private void requirePending(final Connection request) {

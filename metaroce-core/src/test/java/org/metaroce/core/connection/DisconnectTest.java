@@ -1,23 +1,30 @@
 package org.metaroce.core.connection;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.metaroce.core.connection.CmFixture.CLIENT_PORT;
 import static org.metaroce.core.connection.CmFixture.MS;
 import static org.metaroce.core.connection.CmFixture.S;
 import static org.metaroce.core.connection.CmFixture.SERVER_PORT;
 import static org.metaroce.core.connection.CmFixture.SERVICE;
 
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
 import org.metaroce.core.connection.CmFixture.Node;
+import org.metaroce.core.engine.QueuePair;
 import org.metaroce.core.testwire.LinkProfile;
+import org.metaroce.core.testwire.PacketFate;
 import org.metaroce.core.testwire.PacketFilter;
 import org.metaroce.core.testwire.PacketMatcher;
+import org.metaroce.core.testwire.TraceEvent;
 import org.metaroce.core.verbs.PostStatus;
 import org.metaroce.core.verbs.QpState;
 import org.metaroce.core.verbs.RecvRequest;
 import org.metaroce.core.verbs.SendFlags;
 import org.metaroce.core.verbs.SendRequest;
 import org.metaroce.core.verbs.WcStatus;
+import org.metaroce.core.verbs.WorkCompletion;
 import org.metaroce.core.verbs.WrOpcode;
 import org.metaroce.core.wire.Opcode;
 
@@ -25,6 +32,7 @@ import org.metaroce.core.wire.Opcode;
 class DisconnectTest {
     private static final int DREQ = Opcode.DISCONNECT_REQUEST.value();
     private static final int DREP = Opcode.DISCONNECT_REPLY.value();
+    private static final int KEEPALIVE = Opcode.KEEPALIVE.value();
 
     /** A connected pair; the server posted two receives at accept time. */
     private static final class Pair {
@@ -168,10 +176,141 @@ class DisconnectTest {
         assertThat(p.f.runUntil(() -> p.client.count(CmEventType.DISCONNECTED) == 1
             && p.server.count(CmEventType.DISCONNECTED) == 1, S)).isTrue();
         assertThat(p.client.sendCompletions.get(0).status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
-        // [CM-033]: each side told the other instead of waiting for keepalive.
         assertThat(p.client.first(CmEventType.DISCONNECTED).reason()).isEqualTo(CmReason.QP_ERROR);
         assertThat(p.server.first(CmEventType.DISCONNECTED).reason()).isEqualTo(CmReason.QP_ERROR);
         assertThat(p.f.wire.now()).isLessThan(10 * MS);
+        // [CM-033]: the client, whose QP failed on the NACK it received, told the server; the server
+        // sent the fatal NACK, from which the client learns, so it sent no DISCONNECT_REQUEST and
+        // answered the client's from time-wait [CM-034].
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == DREQ && e.from() == p.client.id)).isEqualTo(1);
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == DREQ && e.from() == p.server.id)).isZero();
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == DREP && e.from() == p.server.id)).isEqualTo(1);
+        assertThat(p.s.state()).isEqualTo(ConnectionState.TIMEWAIT);
+        assertThat(p.c.state()).isEqualTo(ConnectionState.TIMEWAIT);
+    }
+
+    /** Time of the last packet the wire delivered to {@code node}. */
+    private static long lastDeliveredTo(final CmFixture f, final int node) {
+        final List<TraceEvent> delivered = f.wire.trace().select(e -> e.to() == node
+            && e.fate() == PacketFate.DELIVERED);
+        return delivered.get(delivered.size() - 1).timeNs();
+    }
+
+    @Test
+    void deadPeerIsDeclaredByKeepaliveAndDisconnectedAtOnce() {
+        // The client's requester gets no RTT sample and has a 1 s timeout, so keepalive (2 s) finds
+        // the dead peer before the retransmissions of its outstanding WRITE run out.
+        final Pair p = new Pair(10, new CmConfig(), new CmConfig(), c -> c.timeoutNs(S));
+        // Traffic first, so that the last packet each side hears is a data packet or its ACK.
+        assertThat(p.c.queuePair().postRecv(new RecvRequest(1).wrId(300)
+            .addSge(p.client.address(0), 4096, p.client.mr.lkey()))).isEqualTo(PostStatus.OK);
+        assertThat(p.s.queuePair().postSend(new SendRequest(1).wrId(301).opcode(WrOpcode.SEND)
+            .sendFlags(SendFlags.SIGNALED).addSge(p.server.address(65_536), 100, p.server.mr.lkey())))
+            .isEqualTo(PostStatus.OK);
+        assertThat(p.f.runUntil(() -> p.client.recvCompletions.size() == 1 && p.server.sendCompletions.size() == 1,
+            S)).isTrue();
+        p.client.recvCompletions.clear();
+        p.server.sendCompletions.clear();
+
+        // The peer vanishes: the wire drops everything from now on.
+        p.f.wire.filter(PacketFilter.dropMatching(PacketMatcher.any()));
+        final QueuePair qp = p.c.queuePair();
+        for (int i = 0; i < 2; i++) {
+            assertThat(qp.postRecv(new RecvRequest(1).wrId(200 + i)
+                .addSge(p.client.address(8192 + i * 4096L), 4096, p.client.mr.lkey()))).isEqualTo(PostStatus.OK);
+        }
+        assertThat(qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+            .addSge(p.client.address(0), 3000, p.client.mr.lkey()).remoteAddr(p.server.address(0))
+            .rkey(p.server.mr.rkey()))).isEqualTo(PostStatus.OK);
+        assertThat(qp.postSend(new SendRequest(1).wrId(2).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            .addSge(p.client.address(0), 100, p.client.mr.lkey()))).isEqualTo(PostStatus.OK);
+
+        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.DISCONNECTED) == 1, 5 * S)).isTrue();
+        // [CM-030]: KEEPALIVE_IDLE + KEEPALIVE_PROBES x KEEPALIVE_INTERVAL = 2 s after the last packet.
+        assertThat(p.f.wire.now() - lastDeliveredTo(p.f, p.client.id)).isBetween(2 * S, 2 * S + MS);
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == KEEPALIVE && e.from() == p.client.id)).isEqualTo(5);
+        assertThat(qp.isPeerDead()).isTrue();
+        assertThat(qp.state()).isEqualTo(QpState.ERR);
+        assertThat(p.client.first(CmEventType.DISCONNECTED).reason()).isEqualTo(CmReason.QP_ERROR);
+        assertThat(p.client.cm.counters().get(CmCounter.PEERS_DEAD)).isEqualTo(1);
+        // At once: no disconnect exchange with a dead peer, straight to time-wait.
+        assertThat(p.c.state()).isEqualTo(ConnectionState.TIMEWAIT);
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == DREQ)).isZero();
+        // The oldest send completes with RETRY_EXC_ERR, everything else is flushed.
+        p.client.drain();
+        assertThat(p.client.sendCompletions).extracting(WorkCompletion::wrId, WorkCompletion::status).containsExactly(
+            tuple(1L, WcStatus.RETRY_EXC_ERR),
+            tuple(2L, WcStatus.WR_FLUSH_ERR));
+        assertThat(p.client.recvCompletions).extracting(WorkCompletion::wrId).containsExactly(200L, 201L);
+        assertThat(p.client.recvCompletions).allSatisfy(wc -> assertThat(wc.status()).isEqualTo(WcStatus.WR_FLUSH_ERR));
+
+        // The server sees the client die the same way, 2 s after the last packet it heard.
+        assertThat(p.f.runUntil(() -> p.server.count(CmEventType.DISCONNECTED) == 1, 5 * S)).isTrue();
+        assertThat(p.f.wire.now() - lastDeliveredTo(p.f, p.server.id)).isBetween(2 * S, 2 * S + MS);
+        assertThat(p.s.queuePair().isPeerDead()).isTrue();
+        p.server.drain();
+        assertThat(p.server.recvCompletions).hasSize(2)
+            .allSatisfy(wc -> assertThat(wc.status()).isEqualTo(WcStatus.WR_FLUSH_ERR));
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == DREQ)).isZero();
+
+        // [CM-034]: the identities are kept for QPN_QUARANTINE, then forgotten.
+        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.TIMEWAIT_EXIT) == 1
+            && p.server.count(CmEventType.TIMEWAIT_EXIT) == 1, 20 * S)).isTrue();
+        assertThat(p.client.events).extracting(CmEvent::type).containsExactly(CmEventType.ESTABLISHED,
+            CmEventType.DISCONNECTED, CmEventType.TIMEWAIT_EXIT);
+        assertThat(p.client.cm.connectionCount()).isZero();
+        assertThat(p.server.cm.connectionCount()).isZero();
+    }
+
+    @Test
+    void fatalNackBeforeReadyToUseIsAConnectErrorOnTheServer() {
+        final CmFixture f = new CmFixture(11, LinkProfile.perfect());
+        final Node server = f.node(SERVER_PORT, new CmConfig());
+        final Node client = f.node(CLIENT_PORT, new CmConfig());
+        f.wire.filter(PacketFilter.dropOpcode(Opcode.READY_TO_USE.value()));
+        server.cm.listen(SERVICE, server.listenParams());
+        server.onRequest = e -> server.cm.accept(e, null);
+        final Connection c = client.cm.connect(client.connectParams(server));
+        assertThat(f.runUntil(() -> client.count(CmEventType.ESTABLISHED) == 1, S)).isTrue();
+        // The first request the server's QP sees in RTR is a WRITE with a wrong rkey.
+        assertThat(c.queuePair().postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.RDMA_WRITE)
+            .sendFlags(SendFlags.SIGNALED).addSge(client.address(0), 100, client.mr.lkey())
+            .remoteAddr(server.address(0)).rkey(server.mr.rkey() ^ 0x5555))).isEqualTo(PostStatus.OK);
+        assertThat(f.runUntil(() -> client.count(CmEventType.DISCONNECTED) == 1, S)).isTrue();
+        final Connection s = server.first(CmEventType.CONNECT_REQUEST).connection();
+        assertThat(server.events).extracting(CmEvent::type)
+            .containsExactly(CmEventType.CONNECT_REQUEST, CmEventType.CONNECT_ERROR);
+        assertThat(server.first(CmEventType.CONNECT_ERROR).reason()).isEqualTo(CmReason.QP_ERROR);
+        assertThat(server.cm.counters().get(CmCounter.COMM_EST)).isZero();
+        assertThat(s.queuePair().state()).isEqualTo(QpState.ERR);
+        assertThat(s.state()).isEqualTo(ConnectionState.TIMEWAIT);
+        assertThat(client.sendCompletions.get(0).status()).isEqualTo(WcStatus.REM_ACCESS_ERR);
+        assertThat(client.first(CmEventType.DISCONNECTED).reason()).isEqualTo(CmReason.QP_ERROR);
+        // [CM-033]: only the side that received the fatal NACK sent DISCONNECT_REQUEST.
+        assertThat(f.wire.trace().count(e -> e.opcode() == DREQ && e.from() == server.id)).isZero();
+        assertThat(f.wire.trace().count(e -> e.opcode() == DREQ && e.from() == client.id)).isEqualTo(1);
+        assertThat(f.wire.now()).isLessThan(10 * MS);
+        // The server's CONNECT_REPLY retransmissions stopped with the failure.
+        final long replies = f.wire.trace().count(e -> e.opcode() == Opcode.CONNECT_REPLY.value());
+        f.runUntil(() -> false, 3 * S);
+        assertThat(f.wire.trace().count(e -> e.opcode() == Opcode.CONNECT_REPLY.value())).isEqualTo(replies);
+        assertThat(server.events).hasSize(2);
+    }
+
+    @Test
+    void destroyingAnEstablishedQueuePairDisconnects() {
+        final Pair p = new Pair(12);
+        p.server.endpoint.destroyQueuePair(p.s.queuePair());
+        assertThat(p.s.queuePair().isDestroyed()).isTrue();
+        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.DISCONNECTED) == 1
+            && p.server.count(CmEventType.DISCONNECTED) == 1, S)).isTrue();
+        assertThat(p.f.wire.now()).isLessThan(10 * MS);
+        for (final Node n : new Node[] {p.client, p.server}) {
+            assertThat(n.first(CmEventType.DISCONNECTED).reason()).isEqualTo(CmReason.NORMAL);
+        }
+        assertThat(p.c.queuePair().state()).isEqualTo(QpState.ERR);
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == DREQ && e.from() == p.server.id)).isEqualTo(1);
+        assertThat(p.f.wire.trace().count(e -> e.opcode() == DREP && e.from() == p.client.id)).isEqualTo(1);
     }
 
     @Test
@@ -186,29 +325,6 @@ class DisconnectTest {
         assertThat(p.f.wire.now() - start).isBetween(S, S + 100 * MS);
         assertThat(p.client.sendCompletions.get(0).status()).isEqualTo(WcStatus.RETRY_EXC_ERR);
         assertThat(p.client.first(CmEventType.DISCONNECTED).reason()).isEqualTo(CmReason.QP_ERROR);
-    }
-
-    @Test
-    void idleTimeoutDisconnectsQuietConnections() {
-        final Pair p = new Pair(7, new CmConfig(), new CmConfig().idleTimeoutNs(500 * MS), c -> c);
-        final long start = p.f.wire.now();
-        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.DISCONNECTED) == 1
-            && p.server.count(CmEventType.DISCONNECTED) == 1, 5 * S)).isTrue();
-        assertThat(p.f.wire.now() - start).isBetween(500 * MS, 501 * MS);
-    }
-
-    @Test
-    void trafficKeepsAnIdleTimeoutAway() {
-        final Pair p = new Pair(8, new CmConfig(), new CmConfig().idleTimeoutNs(500 * MS), c -> c);
-        for (int i = 0; i < 8; i++) {
-            p.f.runUntil(() -> false, 300 * MS);
-            p.s.queuePair().postRecv(new RecvRequest(1).wrId(i).addSge(p.server.address(0), 64, p.server.mr.lkey()));
-            p.c.queuePair().postSend(new SendRequest(1).wrId(i).opcode(WrOpcode.SEND).addSge(p.client.address(0), 64,
-                p.client.mr.lkey()));
-        }
-        p.f.runUntil(() -> false, 300 * MS);
-        assertThat(p.client.count(CmEventType.DISCONNECTED)).isZero();
-        assertThat(p.f.runUntil(() -> p.client.count(CmEventType.DISCONNECTED) == 1, S)).isTrue();
     }
 
     @Test

@@ -287,6 +287,70 @@ class HandshakeTest {
     }
 
     @Test
+    void commEstEstablishesTheServerWhenTheFirstDataPacketArrivesAfterALostReadyToUse() {
+        final CmFixture f = new CmFixture(12, LinkProfile.perfect());
+        final Node server = f.node(SERVER_PORT, new CmConfig());
+        final Node client = f.node(CLIENT_PORT, new CmConfig());
+        assertThat(Opcode.READY_TO_USE.value()).isEqualTo(0x24);
+        f.wire.filter(PacketFilter.dropOpcode(0x24));
+        server.cm.listen(SERVICE, server.listenParams());
+        acceptWith(server, null);
+        final Connection c = client.cm.connect(client.connectParams(server));
+        assertThat(f.runUntil(() -> client.count(CmEventType.ESTABLISHED) == 1, S)).isTrue();
+        // No data for 50 ms (less than the server's first CONNECT_REPLY retransmission): the server
+        // waits in RTR.
+        f.runUntil(() -> false, 50 * MS);
+        final Connection s = server.first(CmEventType.CONNECT_REQUEST).connection();
+        assertThat(s.state()).isEqualTo(ConnectionState.ACCEPTED);
+        assertThat(s.queuePair().state()).isEqualTo(QpState.RTR);
+        assertThat(server.count(CmEventType.ESTABLISHED)).isZero();
+
+        fill(client.mr.buffer(), 0, 3000, 11);
+        assertThat(c.queuePair().postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.SEND)
+            .sendFlags(SendFlags.SIGNALED).addSge(client.address(0), 3000, client.mr.lkey())))
+            .isEqualTo(PostStatus.OK);
+        assertThat(f.runUntil(() -> server.count(CmEventType.ESTABLISHED) == 1, S)).isTrue();
+        // [CM-013]: ESTABLISHED at the arrival of the first request packet, through COMM_EST.
+        final List<TraceEvent> data = f.wire.trace().select(e -> e.to() == server.id
+            && e.fate() == PacketFate.DELIVERED && Opcode.of(e.opcode()) != null && Opcode.of(e.opcode()).isRequest());
+        assertThat(data).isNotEmpty();
+        assertThat(f.wire.now()).isEqualTo(data.get(0).timeNs());
+        assertThat(s.state()).isEqualTo(ConnectionState.ESTABLISHED);
+        assertThat(s.queuePair().state()).isEqualTo(QpState.RTS);
+        assertThat(server.cm.counters().get(CmCounter.COMM_EST)).isEqualTo(1);
+        assertThat(f.wire.trace().count(e -> e.opcode() == 0x24)).isPositive();
+        assertThat(f.wire.trace().count(e -> e.opcode() == 0x24 && e.fate() != PacketFate.DROPPED_FILTER)).isZero();
+
+        // [CM-014]: the data the responder took in RTR is intact.
+        assertThat(f.runUntil(() -> server.recvCompletions.size() == 1 && client.sendCompletions.size() == 1, S))
+            .isTrue();
+        assertThat(server.recvCompletions.get(0).status()).isEqualTo(WcStatus.SUCCESS);
+        assertThat(server.recvCompletions.get(0).byteLen()).isEqualTo(3000);
+        assertThat(client.sendCompletions.get(0).status()).isEqualTo(WcStatus.SUCCESS);
+        assertSameBytes(client.mr.buffer(), 0, server.mr.buffer(), 512 * 1024, 3000);
+
+        // The server's QP is a full RTS QP: it sends back with the PSN it announced.
+        fill(server.mr.buffer(), 0, 2000, 17);
+        assertThat(c.queuePair().postRecv(new RecvRequest(1).wrId(50).addSge(client.address(65_536), 4096,
+            client.mr.lkey()))).isEqualTo(PostStatus.OK);
+        assertThat(s.queuePair().postSend(new SendRequest(1).wrId(51).opcode(WrOpcode.SEND)
+            .sendFlags(SendFlags.SIGNALED).addSge(server.address(0), 2000, server.mr.lkey())))
+            .isEqualTo(PostStatus.OK);
+        assertThat(f.runUntil(() -> client.recvCompletions.size() == 1 && server.sendCompletions.size() == 1, S))
+            .isTrue();
+        assertThat(client.recvCompletions.get(0).status()).isEqualTo(WcStatus.SUCCESS);
+        assertSameBytes(server.mr.buffer(), 0, client.mr.buffer(), 65_536, 2000);
+
+        // CONNECT_REPLY is no longer retransmitted, and nothing else happens.
+        final long replies = f.wire.trace().count(e -> e.opcode() == Opcode.CONNECT_REPLY.value());
+        f.runUntil(() -> false, 3 * S);
+        assertThat(f.wire.trace().count(e -> e.opcode() == Opcode.CONNECT_REPLY.value())).isEqualTo(replies);
+        assertThat(server.events).extracting(CmEvent::type)
+            .containsExactly(CmEventType.CONNECT_REQUEST, CmEventType.ESTABLISHED);
+        assertThat(client.events).extracting(CmEvent::type).containsExactly(CmEventType.ESTABLISHED);
+    }
+
+    @Test
     void serverWithoutReadyToUseOrTrafficGivesUpAndTellsTheClient() {
         final CmFixture f = new CmFixture(6, LinkProfile.perfect());
         final Node server = f.node(SERVER_PORT, new CmConfig());
