@@ -1,0 +1,551 @@
+package org.metaroce.netty;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Arrays;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.metaroce.core.RandomSource;
+import org.metaroce.core.SecureRandomSource;
+import org.metaroce.core.engine.EndpointConfig;
+import org.metaroce.core.wire.WireConstants;
+
+/**
+ * Everything a {@link MetaRoceDevice} is built from. Mutable until the device is built (the device
+ * keeps a reference: do not change it afterwards); each setter validates and names what it
+ * rejects.
+ *
+ * <p>Defaults: bind 0.0.0.0, endpoint port 4796 [ENC-002], 4 ephemeral entropy ports,
+ * {@link Transport#AUTO}, {@link ThreadingMode#DEDICATED} with a {@link BackoffIdleStrategy},
+ * secure randomness, UDP GSO when the platform has it, GRO off.
+ */
+public final class DeviceConfig {
+    /** Largest MetaRoCE datagram: PMTU 8192 + 72 header bytes + 4 integrity bytes, rounded up. */
+    public static final int DEFAULT_MAX_DATAGRAM_BYTES = 8192 + 128;
+    /** With UDP GRO the kernel may hand over up to 64 KiB at once: receive slots must hold that. */
+    public static final int GRO_SLOT_BYTES = 65536;
+
+    private InetAddress bindAddress = anyLocal();
+    private int endpointPort = WireConstants.DEFAULT_UDP_PORT;
+    private int[] entropyPorts;
+    private int entropyPortCount = 4;
+    private int entropyBasePort;
+    private Transport transport = Transport.AUTO;
+    private ThreadingMode threadingMode = ThreadingMode.DEDICATED;
+    private IdleStrategy idleStrategy;
+    private long deadlineSpinNs = 50_000;
+    private EndpointConfig endpointConfig = new EndpointConfig();
+    private RandomSource randomSource;
+    private ByteBufAllocator allocator = PooledByteBufAllocator.DEFAULT;
+    private int sinkChunkBytes = 256 * 1024;
+    private int maxPacketsPerCycle = 1024;
+    private int maxDatagramBytes = DEFAULT_MAX_DATAGRAM_BYTES;
+    private int receiveBatch = 32;
+    private int maxDatagramsPerRead = 256;
+    private boolean gso = true;
+    private boolean gro;
+    private int receiveBufferBytes = 4 * 1024 * 1024;
+    private int sendBufferBytes = 1024 * 1024;
+    private int writeBufferHighWaterMark = 4 * 1024 * 1024;
+    private int commandQueueCapacity = 1024;
+    private int transientPeers = PeerTable.DEFAULT_TRANSIENT_CAPACITY;
+    private String threadName;
+    private SharedDriver sharedDriver;
+    private long callTimeoutNs = 30_000_000_000L;
+
+    private static InetAddress anyLocal() {
+        try {
+            return InetAddress.getByAddress(new byte[4]);
+        } catch (final UnknownHostException ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    public InetAddress bindAddress() {
+        return bindAddress;
+    }
+
+    /**
+     * @param address local address every socket binds to (0.0.0.0 by default); its family (IPv4 or
+     *     IPv6) is the family of every socket
+     * @return this
+     */
+    public DeviceConfig bindAddress(final InetAddress address) {
+        if (address == null) {
+            throw new IllegalArgumentException("bindAddress must not be null");
+        }
+        this.bindAddress = address;
+        return this;
+    }
+
+    public int endpointPort() {
+        return endpointPort;
+    }
+
+    /**
+     * @param port the endpoint port every packet arrives on [ENC-002]; 0 = ephemeral
+     * @return this
+     */
+    public DeviceConfig endpointPort(final int port) {
+        this.endpointPort = checkPort("endpointPort", port);
+        return this;
+    }
+
+    /**
+     * Binds {@code count} send sockets, at {@code basePort, basePort + 1, ...}, or each on an
+     * ephemeral port when {@code basePort} is 0. Their local ports are the entropy values.
+     *
+     * @param count number of entropy ports, 1..255
+     * @param basePort first port, or 0 for ephemeral ports
+     * @return this
+     */
+    public DeviceConfig entropyPortRange(final int count, final int basePort) {
+        if (count < 1 || count > 255) {
+            throw new IllegalArgumentException("entropy port count must be in 1..255, got " + count);
+        }
+        checkPort("entropy basePort", basePort);
+        if (basePort != 0 && basePort + count - 1 > 65535) {
+            throw new IllegalArgumentException("entropy ports " + basePort + ".." + (basePort + count - 1)
+                + " exceed 65535");
+        }
+        this.entropyPortCount = count;
+        this.entropyBasePort = basePort;
+        this.entropyPorts = null;
+        return this;
+    }
+
+    /**
+     * Binds one send socket per listed port (0 = ephemeral for that one).
+     *
+     * @param ports 1..255 ports, the non-zero ones distinct
+     * @return this
+     */
+    public DeviceConfig entropyPorts(final int... ports) {
+        if (ports == null || ports.length < 1 || ports.length > 255) {
+            throw new IllegalArgumentException("entropy ports must list 1..255 ports");
+        }
+        for (int i = 0; i < ports.length; i++) {
+            checkPort("entropyPorts[" + i + "]", ports[i]);
+            for (int j = 0; j < i; j++) {
+                if (ports[i] != 0 && ports[i] == ports[j]) {
+                    throw new IllegalArgumentException("entropy port " + ports[i] + " is listed twice");
+                }
+            }
+        }
+        this.entropyPorts = ports.clone();
+        this.entropyPortCount = ports.length;
+        this.entropyBasePort = 0;
+        return this;
+    }
+
+    /** @return the number of entropy ports */
+    public int entropyPortCount() {
+        return entropyPortCount;
+    }
+
+    /** @return the requested entropy ports (0 = ephemeral), one per send socket */
+    public int[] requestedEntropyPorts() {
+        if (entropyPorts != null) {
+            return entropyPorts.clone();
+        }
+        final int[] ports = new int[entropyPortCount];
+        for (int i = 0; i < ports.length; i++) {
+            ports[i] = entropyBasePort == 0 ? 0 : entropyBasePort + i;
+        }
+        return ports;
+    }
+
+    public Transport transport() {
+        return transport;
+    }
+
+    /**
+     * @param transport EPOLL, NIO or AUTO (default)
+     * @return this
+     */
+    public DeviceConfig transport(final Transport transport) {
+        if (transport == null) {
+            throw new IllegalArgumentException("transport must not be null");
+        }
+        this.transport = transport;
+        return this;
+    }
+
+    public ThreadingMode threadingMode() {
+        return threadingMode;
+    }
+
+    /**
+     * @param mode DEDICATED (default), INVOKER or SHARED (then also set {@link #sharedDriver})
+     * @return this
+     */
+    public DeviceConfig threadingMode(final ThreadingMode mode) {
+        if (mode == null) {
+            throw new IllegalArgumentException("threadingMode must not be null");
+        }
+        this.threadingMode = mode;
+        return this;
+    }
+
+    /** @return the idle strategy of a DEDICATED driver thread (a new BackoffIdleStrategy if none was set) */
+    public IdleStrategy idleStrategy() {
+        return idleStrategy != null ? idleStrategy : new BackoffIdleStrategy(100, 10, 1_000, 100_000);
+    }
+
+    /**
+     * @param strategy how a DEDICATED driver thread idles when a duty cycle found no work: any Agrona
+     *     {@link IdleStrategy} (busy spin, backoff, sleeping...), or {@link EventLoopIdleStrategy} to
+     *     block in the event loop until I/O, a command or the next deadline; one instance per device
+     * @return this
+     */
+    public DeviceConfig idleStrategy(final IdleStrategy strategy) {
+        if (strategy == null) {
+            throw new IllegalArgumentException("idleStrategy must not be null");
+        }
+        this.idleStrategy = strategy;
+        return this;
+    }
+
+    public long deadlineSpinNs() {
+        return deadlineSpinNs;
+    }
+
+    /**
+     * @param ns when the endpoint's next deadline is nearer than this, a DEDICATED driver yields
+     *     instead of calling the idle strategy, so that no strategy sleeps past a timer
+     *     (50 µs by default; strategies should not sleep much longer than this in one call)
+     * @return this
+     */
+    public DeviceConfig deadlineSpinNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("deadlineSpinNs must be >= 0, got " + ns);
+        }
+        this.deadlineSpinNs = ns;
+        return this;
+    }
+
+    public EndpointConfig endpointConfig() {
+        return endpointConfig;
+    }
+
+    /**
+     * @param config protocol parameters of the device's endpoint
+     * @return this
+     */
+    public DeviceConfig endpointConfig(final EndpointConfig config) {
+        if (config == null) {
+            throw new IllegalArgumentException("endpointConfig must not be null");
+        }
+        this.endpointConfig = config;
+        return this;
+    }
+
+    /** @return the randomness of the endpoint (a new {@link SecureRandomSource} if none was set) */
+    public RandomSource randomSource() {
+        return randomSource != null ? randomSource : new SecureRandomSource();
+    }
+
+    /**
+     * @param random source of R_Keys, QPNs and PSNs; seed it only in tests
+     * @return this
+     */
+    public DeviceConfig randomSource(final RandomSource random) {
+        if (random == null) {
+            throw new IllegalArgumentException("randomSource must not be null");
+        }
+        this.randomSource = random;
+        return this;
+    }
+
+    public ByteBufAllocator allocator() {
+        return allocator;
+    }
+
+    /**
+     * @param allocator where send chunks and receive buffers come from (pooled direct by default)
+     * @return this
+     */
+    public DeviceConfig allocator(final ByteBufAllocator allocator) {
+        if (allocator == null) {
+            throw new IllegalArgumentException("allocator must not be null");
+        }
+        this.allocator = allocator;
+        return this;
+    }
+
+    public int sinkChunkBytes() {
+        return sinkChunkBytes;
+    }
+
+    /**
+     * @param bytes size of each off-heap chunk the engine writes packets into (packets are sent
+     *     straight from it); at least two largest datagrams, at most 16 MiB
+     * @return this
+     */
+    public DeviceConfig sinkChunkBytes(final int bytes) {
+        if (bytes < 2 * 1024 || bytes > 16 * 1024 * 1024) {
+            throw new IllegalArgumentException("sinkChunkBytes must be in 2 KiB..16 MiB, got " + bytes);
+        }
+        this.sinkChunkBytes = bytes;
+        return this;
+    }
+
+    public int maxPacketsPerCycle() {
+        return maxPacketsPerCycle;
+    }
+
+    /**
+     * @param packets the sink's capacity: most packets the endpoint may emit in one duty cycle
+     *     before the driver flushes (then claims return NO_ROOM until the next cycle)
+     * @return this
+     */
+    public DeviceConfig maxPacketsPerCycle(final int packets) {
+        if (packets < 1 || packets > 65536) {
+            throw new IllegalArgumentException("maxPacketsPerCycle must be in 1..65536, got " + packets);
+        }
+        this.maxPacketsPerCycle = packets;
+        return this;
+    }
+
+    public int maxDatagramBytes() {
+        return maxDatagramBytes;
+    }
+
+    /**
+     * @param bytes largest UDP payload received (one recvmmsg slot); larger datagrams are truncated
+     *     and then dropped as malformed
+     * @return this
+     */
+    public DeviceConfig maxDatagramBytes(final int bytes) {
+        if (bytes < 512 || bytes > 65536) {
+            throw new IllegalArgumentException("maxDatagramBytes must be in 512..65536, got " + bytes);
+        }
+        this.maxDatagramBytes = bytes;
+        return this;
+    }
+
+    public int receiveBatch() {
+        return receiveBatch;
+    }
+
+    /**
+     * @param datagrams datagrams read by one recvmmsg call (epoll); 1 disables recvmmsg
+     * @return this
+     */
+    public DeviceConfig receiveBatch(final int datagrams) {
+        if (datagrams < 1 || datagrams > 1024) {
+            throw new IllegalArgumentException("receiveBatch must be in 1..1024, got " + datagrams);
+        }
+        this.receiveBatch = datagrams;
+        return this;
+    }
+
+    public int maxDatagramsPerRead() {
+        return maxDatagramsPerRead;
+    }
+
+    /**
+     * @param datagrams most datagrams read per socket-readiness event, so one flood cannot keep a
+     *     duty cycle from emitting acknowledgements
+     * @return this
+     */
+    public DeviceConfig maxDatagramsPerRead(final int datagrams) {
+        if (datagrams < 1 || datagrams > 65536) {
+            throw new IllegalArgumentException("maxDatagramsPerRead must be in 1..65536, got " + datagrams);
+        }
+        this.maxDatagramsPerRead = datagrams;
+        return this;
+    }
+
+    public boolean gso() {
+        return gso;
+    }
+
+    /**
+     * @param enabled send runs of equal-sized datagrams to one destination as one UDP GSO write when
+     *     the platform supports it (epoll, Linux 4.18+); ignored elsewhere. On by default
+     * @return this
+     */
+    public DeviceConfig gso(final boolean enabled) {
+        this.gso = enabled;
+        return this;
+    }
+
+    public boolean gro() {
+        return gro;
+    }
+
+    /**
+     * @param enabled ask the kernel for UDP GRO on the endpoint socket (epoll only): it may then
+     *     coalesce datagrams, which Netty splits again. Replaces recvmmsg (Netty splits coalesced
+     *     datagrams only on its single-recvmsg path): each read takes one 64 KiB buffer. Off by default
+     * @return this
+     */
+    public DeviceConfig gro(final boolean enabled) {
+        this.gro = enabled;
+        return this;
+    }
+
+    public int receiveBufferBytes() {
+        return receiveBufferBytes;
+    }
+
+    /**
+     * @param bytes SO_RCVBUF of the endpoint socket (the kernel caps it at net.core.rmem_max)
+     * @return this
+     */
+    public DeviceConfig receiveBufferBytes(final int bytes) {
+        if (bytes < 4096) {
+            throw new IllegalArgumentException("receiveBufferBytes must be >= 4096, got " + bytes);
+        }
+        this.receiveBufferBytes = bytes;
+        return this;
+    }
+
+    public int sendBufferBytes() {
+        return sendBufferBytes;
+    }
+
+    /**
+     * @param bytes SO_SNDBUF of every socket (the kernel caps it at net.core.wmem_max)
+     * @return this
+     */
+    public DeviceConfig sendBufferBytes(final int bytes) {
+        if (bytes < 4096) {
+            throw new IllegalArgumentException("sendBufferBytes must be >= 4096, got " + bytes);
+        }
+        this.sendBufferBytes = bytes;
+        return this;
+    }
+
+    public int writeBufferHighWaterMark() {
+        return writeBufferHighWaterMark;
+    }
+
+    /**
+     * @param bytes queued-but-unsent bytes on one socket above which the sink refuses new packets
+     *     until the socket drains (backpressure instead of unbounded queueing)
+     * @return this
+     */
+    public DeviceConfig writeBufferHighWaterMark(final int bytes) {
+        if (bytes < 64 * 1024) {
+            throw new IllegalArgumentException("writeBufferHighWaterMark must be >= 64 KiB, got " + bytes);
+        }
+        this.writeBufferHighWaterMark = bytes;
+        return this;
+    }
+
+    public int commandQueueCapacity() {
+        return commandQueueCapacity;
+    }
+
+    /**
+     * @param capacity commands that may wait for the owning thread (bounded, lock-free)
+     * @return this
+     */
+    public DeviceConfig commandQueueCapacity(final int capacity) {
+        if (capacity < 2 || capacity > (1 << 20)) {
+            throw new IllegalArgumentException("commandQueueCapacity must be in 2..2^20, got " + capacity);
+        }
+        this.commandQueueCapacity = capacity;
+        return this;
+    }
+
+    public int transientPeers() {
+        return transientPeers;
+    }
+
+    /**
+     * @param capacity transient peer ids for unknown senders (a power of two, 16..2^20)
+     * @return this
+     */
+    public DeviceConfig transientPeers(final int capacity) {
+        if (capacity < 16 || capacity > (1 << 20) || Integer.bitCount(capacity) != 1) {
+            throw new IllegalArgumentException("transientPeers must be a power of two in 16..2^20, got " + capacity);
+        }
+        this.transientPeers = capacity;
+        return this;
+    }
+
+    public SharedDriver sharedDriver() {
+        return sharedDriver;
+    }
+
+    /**
+     * @param driver the driver a {@link ThreadingMode#SHARED} device attaches to (its transport and
+     *     idle strategy apply; this configuration's transport must be AUTO or the same)
+     * @return this
+     */
+    public DeviceConfig sharedDriver(final SharedDriver driver) {
+        this.sharedDriver = driver;
+        return this;
+    }
+
+    public String threadName() {
+        return threadName;
+    }
+
+    /**
+     * @param name name of the DEDICATED driver thread (default metaroce-driver-N)
+     * @return this
+     */
+    public DeviceConfig threadName(final String name) {
+        this.threadName = name;
+        return this;
+    }
+
+    public long callTimeoutNs() {
+        return callTimeoutNs;
+    }
+
+    /**
+     * @param ns longest {@link MetaRoceDevice#call} waits for the owning thread (30 s by default)
+     * @return this
+     */
+    public DeviceConfig callTimeoutNs(final long ns) {
+        if (ns <= 0) {
+            throw new IllegalArgumentException("callTimeoutNs must be > 0, got " + ns);
+        }
+        this.callTimeoutNs = ns;
+        return this;
+    }
+
+    /** Cross-field checks, run when a device is built. */
+    void validate() {
+        if (threadingMode == ThreadingMode.SHARED) {
+            if (sharedDriver == null) {
+                throw new IllegalArgumentException("threadingMode SHARED needs sharedDriver(...)");
+            }
+            if (transport != Transport.AUTO && transport.resolve() != sharedDriver.transport()) {
+                throw new IllegalArgumentException("transport " + transport + " differs from the shared driver's "
+                    + sharedDriver.transport());
+            }
+        }
+        final int slot = gro ? GRO_SLOT_BYTES : maxDatagramBytes;
+        if (sinkChunkBytes < 2 * maxDatagramBytes) {
+            throw new IllegalArgumentException("sinkChunkBytes (" + sinkChunkBytes
+                + ") must hold at least two datagrams of maxDatagramBytes (" + maxDatagramBytes + ")");
+        }
+        if (!gro && (long) slot * receiveBatch > 64L * 1024 * 1024) {
+            throw new IllegalArgumentException("receiveBatch x slot size exceeds 64 MiB");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "DeviceConfig{bind=" + bindAddress.getHostAddress() + ", endpointPort=" + endpointPort
+            + ", entropyPorts=" + Arrays.toString(requestedEntropyPorts()) + ", transport=" + transport
+            + ", mode=" + threadingMode + ", gso=" + gso + ", gro=" + gro + ", maxDatagram=" + maxDatagramBytes
+            + ", receiveBatch=" + receiveBatch + ", chunk=" + sinkChunkBytes + ", perCycle=" + maxPacketsPerCycle + '}';
+    }
+
+    private static int checkPort(final String name, final int port) {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException(name + " must be in 0..65535, got " + port);
+        }
+        return port;
+    }
+}

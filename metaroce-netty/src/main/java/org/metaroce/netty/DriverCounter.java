@@ -1,0 +1,45 @@
+package org.metaroce.netty;
+
+/** Everything a device's driver counts (the endpoint has its own counters). Names are stable. */
+public enum DriverCounter {
+    /** Datagrams read from the endpoint socket and handed to the endpoint. */
+    DATAGRAMS_RECEIVED,
+    /** UDP payload bytes of those datagrams. */
+    BYTES_RECEIVED,
+    /** Datagrams handed to the sockets (a GSO write counts each of its segments). */
+    DATAGRAMS_SENT,
+    /** UDP payload bytes of those datagrams. */
+    BYTES_SENT,
+    /** Writes that carried several datagrams as one UDP GSO super-packet. */
+    GSO_WRITES,
+    /** Datagrams sent inside GSO writes. */
+    GSO_SEGMENTS,
+    /** Socket writes that failed (the datagrams are lost; the protocol retransmits). */
+    SEND_ERRORS,
+    /** Packets the endpoint committed for a peer id the peer table does not know (dropped). */
+    UNROUTABLE_PACKETS,
+    /** Packets whose entropy value is not one of this device's ports; sent from the endpoint port instead. */
+    ENTROPY_FALLBACKS,
+    /** Claims the sink refused (per-cycle budget reached or sockets backed up). */
+    SINK_FULL,
+    /** Exceptions thrown by the engine or the pipeline while processing (a bug; logged). */
+    ENGINE_ERRORS,
+    /** Duty cycles run. */
+    DUTY_CYCLES,
+    /** Commands run on the owning thread. */
+    COMMANDS_RUN,
+    /** Commands refused because the command queue was full or the device closed. */
+    COMMANDS_REJECTED,
+    /** Channel flushes (each may be one sendmmsg). */
+    FLUSHES;
+
+    private static final DriverCounter[] VALUES = values();
+
+    static DriverCounter ofOrdinal(final int ordinal) {
+        return VALUES[ordinal];
+    }
+
+    static int count() {
+        return VALUES.length;
+    }
+}

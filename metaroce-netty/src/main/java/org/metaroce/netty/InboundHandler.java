@@ -1,0 +1,133 @@
+package org.metaroce.netty;
+
+import java.nio.channels.ClosedChannelException;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.DatagramPacket;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.metaroce.core.engine.DatagramEndpoint;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Hands every datagram the endpoint socket reads to the endpoint, on the owning thread, then
+ * releases it. The packet's bytes are viewed in place through one reused {@link UnsafeBuffer}.
+ * The clock is read once per receive batch. Also counts write failures reported by the send
+ * sockets' pipelines. Sharable because one instance serves all send sockets of a device; every
+ * socket of a device lives on the same (owning) thread.
+ */
+@ChannelHandler.Sharable
+final class InboundHandler extends ChannelInboundHandlerAdapter {
+    private static final Logger LOG = LoggerFactory.getLogger(InboundHandler.class);
+
+    private final DatagramEndpoint endpoint;
+    private final PeerTable peers;
+    private final DriverCounters counters;
+    private final NettySink[] sink;
+    private final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
+    private final boolean receives;
+    private long batchNowNs;
+    private boolean clockValid;
+    private long errorsLogged;
+
+    /**
+     * @param receives whether this handler sits on the endpoint socket (true) or a send socket
+     * @param sink a one-element holder of the device's sink (set once the sockets are bound)
+     */
+    InboundHandler(final DatagramEndpoint endpoint, final PeerTable peers, final DriverCounters counters,
+                   final NettySink[] sink, final boolean receives) {
+        this.endpoint = endpoint;
+        this.peers = peers;
+        this.counters = counters;
+        this.sink = sink;
+        this.receives = receives;
+    }
+
+    @Override
+    public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+        if (!(msg instanceof DatagramPacket)) {
+            io.netty.util.ReferenceCountUtil.release(msg);
+            return;
+        }
+        final DatagramPacket packet = (DatagramPacket) msg;
+        try {
+            if (receives) {
+                deliver(packet);
+            }
+        } catch (final Throwable t) {
+            counters.increment(DriverCounter.ENGINE_ERRORS);
+            logError("the endpoint threw while processing a datagram", t);
+        } finally {
+            packet.release();
+        }
+    }
+
+    private void deliver(final DatagramPacket packet) {
+        if (!clockValid) {
+            batchNowNs = System.nanoTime();
+            clockValid = true;
+        }
+        final ByteBuf content = packet.content();
+        final int length = content.readableBytes();
+        final int peerId = peers.lookupOrAssign(packet.sender());
+        final int offset;
+        if (content.hasMemoryAddress()) {
+            view.wrap(content.memoryAddress() + content.readerIndex(), length);
+            offset = 0;
+        } else if (content.hasArray()) {
+            view.wrap(content.array(), content.arrayOffset() + content.readerIndex(), length);
+            offset = 0;
+        } else {
+            view.wrap(content.nioBuffer(content.readerIndex(), length));
+            offset = 0;
+        }
+        counters.increment(DriverCounter.DATAGRAMS_RECEIVED);
+        counters.add(DriverCounter.BYTES_RECEIVED, length);
+        endpoint.onDatagram(batchNowNs, view, offset, length, peerId, DatagramEndpoint.ECN_NOT_ECT);
+    }
+
+    @Override
+    public void channelReadComplete(final ChannelHandlerContext ctx) {
+        // The next batch reads the clock again.
+        clockValid = false;
+    }
+
+    /** Marks the start of a duty cycle: datagrams read from now on get a fresh timestamp. */
+    void invalidateClock() {
+        clockValid = false;
+    }
+
+    @Override
+    public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
+        if (cause instanceof ClosedChannelException) {
+            counters.increment(DriverCounter.SEND_ERRORS);
+            return;
+        }
+        if (cause instanceof java.io.IOException) {
+            // A failed write (voidPromise failures arrive here) or a transient receive error: UDP
+            // is lossy anyway and the protocol retransmits.
+            counters.increment(DriverCounter.SEND_ERRORS);
+            final NettySink s = sink[0];
+            if (s != null && s.gsoEnabled() && s.gsoPendingSinceFlush()) {
+                s.disableGso();
+            }
+            if (LOG.isDebugEnabled()) {
+                LOG.debug("socket error on {}: {}", ctx.channel(), cause.toString());
+            }
+            return;
+        }
+        counters.increment(DriverCounter.ENGINE_ERRORS);
+        logError("unexpected exception in the pipeline of " + ctx.channel(), cause);
+    }
+
+    private void logError(final String what, final Throwable t) {
+        // A bug that repeats on every packet must not flood the log: the first ten, then every 10000th.
+        final long n = errorsLogged++;
+        if (n < 10 || n % 10_000 == 0) {
+            LOG.error("{} (occurrence {})", what, n + 1, t);
+        }
+    }
+}

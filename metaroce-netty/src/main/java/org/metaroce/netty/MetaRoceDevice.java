@@ -1,0 +1,701 @@
+package org.metaroce.netty;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.Inet6Address;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFactory;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.ManualIoEventLoop;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.epoll.EpollChannelOption;
+import io.netty.channel.epoll.EpollDatagramChannel;
+import io.netty.channel.socket.SocketProtocolFamily;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.metaroce.core.engine.Endpoint;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A MetaRoCE device over UDP: one core {@link Endpoint} driven by Netty.
+ *
+ * <p>It binds one receive socket on the <em>endpoint port</em>, where every packet for this
+ * device arrives [ENC-002], and one send socket per entropy value, whose local port <em>is</em> the
+ * entropy value [ENC-006]: give {@link #entropyPorts()} to a queue pair as its PATHS attribute. The
+ * remote side of a queue pair is named by a peer id from {@link #peerId(InetSocketAddress)}.
+ *
+ * <p>Threading: exactly one thread owns the device (its I/O, its endpoint and every queue pair).
+ * In {@link ThreadingMode#DEDICATED} mode that is the device's own driver thread; in
+ * {@link ThreadingMode#SHARED} mode the thread of a {@link SharedDriver} that drives several
+ * devices; in {@link ThreadingMode#INVOKER} mode the thread that constructed the device, which
+ * makes progress by calling {@link #doWork()}. Other threads run code on the owning thread with
+ * {@link #submit}, {@link #execute} or {@link #call} (a bounded lock-free queue), and poll
+ * completion queues directly (they are single-producer/single-consumer rings).
+ *
+ * <p>One duty cycle: run the event loop without blocking (reads reach
+ * {@link Endpoint#onDatagram}, with recvmmsg under epoll), run queued commands, then
+ * {@link Endpoint#poll} into the sink, whose packets are written to the sockets and flushed once
+ * (sendmmsg under epoll, GSO where possible).
+ *
+ * <p>{@link #close()} closes the sockets, releases every buffer and stops what the device owns
+ * (its driver thread or its event loop).
+ */
+public final class MetaRoceDevice implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(MetaRoceDevice.class);
+    private static final AtomicInteger THREAD_IDS = new AtomicInteger();
+    private static final long SETUP_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
+
+    private final DeviceConfig config;
+    private final Transport transport;
+    private final ThreadingMode mode;
+    private final Endpoint endpoint;
+    private final PeerTable peers;
+    private final DriverCounters counters;
+    private final ManyToOneConcurrentArrayQueue<Runnable> commands;
+    private final Consumer<Runnable> commandRunner = this::runCommand;
+    private final ManualIoEventLoop eventLoop;
+    /** The driver thread's loop (DEDICATED: private; SHARED: the shared driver's); null in INVOKER mode. */
+    private final DriverLoop loop;
+    private final NettySink[] sinkHolder = new NettySink[1];
+    private final InboundHandler receiveHandler;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private volatile boolean gsoActive;
+    private Channel endpointChannel;
+    private Channel[] sendChannels = new Channel[0];
+    private int[] entropyPorts = new int[0];
+    private InetSocketAddress localAddress;
+    private NettySink sink;
+    private boolean cleanedUp;
+    private long errorsLogged;
+
+    /**
+     * Binds the sockets: in DEDICATED mode on a new driver thread, in SHARED mode on the shared
+     * driver's thread, in INVOKER mode on the calling thread (which then owns the device).
+     *
+     * @param config the device's configuration (kept by reference: do not change it afterwards)
+     * @throws UncheckedIOException if a socket cannot be bound
+     * @throws IllegalStateException if EPOLL is asked for and unavailable
+     */
+    public MetaRoceDevice(final DeviceConfig config) {
+        config.validate();
+        this.config = config;
+        this.transport = config.threadingMode() == ThreadingMode.SHARED ? config.sharedDriver().transport()
+            : config.transport().resolve();
+        this.mode = config.threadingMode();
+        this.endpoint = new Endpoint(config.endpointConfig(), config.randomSource());
+        this.peers = new PeerTable(config.transientPeers());
+        this.endpoint.peerDirectory(peers);
+        this.counters = new DriverCounters(config.entropyPortCount());
+        this.commands = new ManyToOneConcurrentArrayQueue<>(config.commandQueueCapacity());
+        this.receiveHandler = new InboundHandler(endpoint, peers, counters, sinkHolder, true);
+        switch (mode) {
+            case INVOKER -> {
+                loop = null;
+                eventLoop = new ManualIoEventLoop(Thread.currentThread(), DriverLoop.ioHandlerFactory(transport));
+                try {
+                    openChannels();
+                } catch (final Throwable t) {
+                    closed.set(true);
+                    cleanUpOnLoop();
+                    throw asUnchecked("cannot open device " + config, t);
+                }
+            }
+            case DEDICATED -> {
+                final String name = config.threadName() != null ? config.threadName()
+                    : "metaroce-driver-" + THREAD_IDS.incrementAndGet();
+                loop = new DriverLoop(name, transport, config.idleStrategy(), config.deadlineSpinNs());
+                eventLoop = loop.eventLoop();
+                attach();
+            }
+            case SHARED -> {
+                loop = config.sharedDriver().loop();
+                eventLoop = loop.eventLoop();
+                attach();
+            }
+            default -> throw new IllegalArgumentException("unknown threading mode " + mode);
+        }
+        LOG.debug("opened {} device on {} with entropy ports {} ({}, gso={}, gro={})", mode, localAddress,
+            java.util.Arrays.toString(entropyPorts), transport, gsoActive, config.gro());
+    }
+
+    /** Opens the sockets on the driver thread and adds this device to its loop. */
+    private void attach() {
+        final boolean privateLoop = mode == ThreadingMode.DEDICATED;
+        try {
+            loop.runOnLoop(() -> {
+                if (!loop.isRunning()) {
+                    throw new RejectedExecutionException("driver " + loop.name() + " is stopping");
+                }
+                try {
+                    openChannels();
+                } catch (final Throwable t) {
+                    cleanUpOnLoop();
+                    throw t;
+                }
+                loop.add(this);
+                return null;
+            }, SETUP_TIMEOUT_NS);
+        } catch (final Throwable t) {
+            closed.set(true);
+            if (privateLoop) {
+                loop.stopAndJoin();
+            }
+            throw asUnchecked("cannot open device " + config, t);
+        }
+    }
+
+    // ------------------------------------------------------------------ accessors
+
+    /**
+     * The device's protocol endpoint. Use it only on the owning thread: in INVOKER mode the thread
+     * that built the device; in DEDICATED and SHARED modes from code run with
+     * {@link #submit}/{@link #call}. Its counters may be read from any thread.
+     *
+     * @return the endpoint
+     */
+    public Endpoint endpoint() {
+        return endpoint;
+    }
+
+    /** @return the bound endpoint socket address (its port is the endpoint port) */
+    public InetSocketAddress localAddress() {
+        return localAddress;
+    }
+
+    /** @return the endpoint port */
+    public int endpointPort() {
+        return localAddress.getPort();
+    }
+
+    /** @return the entropy values: local ports of the send sockets (a copy), for a QP's PATHS */
+    public int[] entropyPorts() {
+        return entropyPorts.clone();
+    }
+
+    /** @return the transport in use (AUTO resolved) */
+    public Transport transport() {
+        return transport;
+    }
+
+    /** @return the threading mode */
+    public ThreadingMode threadingMode() {
+        return mode;
+    }
+
+    /** @return whether UDP GSO writes are in use */
+    public boolean gsoActive() {
+        return gsoActive;
+    }
+
+    /** @return the driver's counters (readable from any thread) */
+    public DriverCounters counters() {
+        return counters;
+    }
+
+    /** @return the peer table; owning thread only */
+    public PeerTable peers() {
+        return peers;
+    }
+
+    /** @return the configuration the device was built from */
+    public DeviceConfig config() {
+        return config;
+    }
+
+    /** @return the sink (tests in this package; owning thread only) */
+    NettySink sinkForTest() {
+        return sink;
+    }
+
+    /** @return whether the calling thread is the owning thread */
+    public boolean isOwningThread() {
+        return eventLoop.inEventLoop();
+    }
+
+    /** @return whether {@link #close()} was called (or the driver failed) */
+    public boolean isClosed() {
+        return closed.get();
+    }
+
+    // ------------------------------------------------------------------ peers
+
+    /**
+     * The permanent peer id of a remote endpoint address (a QP's remotePeer attribute). Runs on the
+     * owning thread (via {@link #call} when called from another thread).
+     *
+     * @param address the remote endpoint's IP address and endpoint port
+     * @return its pinned peer id
+     */
+    public int peerId(final InetSocketAddress address) {
+        return call(ep -> peers.peerId(address));
+    }
+
+    /**
+     * Pins a peer id (see {@link PeerTable#pin}); the connection manager does this through the
+     * endpoint's peer directory, which is the device's {@link #peers()} table.
+     *
+     * @param peerId a current peer id
+     * @return the pinned id of the same address
+     */
+    public int pin(final int peerId) {
+        return call(ep -> peers.pin(peerId));
+    }
+
+    /**
+     * Releases one pin (see {@link PeerTable#unpin}).
+     *
+     * @param peerId an id {@link #pin} returned
+     */
+    public void unpin(final int peerId) {
+        call(ep -> {
+            peers.unpin(peerId);
+            return null;
+        });
+    }
+
+    // ------------------------------------------------------------------ commands
+
+    /**
+     * Runs {@code function} on the owning thread (at the next duty cycle) and completes the future
+     * with its result. Never blocks: a full queue or a closed device fails the future with a
+     * {@link RejectedExecutionException}.
+     *
+     * @param function code that uses the endpoint
+     * @param <T> result type
+     * @return the future result
+     */
+    public <T> CompletableFuture<T> submit(final Function<Endpoint, T> function) {
+        final Command<T> command = new Command<>(function, endpoint);
+        if (!offer(command)) {
+            command.future.completeExceptionally(new RejectedExecutionException(closed.get()
+                ? "device is closed" : "command queue is full (" + config.commandQueueCapacity() + ")"));
+        } else if (closed.get()) {
+            command.cancel();
+        }
+        return command.future;
+    }
+
+    /**
+     * Queues {@code command} for the owning thread without blocking or allocating.
+     *
+     * @param command code to run on the owning thread; its exceptions are logged and counted
+     * @return false if the queue is full or the device closed
+     */
+    public boolean offer(final Runnable command) {
+        if (closed.get()) {
+            counters.increment(DriverCounter.COMMANDS_REJECTED);
+            return false;
+        }
+        if (!commands.offer(command)) {
+            counters.increment(DriverCounter.COMMANDS_REJECTED);
+            return false;
+        }
+        if (loop != null) {
+            loop.wakeup();
+        }
+        return true;
+    }
+
+    /**
+     * Queues {@code command} for the owning thread.
+     *
+     * @param command code to run on the owning thread
+     * @throws RejectedExecutionException if the queue is full or the device closed
+     */
+    public void execute(final Runnable command) {
+        if (!offer(command)) {
+            throw new RejectedExecutionException(closed.get() ? "device is closed"
+                : "command queue is full (" + config.commandQueueCapacity() + ")");
+        }
+    }
+
+    /**
+     * Runs {@code function} on the owning thread and waits for its result: directly when called on
+     * the owning thread, else through the command queue. In INVOKER mode a call from another thread
+     * waits until the owning thread next calls {@link #doWork()}.
+     *
+     * @param function code that uses the endpoint
+     * @param <T> result type
+     * @return its result
+     * @throws RuntimeException whatever {@code function} threw, or an IllegalStateException on timeout
+     */
+    public <T> T call(final Function<Endpoint, T> function) {
+        if (isOwningThread()) {
+            if (cleanedUp) {
+                throw new IllegalStateException("device is closed");
+            }
+            return function.apply(endpoint);
+        }
+        final CompletableFuture<T> future = submit(function);
+        try {
+            return future.get(config.callTimeoutNs(), TimeUnit.NANOSECONDS);
+        } catch (final ExecutionException ex) {
+            final Throwable cause = ex.getCause();
+            if (cause instanceof RuntimeException) {
+                throw (RuntimeException) cause;
+            }
+            if (cause instanceof Error) {
+                throw (Error) cause;
+            }
+            throw new IllegalStateException(cause);
+        } catch (final TimeoutException ex) {
+            throw new IllegalStateException("the owning thread did not run the command within "
+                + TimeUnit.NANOSECONDS.toMillis(config.callTimeoutNs()) + " ms"
+                + (mode == ThreadingMode.INVOKER ? " (INVOKER mode: is someone calling doWork()?)" : ""), ex);
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the owning thread", ex);
+        }
+    }
+
+    private void runCommand(final Runnable command) {
+        counters.increment(DriverCounter.COMMANDS_RUN);
+        try {
+            command.run();
+        } catch (final Throwable t) {
+            counters.increment(DriverCounter.ENGINE_ERRORS);
+            logError("a command threw", t);
+        }
+    }
+
+    // ------------------------------------------------------------------ duty cycle
+
+    /**
+     * Performs one duty cycle (INVOKER mode, owning thread only): reads what has arrived, runs queued
+     * commands, emits what is due and flushes.
+     *
+     * @return amount of work done (0 when there was nothing to do)
+     * @throws IllegalStateException in DEDICATED mode, from another thread, or after close
+     */
+    public int doWork() {
+        if (mode != ThreadingMode.INVOKER) {
+            throw new IllegalStateException("doWork() is for INVOKER mode; this device is " + mode);
+        }
+        if (!eventLoop.inEventLoop()) {
+            throw new IllegalStateException("doWork() must be called by the thread that built the device ("
+                + "INVOKER mode), not " + Thread.currentThread().getName());
+        }
+        if (cleanedUp) {
+            throw new IllegalStateException("device is closed");
+        }
+        return dutyCycle();
+    }
+
+    /**
+     * @return the endpoint's next deadline ({@link Long#MAX_VALUE} when no timer is armed), in
+     *     {@link System#nanoTime()} time; owning thread only
+     */
+    public long nextDeadlineNs() {
+        return endpoint.nextDeadlineNs();
+    }
+
+    /** Marks the start of a duty cycle: datagrams read from now on get a fresh timestamp. */
+    void beginIo() {
+        receiveHandler.invalidateClock();
+    }
+
+    /** Owning thread: runs queued commands, polls the endpoint into the sink and flushes. */
+    int protocolCycle() {
+        if (cleanedUp) {
+            return 0;
+        }
+        int work = commands.drain(commandRunner, config.commandQueueCapacity());
+        if (cleanedUp) {
+            // A command closed the device.
+            return work;
+        }
+        final long nowNs = System.nanoTime();
+        sink.beginCycle();
+        try {
+            work += endpoint.poll(nowNs, sink);
+        } catch (final Throwable t) {
+            counters.increment(DriverCounter.ENGINE_ERRORS);
+            logError("endpoint.poll threw", t);
+        }
+        work += sink.flush();
+        counters.increment(DriverCounter.DUTY_CYCLES);
+        return work;
+    }
+
+    /** Owning thread: the endpoint's next deadline, or {@link Long#MAX_VALUE} once closed. */
+    long nextDeadlineNsOnLoop() {
+        return cleanedUp ? Long.MAX_VALUE : endpoint.nextDeadlineNs();
+    }
+
+    /** @return whether commands wait for the owning thread */
+    boolean hasQueuedCommands() {
+        return !commands.isEmpty();
+    }
+
+    private int dutyCycle() {
+        beginIo();
+        final int io = eventLoop.runNow();
+        return io + protocolCycle();
+    }
+
+    // ------------------------------------------------------------------ sockets
+
+    private void openChannels() throws Exception {
+        // Initialises the I/O handler on the owning thread before anything registers with it.
+        eventLoop.runNow();
+        final SocketProtocolFamily family = config.bindAddress() instanceof Inet6Address
+            ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
+        final ChannelFactory<Channel> factory = transport == Transport.EPOLL
+            ? () -> new EpollDatagramChannel(family) : () -> new NioDatagramChannel(family);
+        final boolean epoll = transport == Transport.EPOLL;
+        final boolean gro = epoll && config.gro();
+        final int slot = gro ? DeviceConfig.GRO_SLOT_BYTES : config.maxDatagramBytes();
+        // Netty splits GRO-coalesced datagrams only on its recvmsg path (its recvmmsg path hands them
+        // over whole), so GRO replaces recvmmsg: one recvmsg returns up to 64 KiB of datagrams.
+        final int batch = epoll && !gro ? config.receiveBatch() : 1;
+        final FixedRecvByteBufAllocator recvAllocator = new FixedRecvByteBufAllocator(slot * batch);
+        recvAllocator.maxMessagesPerRead(config.maxDatagramsPerRead());
+        final WriteBufferWaterMark waterMark = new WriteBufferWaterMark(config.writeBufferHighWaterMark() / 2,
+            config.writeBufferHighWaterMark());
+
+        final Bootstrap base = new Bootstrap().group(eventLoop).channelFactory(factory)
+            .option(ChannelOption.ALLOCATOR, config.allocator())
+            .option(ChannelOption.SO_SNDBUF, config.sendBufferBytes())
+            .option(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark);
+
+        final Bootstrap receive = base.clone().handler(receiveHandler)
+            .option(ChannelOption.SO_RCVBUF, config.receiveBufferBytes())
+            .option(ChannelOption.RECVBUF_ALLOCATOR, recvAllocator)
+            .option(ChannelOption.AUTO_READ, true);
+        if (epoll) {
+            receive.option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, batch > 1 ? slot : 0);
+            if (gro) {
+                receive.option(EpollChannelOption.UDP_GRO, true);
+            }
+        }
+        endpointChannel = bindAndWait(receive, new InetSocketAddress(config.bindAddress(), config.endpointPort()));
+        localAddress = (InetSocketAddress) endpointChannel.localAddress();
+
+        // Send sockets: never read (everything arrives on the endpoint port [ENC-002]); their
+        // pipelines only see write failures.
+        final Bootstrap send = base.clone()
+            .handler(new InboundHandler(endpoint, peers, counters, sinkHolder, false))
+            .option(ChannelOption.AUTO_READ, false)
+            .option(ChannelOption.SO_RCVBUF, 4096);
+        final int[] requested = config.requestedEntropyPorts();
+        final List<Channel> bound = new ArrayList<>(requested.length);
+        final int[] ports = new int[requested.length];
+        sendChannels = new Channel[requested.length];
+        for (int i = 0; i < requested.length; i++) {
+            final Channel channel = bindAndWait(send, new InetSocketAddress(config.bindAddress(), requested[i]));
+            bound.add(channel);
+            sendChannels[i] = channel;
+            ports[i] = ((InetSocketAddress) channel.localAddress()).getPort();
+        }
+        entropyPorts = ports;
+        final boolean gso = epoll && config.gso() && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
+        sink = new NettySink(config.allocator(), config.sinkChunkBytes(), config.maxPacketsPerCycle(), peers,
+            counters, sendChannels, entropyPorts, endpointChannel, localAddress.getPort(), gso);
+        sinkHolder[0] = sink;
+        gsoActive = gso;
+    }
+
+    private Channel bindAndWait(final Bootstrap bootstrap, final InetSocketAddress address) throws Exception {
+        final ChannelFuture future = bootstrap.bind(address);
+        final long deadline = System.nanoTime() + SETUP_TIMEOUT_NS;
+        while (!future.isDone()) {
+            eventLoop.runNow();
+            if (System.nanoTime() - deadline > 0) {
+                future.channel().close();
+                throw new IOException("binding " + address + " did not complete within 10 s");
+            }
+            Thread.onSpinWait();
+        }
+        if (!future.isSuccess()) {
+            final Throwable cause = future.cause();
+            final Channel channel = future.channel();
+            if (channel != null && channel.isOpen()) {
+                channel.close();
+            }
+            final IOException io = new java.net.BindException("cannot bind UDP socket to " + address + ": "
+                + cause.getMessage());
+            io.initCause(cause);
+            throw io;
+        }
+        return future.channel();
+    }
+
+    // ------------------------------------------------------------------ shutdown
+
+    /**
+     * Stops the device: queued commands fail, the sockets close, every buffer is released; a
+     * DEDICATED device's driver thread ends and an INVOKER device's event loop shuts down (a SHARED
+     * device just detaches from its driver). Idempotent. In INVOKER mode it must be called by the
+     * owning thread.
+     */
+    @Override
+    public void close() {
+        if (mode == ThreadingMode.INVOKER) {
+            if (!eventLoop.inEventLoop()) {
+                throw new IllegalStateException("close() of an INVOKER device must be called by its owning thread");
+            }
+            closed.set(true);
+            cleanUpOnLoop();
+            return;
+        }
+        closed.set(true);
+        final boolean privateLoop = mode == ThreadingMode.DEDICATED;
+        if (Thread.currentThread() == loop.thread()) {
+            // Called from a command or a handler on the driver thread.
+            cleanUpOnLoop();
+            loop.remove(this);
+            if (privateLoop) {
+                loop.stop();
+            }
+            return;
+        }
+        try {
+            loop.runOnLoop(() -> {
+                cleanUpOnLoop();
+                loop.remove(this);
+                return null;
+            }, SETUP_TIMEOUT_NS);
+        } catch (final RejectedExecutionException ex) {
+            // The driver has stopped: it closed every device it had.
+        } catch (final Exception ex) {
+            LOG.warn("error while closing {}", this, ex);
+        }
+        if (privateLoop) {
+            loop.stopAndJoin();
+        }
+    }
+
+    /**
+     * Owning thread: fails queued commands, closes the sockets, releases buffers and, in INVOKER
+     * mode, shuts the device's own event loop down. Idempotent.
+     */
+    void cleanUpOnLoop() {
+        if (cleanedUp) {
+            return;
+        }
+        cleanedUp = true;
+        closed.set(true);
+        if (sink != null) {
+            sink.close();
+        }
+        failQueuedCommands();
+        final List<ChannelFuture> closing = new ArrayList<>();
+        if (endpointChannel != null) {
+            closing.add(endpointChannel.close());
+        }
+        for (final Channel channel : sendChannels) {
+            if (channel != null) {
+                closing.add(channel.close());
+            }
+        }
+        final long deadline = System.nanoTime() + SETUP_TIMEOUT_NS;
+        for (final ChannelFuture f : closing) {
+            while (!f.isDone() && System.nanoTime() - deadline < 0) {
+                runQuietly();
+            }
+        }
+        if (mode == ThreadingMode.INVOKER) {
+            eventLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            while (!eventLoop.isTerminated() && System.nanoTime() - deadline < 0) {
+                runQuietly();
+            }
+            if (!eventLoop.isTerminated()) {
+                LOG.warn("event loop of {} did not terminate", localAddress);
+            }
+        }
+        failQueuedCommands();
+    }
+
+    private void runQuietly() {
+        try {
+            eventLoop.runNow();
+        } catch (final Throwable t) {
+            LOG.debug("error while shutting down the event loop", t);
+        }
+    }
+
+    private void failQueuedCommands() {
+        Runnable r;
+        while ((r = commands.poll()) != null) {
+            if (r instanceof Command) {
+                ((Command<?>) r).cancel();
+            }
+        }
+    }
+
+    private void logError(final String what, final Throwable t) {
+        final long n = errorsLogged++;
+        if (n < 10 || n % 10_000 == 0) {
+            LOG.error("{} (occurrence {})", what, n + 1, t);
+        }
+    }
+
+    private static RuntimeException asUnchecked(final String message, final Throwable cause) {
+        if (cause instanceof UncheckedIOException || cause instanceof IllegalStateException
+            || cause instanceof IllegalArgumentException) {
+            return (RuntimeException) cause;
+        }
+        if (cause instanceof IOException) {
+            return new UncheckedIOException(message + ": " + cause.getMessage(), (IOException) cause);
+        }
+        if (cause instanceof RuntimeException) {
+            return (RuntimeException) cause;
+        }
+        if (cause instanceof Error) {
+            throw (Error) cause;
+        }
+        return new IllegalStateException(message, cause);
+    }
+
+    @Override
+    public String toString() {
+        return "MetaRoceDevice{" + localAddress + ", entropyPorts=" + java.util.Arrays.toString(entropyPorts)
+            + ", " + transport + ", " + mode + '}';
+    }
+
+    /** A function queued for the owning thread, with the future of its result. */
+    private static final class Command<T> implements Runnable {
+        final CompletableFuture<T> future = new CompletableFuture<>();
+        private final Function<Endpoint, T> function;
+        private final Endpoint endpoint;
+
+        Command(final Function<Endpoint, T> function, final Endpoint endpoint) {
+            this.function = function;
+            this.endpoint = endpoint;
+        }
+
+        @Override
+        public void run() {
+            if (future.isDone()) {
+                return;
+            }
+            try {
+                future.complete(function.apply(endpoint));
+            } catch (final Throwable t) {
+                future.completeExceptionally(t);
+            }
+        }
+
+        void cancel() {
+            future.completeExceptionally(new RejectedExecutionException("device is closed"));
+        }
+    }
+}

@@ -1,0 +1,10 @@
+/**
+ * The UDP driver of MetaRoCE-J: runs a sans-I/O core {@link org.metaroce.core.engine.Endpoint}
+ * over real sockets with Netty (the epoll native transport when present, NIO otherwise).
+ *
+ * <p>Entry point: {@link org.metaroce.netty.MetaRoceDevice}, built from a
+ * {@link org.metaroce.netty.DeviceConfig}. One device binds one receive socket on its endpoint
+ * port and one send socket per entropy value, owns one endpoint, and drives it from exactly one
+ * thread (see {@link org.metaroce.netty.ThreadingMode}).
+ */
+package org.metaroce.netty;
