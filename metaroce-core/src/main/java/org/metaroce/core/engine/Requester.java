@@ -94,6 +94,8 @@ final class Requester {
     /** Latest response PSN seen and when: responders answer in PSN order, so earlier gaps are losses [REL-045]. */
     private int latestResponsePsn;
     private long latestResponseNs = Long.MIN_VALUE;
+    /** Transmit sequence of the request that the latest response answered. */
+    private long latestResponseTxSeq = -1;
     private boolean anyResponse;
     /** Contiguous lost READ slots the next READ re-request covers [REL-046]. */
     private int readRunLength = 1;
@@ -634,6 +636,7 @@ final class Requester {
         if (!anyResponse || Psn.before(latestResponsePsn, psn)) {
             latestResponsePsn = psn;
             latestResponseNs = nowNs;
+            latestResponseTxSeq = slotTxSeq[psn & windowMask];
             anyResponse = true;
         }
     }
@@ -706,7 +709,10 @@ final class Requester {
                 continue;
             }
             final long lostAt;
-            if (slotKind[s] != KIND_DATA && anyResponse && Psn.before(psn, latestResponsePsn)) {
+            if (slotKind[s] != KIND_DATA && anyResponse && Psn.before(psn, latestResponsePsn)
+                && slotTxSeq[s] <= latestResponseTxSeq) {
+                // Only responses to requests sent no later than this slot's own request count: a
+                // slot that was re-requested since waits for answers to the re-request.
                 // A later response arrived: responses come in PSN order, so this one is lost once
                 // the reorder window has passed [REL-045].
                 lostAt = latestResponseNs + reorderWindow;
@@ -914,10 +920,26 @@ final class Requester {
      * signaled), the failed one with its error, everything else with WR_FLUSH_ERR.
      */
     void flush() {
+        long failed = -1;
+        for (long i = head; i != tail; i++) {
+            if (ring[(int) (i % ring.length)].error != null) {
+                failed = i;
+                break;
+            }
+        }
+        // [REL-051]: before the failed WR, done ones succeed and the rest flush; the failed WR gets
+        // its error; every later WR flushes even if its packets were acknowledged. Without a failed
+        // WR everything outstanding flushes.
         while (head != tail) {
             final SendWqe wqe = ring[(int) (head % ring.length)];
-            final WcStatus status = wqe.error != null ? wqe.error
-                : wqe.isComplete() ? WcStatus.SUCCESS : WcStatus.WR_FLUSH_ERR;
+            final WcStatus status;
+            if (head == failed) {
+                status = wqe.error;
+            } else if (failed >= 0 && head < failed && wqe.isComplete()) {
+                status = WcStatus.SUCCESS;
+            } else {
+                status = WcStatus.WR_FLUSH_ERR;
+            }
             if (status != WcStatus.SUCCESS || (wqe.sendFlags & SendFlags.SIGNALED) != 0) {
                 push(wqe, status);
             }
@@ -948,6 +970,7 @@ final class Requester {
         rnrWaitCount = 0;
         outstandingReadAtomic = 0;
         anyResponse = false;
+        latestResponseTxSeq = -1;
         nextMsn = 0;
         nextRsn = 0;
         lossCheckDeadlineNs = Long.MAX_VALUE;

@@ -61,15 +61,16 @@ final class Responder {
     // Acknowledgements that must go out on their own (NACKs, and ACKs for packets beyond the SACK
     // bitmap [REL-010]), each with its own triggering packet. If the ring overflows the oldest is
     // dropped: the requester's timers recover from a lost acknowledgement.
-    private static final int OWN_QUEUE = 32;
-    private final int[] ownReason = new int[OWN_QUEUE];
-    private final int[] ownNackPsn = new int[OWN_QUEUE];
-    private final int[] ownRnrUnits = new int[OWN_QUEUE];
-    private final int[] ownTriggerPsn = new int[OWN_QUEUE];
-    private final int[] ownTimestamp = new int[OWN_QUEUE];
-    private final int[] ownPathId = new int[OWN_QUEUE];
-    private final long[] ownArrivalNs = new long[OWN_QUEUE];
-    private final int[] ownAckFlags = new int[OWN_QUEUE];
+    // Sized to the receive window: every packet of one batch can need its own ACK.
+    private final int ownQueue;
+    private final int[] ownReason;
+    private final int[] ownNackPsn;
+    private final int[] ownRnrUnits;
+    private final int[] ownTriggerPsn;
+    private final int[] ownTimestamp;
+    private final int[] ownPathId;
+    private final long[] ownArrivalNs;
+    private final int[] ownAckFlags;
     private int ownHead;
     private int ownCount;
 
@@ -119,6 +120,15 @@ final class Responder {
         this.config = config;
         this.counters = counters;
         window = new ReceiveWindow(config.receiveWindowPackets(), 0);
+        ownQueue = Math.max(64, config.receiveWindowPackets());
+        ownReason = new int[ownQueue];
+        ownNackPsn = new int[ownQueue];
+        ownRnrUnits = new int[ownQueue];
+        ownTriggerPsn = new int[ownQueue];
+        ownTimestamp = new int[ownQueue];
+        ownPathId = new int[ownQueue];
+        ownArrivalNs = new long[ownQueue];
+        ownAckFlags = new int[ownQueue];
         recvRing = new RecvWqe[recvQueueDepth];
         for (int i = 0; i < recvQueueDepth; i++) {
             recvRing[i] = new RecvWqe(maxRecvSge);
@@ -240,8 +250,13 @@ final class Responder {
             if (opcode == Opcode.FETCH_ADD || opcode == Opcode.CMP_SWAP) {
                 replayAtomic(psn);
             }
-            noteTrigger(nowNs, buffer, offset, psn, flags, ce, true);
-            ackNow = true;
+            if (psn - window.expectedPsn() > 64) {
+                // Beyond the SACK bitmap only its own ACK tells the requester it arrived [REL-010].
+                queueOwn(0, 0, 0, nowNs, buffer, offset, ce, true);
+            } else {
+                noteTrigger(nowNs, buffer, offset, psn, flags, ce, true);
+                ackNow = true;
+            }
             return;
         }
         final int msg = offset + opcode.msgOffset();
@@ -627,11 +642,11 @@ final class Responder {
     /** Queues an acknowledgement with its own triggering packet: reason 0 = ACK, else a NACK reason code. */
     private void queueOwn(final int reason, final int nackPsn, final int rnrUnits, final long nowNs,
                           final DirectBuffer buffer, final int offset, final boolean ce, final boolean duplicate) {
-        if (ownCount == OWN_QUEUE) {
-            ownHead = (ownHead + 1) % OWN_QUEUE;
+        if (ownCount == ownQueue) {
+            ownHead = (ownHead + 1) % ownQueue;
             ownCount--;
         }
-        final int j = (ownHead + ownCount) % OWN_QUEUE;
+        final int j = (ownHead + ownCount) % ownQueue;
         ownReason[j] = reason;
         ownNackPsn[j] = nackPsn;
         ownRnrUnits[j] = rnrUnits;
@@ -737,11 +752,11 @@ final class Responder {
         if (fatalReason == 0) {
             ownCount = 0;
         } else {
-            while (ownCount > 0 && ownReason[(ownHead + ownCount - 1) % OWN_QUEUE] != fatalReason) {
+            while (ownCount > 0 && ownReason[(ownHead + ownCount - 1) % ownQueue] != fatalReason) {
                 ownCount--;
             }
             while (ownCount > 1) {
-                ownHead = (ownHead + 1) % OWN_QUEUE;
+                ownHead = (ownHead + 1) % ownQueue;
                 ownCount--;
             }
         }
@@ -781,7 +796,7 @@ final class Responder {
             if (!emitOwn(nowNs, sink)) {
                 return emitted;
             }
-            ownHead = (ownHead + 1) % OWN_QUEUE;
+            ownHead = (ownHead + 1) % ownQueue;
             ownCount--;
             emitted++;
         }
@@ -938,11 +953,11 @@ final class Responder {
 
     /** Queues a NACK whose trigger is the responder's own state (no packet caused it directly). */
     private void ownReasonOnly(final int reason, final int psn, final long nowNs) {
-        if (ownCount == OWN_QUEUE) {
-            ownHead = (ownHead + 1) % OWN_QUEUE;
+        if (ownCount == ownQueue) {
+            ownHead = (ownHead + 1) % ownQueue;
             ownCount--;
         }
-        final int j = (ownHead + ownCount) % OWN_QUEUE;
+        final int j = (ownHead + ownCount) % ownQueue;
         ownReason[j] = reason;
         ownNackPsn[j] = psn;
         ownRnrUnits[j] = 0;
