@@ -318,10 +318,12 @@ final class Requester {
                 slotRnrRetransmissions[s] = 0;
                 slotState[s] = FREE;
             }
+            final boolean wasIdle = inFlight == 0;
             if (!transmit(nowNs, sink, firstNewPsn, false)) {
                 break;
             }
-            if (inFlight == 0) {
+            if (wasIdle) {
+                // The retransmission timer runs from the first packet sent after an idle period.
                 progressNs = nowNs;
             }
             sndNxt += need;

@@ -79,6 +79,8 @@ final class Responder {
     private int fatalPsn;
     private int fatalRepeats;
     private boolean accepted;
+    private MemoryRegion cachedRegion;
+    private int cachedRkey;
 
     // READs accepted and not yet fully answered, kept sorted by PSN [OPS-029].
     private final int readJobs;
@@ -394,7 +396,13 @@ final class Responder {
     private MemoryRegion checkRemote(final int rkey, final long va, final long length, final int access,
                                      final int psn, final long nowNs, final DirectBuffer buffer, final int offset,
                                      final boolean ce) {
-        final MemoryRegion mr = qp.pd().lookupRkey(rkey);
+        // Consecutive packets of a message carry the same rkey: remember the last region found.
+        MemoryRegion mr = cachedRegion;
+        if (mr == null || cachedRkey != rkey || !mr.isValid()) {
+            mr = qp.pd().lookupRkey(rkey);
+            cachedRegion = mr;
+            cachedRkey = rkey;
+        }
         final int result = mr == null ? MemoryAccessResult.INVALID_KEY : mr.checkRemote(va, length, access);
         if (result != MemoryAccessResult.OK) {
             fatal(NackReason.REMOTE_ACCESS, psn, EndpointCounter.NACKS_OUT_REMOTE_ACCESS, nowNs, buffer, offset, ce);
@@ -785,6 +793,7 @@ final class Responder {
         fatalReason = 0;
         fatalRepeats = 0;
         accepted = false;
+        cachedRegion = null;
         java.util.Arrays.fill(cacheValid, false);
     }
 

@@ -264,4 +264,19 @@ class ReliabilityTest {
         assertThat(f.a.sendCompletions.get(0).status()).isEqualTo(WcStatus.RNR_RETRY_EXC_ERR);
         assertThat(f.a.endpoint.counters().get(EndpointCounter.RNR_NACKS_IN)).isEqualTo(3);
     }
+
+    /** The retransmission timer restarts with the first packet after an idle period [REL-028]. */
+    @Test
+    void aBurstAfterAnIdlePeriodDoesNotTimeOutSpuriously() {
+        final TwoNodeFixture f = new TwoNodeFixture(1014).connect(1024);
+        fill(f.a.mr.buffer(), 0, 4096, 14);
+        f.a.qp.postSend(write(f, 1, 0, 4096, 0));
+        assertThat(f.runUntilQuiet()).isTrue();
+        f.wire.runFor(3_000_000); // longer than the 1 ms initial RTO
+        f.a.qp.postSend(write(f, 2, 0, 4096, 8192));
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.TIMEOUTS)).isZero();
+        assertThat(f.a.endpoint.counters().retransmits()).isZero();
+        assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 8192, 4096);
+    }
 }
