@@ -82,6 +82,10 @@ final class Requester {
 
     private RttEstimator rtt;
     private long rackTxSeq = -1;
+    /** PSN of the delivered transmission with the highest transmit sequence. */
+    private int rackPsn;
+    /** Outstanding slots sent more than once; while 0, transmit order is PSN order. */
+    private int retransmittedOutstanding;
     private long rackRttNs;
     private long reorderWindowNs;
     private int lossEpisodesSinceSpurious;
@@ -255,7 +259,9 @@ final class Requester {
                 slotSentNs[r] = slotSentNs[s];
                 slotTxSeq[r] = slotTxSeq[s];
                 slotPath[r] = slotPath[s];
-                slotTransmissions[r]++;
+                if (++slotTransmissions[r] == 2) {
+                    retransmittedOutstanding++;
+                }
                 inFlight++;
                 lostCount--;
             }
@@ -430,7 +436,9 @@ final class Requester {
         slotSentNs[s] = nowNs;
         slotTxSeq[s] = txSeq++;
         slotPath[s] = (short) pathId;
-        slotTransmissions[s]++;
+        if (++slotTransmissions[s] == 2) {
+            retransmittedOutstanding++;
+        }
         if (previous != IN_FLIGHT) {
             inFlight++;
         }
@@ -668,6 +676,10 @@ final class Requester {
         slotState[s] = DELIVERED;
         if (slotTxSeq[s] > rackTxSeq) {
             rackTxSeq = slotTxSeq[s];
+            rackPsn = psn;
+        }
+        if (slotTransmissions[s] > 1) {
+            retransmittedOutstanding--;
         }
         final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
         wqe.psnsDelivered++;
@@ -705,7 +717,20 @@ final class Requester {
         }
         final long reorderWindow = reorderWindowNs();
         final long rttForLoss = rackRttNs > 0 ? rackRttNs : rtt.srttNs();
-        for (int psn = sndUna; psn != sndNxt; psn++) {
+        // Without retransmissions outstanding, transmit order is PSN order: only PSNs before the
+        // latest delivered one (or the latest response) can have been overtaken, so the scan stops
+        // there instead of walking the whole window on every ACK.
+        int end = sndNxt;
+        if (retransmittedOutstanding == 0) {
+            int bound = Psn.before(sndUna, rackPsn + 1) ? rackPsn + 1 : sndUna;
+            if (anyResponse && Psn.before(bound, latestResponsePsn)) {
+                bound = latestResponsePsn;
+            }
+            if (Psn.before(bound, sndNxt)) {
+                end = bound;
+            }
+        }
+        for (int psn = sndUna; psn != end; psn++) {
             final int s = psn & windowMask;
             if (slotState[s] != IN_FLIGHT) {
                 continue;
@@ -954,6 +979,7 @@ final class Requester {
         lostCount = 0;
         rnrWaitCount = 0;
         outstandingReadAtomic = 0;
+        retransmittedOutstanding = 0;
         lossCheckDeadlineNs = Long.MAX_VALUE;
         rnrResumeNs = Long.MAX_VALUE;
         sndUna = sndNxt;
@@ -971,6 +997,7 @@ final class Requester {
         lostCount = 0;
         rnrWaitCount = 0;
         outstandingReadAtomic = 0;
+        retransmittedOutstanding = 0;
         anyResponse = false;
         latestResponseTxSeq = -1;
         nextMsn = 0;

@@ -34,6 +34,9 @@ public final class PathSelector {
     private final long[] sent;
     private final long[] scratch;
     private long qpSrttNs;
+    /** Paths whose weight is below 1; while 0 the weighted round-robin is plain round-robin. */
+    private int penalised;
+    private int roundRobin;
 
     /**
      * @param entropies the QP's entropy values (UDP source ports), one per path; copied
@@ -87,6 +90,13 @@ public final class PathSelector {
         if (n == 1) {
             sent[0]++;
             return 0;
+        }
+        if (penalised == 0) {
+            // All weights equal: smooth weighted round-robin degenerates to plain rotation.
+            final int chosen = roundRobin;
+            roundRobin = chosen + 1 == n ? 0 : chosen + 1;
+            sent[chosen]++;
+            return chosen;
         }
         double total = 0;
         int best = 0;
@@ -194,9 +204,17 @@ public final class PathSelector {
      * @param pathId path of the original transmission
      */
     public void onSpuriousLoss(final long nowNs, final int pathId) {
-        if (valid(pathId)) {
+        if (valid(pathId) && weights[pathId] < 1.0) {
             decay(pathId, nowNs);
-            weights[pathId] = Math.min(1.0, weights[pathId] / LOSS_FACTOR);
+            if (weights[pathId] < 1.0) {
+                final double w = weights[pathId] / LOSS_FACTOR;
+                if (w >= 1.0) {
+                    weights[pathId] = 1.0;
+                    penalised--;
+                } else {
+                    weights[pathId] = w;
+                }
+            }
         }
     }
 
@@ -230,6 +248,12 @@ public final class PathSelector {
 
     private void penalise(final int pathId, final long nowNs, final double factor) {
         decay(pathId, nowNs);
+        if (weights[pathId] >= 1.0) {
+            if (penalised++ == 0) {
+                // Leaving plain rotation: the weighted state starts where the rotation stands.
+                java.util.Arrays.fill(current, 0.0);
+            }
+        }
         weights[pathId] = Math.max(W_MIN, weights[pathId] * factor);
     }
 
@@ -241,7 +265,14 @@ public final class PathSelector {
             return;
         }
         final double halfLife = Math.max(MIN_HALF_LIFE_NS, 16 * qpSrttNs);
-        weights[pathId] = 1.0 - (1.0 - weights[pathId]) * Math.pow(2.0, -dt / halfLife);
+        final double w = 1.0 - (1.0 - weights[pathId]) * Math.pow(2.0, -dt / halfLife);
+        if (w > 1.0 - 1e-6) {
+            // Fully recovered (the decay only approaches 1): count the path as healthy again.
+            weights[pathId] = 1.0;
+            penalised--;
+        } else {
+            weights[pathId] = w;
+        }
     }
 
     private boolean valid(final int pathId) {
