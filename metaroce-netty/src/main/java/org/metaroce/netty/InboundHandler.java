@@ -74,7 +74,13 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
         final int length = content.readableBytes();
         final int peerId = peers.lookupOrAssign(packet.sender());
         final int offset;
-        if (content.hasMemoryAddress()) {
+        if (content.isDirect() && content.nioBufferCount() == 1) {
+            // A ByteBuffer view (reused by Netty per buffer) lets the CRC-32C use the JDK
+            // intrinsic; a raw address would force the byte-at-a-time fallback.
+            final java.nio.ByteBuffer nio = content.internalNioBuffer(content.readerIndex(), length);
+            view.wrap(nio, nio.position(), length);
+            offset = 0;
+        } else if (content.hasMemoryAddress()) {
             view.wrap(content.memoryAddress() + content.readerIndex(), length);
             offset = 0;
         } else if (content.hasArray()) {

@@ -241,11 +241,11 @@ final class NettySink implements TransmitSink {
         }
         final int size = Math.max(chunkBytes, maxLength);
         chunk = allocator.directBuffer(size, size);
-        if (chunk.hasMemoryAddress()) {
-            view.wrap(chunk.memoryAddress(), chunk.capacity());
-        } else {
-            view.wrap(chunk.nioBuffer(0, chunk.capacity()));
-        }
+        // Wrap the chunk's own NIO view, not its raw address: the engine's CRC-32C uses the JDK
+        // intrinsic only for ByteBuffer- or array-backed buffers (for a raw address it must fall
+        // back to a byte-at-a-time loop). internalNioBuffer reuses one ByteBuffer per chunk.
+        final java.nio.ByteBuffer nio = chunk.internalNioBuffer(0, chunk.capacity());
+        view.wrap(nio, nio.position(), chunk.capacity());
         position = 0;
     }
 

@@ -1,0 +1,148 @@
+package org.metaroce.cli;
+
+import org.metaroce.core.connection.CmEvent;
+import org.metaroce.core.connection.Connection;
+import org.metaroce.core.engine.QueuePair;
+import org.metaroce.core.engine.QueuePairCapabilities;
+import org.metaroce.core.verbs.RecvRequest;
+import org.metaroce.core.verbs.SendFlags;
+import org.metaroce.core.verbs.SendRequest;
+import org.metaroce.core.verbs.WcStatus;
+import org.metaroce.core.verbs.WorkCompletion;
+import org.metaroce.core.verbs.WrOpcode;
+
+/**
+ * One end's benchmark logic, a state machine advanced by {@link #doWork()} on the benchmark
+ * thread: it consumes connection-manager events and completions and posts work requests through
+ * the side's {@link Poster}. Nothing on the measured path allocates.
+ */
+abstract class Agent {
+    /** Work request ids: connection index (0 = control) in the high half, slot or sequence in the low half. */
+    static long wrId(final int index, final long slot) {
+        return ((long) index << 32) | (slot & 0xFFFF_FFFFL);
+    }
+
+    static int indexOf(final long wrId) {
+        return (int) (wrId >>> 32);
+    }
+
+    static int slotOf(final long wrId) {
+        return (int) wrId;
+    }
+
+    static QueuePairCapabilities controlCaps() {
+        return new QueuePairCapabilities(8, 8, 1, 1, 1);
+    }
+
+    final Side side;
+    final BenchConfig config;
+    final WorkCompletion[] wcs = new WorkCompletion[64];
+    final SendRequest sendWr = new SendRequest(1);
+    final RecvRequest recvWr = new RecvRequest(1);
+    private final SendRequest controlWr = new SendRequest(1);
+    private final RecvRequest controlRecv = new RecvRequest(1);
+    private volatile boolean done;
+    private volatile Throwable failure;
+
+    Agent(final Side side, final BenchConfig config) {
+        this.side = side;
+        this.config = config;
+        for (int i = 0; i < wcs.length; i++) {
+            wcs[i] = new WorkCompletion();
+        }
+    }
+
+    /** @return work done (0 lets the thread idle) */
+    final int doWork() {
+        if (done) {
+            return 0;
+        }
+        try {
+            final int work = work();
+            side.poster.flush();
+            side.poster.check();
+            return work;
+        } catch (final RuntimeException | Error ex) {
+            fail(ex);
+            return 1;
+        }
+    }
+
+    abstract int work();
+
+    /** Called when the run is abandoned (the other end failed): release what can be. */
+    void abort() {
+        finish();
+    }
+
+    final void fail(final Throwable t) {
+        if (failure == null) {
+            failure = t;
+            if (Boolean.getBoolean("metaroce.debug")) {
+                System.err.println(side.name + " failed: " + t + "\n  driver: " + side.device.counters()
+                    + "\n  endpoint: " + side.device.endpoint().counters() + "\n  wire: "
+                    + side.device.endpoint().wireCounters() + "\n  cm: " + side.cm.counters());
+                t.printStackTrace();
+            }
+        }
+        done = true;
+    }
+
+    final void finish() {
+        if (config.counters() && !done) {
+            System.err.println(side.name + " counters:\n  driver: " + side.device.counters() + "\n  endpoint: "
+                + side.device.endpoint().counters() + "\n  wire: " + side.device.endpoint().wireCounters()
+                + "\n  cm: " + side.cm.counters());
+        }
+        done = true;
+    }
+
+    final boolean isDone() {
+        return done;
+    }
+
+    final Throwable failure() {
+        return failure;
+    }
+
+    /** @return the next connection-manager event for the benchmark thread, or null */
+    final CmEvent nextEvent() {
+        return side.events.poll();
+    }
+
+    /** Owning thread: posts control receive {@code slot} (0 or 1). */
+    final void postControlRecv(final QueuePair qp, final int slot) {
+        controlRecv.clear().wrId(wrId(0, slot)).addSge(side.controlMr.address() + (long) slot * Side.CONTROL_SLOT,
+            Side.CONTROL_SLOT, side.controlMr.lkey());
+        side.poster.postRecv(qp, controlRecv);
+    }
+
+    /** Owning thread only (connection setup): posts a control receive directly. */
+    final void postControlRecvDirect(final QueuePair qp, final int slot) {
+        controlRecv.clear().wrId(wrId(0, slot)).addSge(side.controlMr.address() + (long) slot * Side.CONTROL_SLOT,
+            Side.CONTROL_SLOT, side.controlMr.lkey());
+        final int status = qp.postRecv(controlRecv);
+        if (status != org.metaroce.core.verbs.PostStatus.OK) {
+            throw new BenchException(Poster.refusal(qp, "Recv", status));
+        }
+    }
+
+    /** Sends the control message written at control slot 2. */
+    final void sendControl(final Connection control) {
+        controlWr.clear().wrId(wrId(0, 2)).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            .addSge(side.controlMr.address() + 2L * Side.CONTROL_SLOT, Messages.CONTROL_LENGTH, side.controlMr.lkey());
+        side.poster.postSend(control.queuePair(), controlWr);
+        side.poster.flush();
+    }
+
+    /** @return the control slot's offset in the control region */
+    static int controlOffset(final int slot) {
+        return slot * Side.CONTROL_SLOT;
+    }
+
+    static BenchException completionError(final WorkCompletion wc, final String what) {
+        final String hint = wc.status() == WcStatus.RETRY_EXC_ERR ? " (the peer stopped answering)"
+            : wc.status() == WcStatus.WR_FLUSH_ERR ? " (the queue pair is in error)" : "";
+        return new BenchException(what + " failed on QP " + wc.qpNum() + ": " + wc.status() + hint);
+    }
+}

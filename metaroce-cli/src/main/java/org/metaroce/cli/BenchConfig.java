@@ -1,0 +1,76 @@
+package org.metaroce.cli;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+
+import org.metaroce.netty.Transport;
+
+/**
+ * Everything one run needs, resolved from the command line (defaults applied, ranges checked).
+ *
+ * @param kind the tool
+ * @param size message size in bytes
+ * @param iterations measured iterations per queue pair, or -1 in duration mode
+ * @param durationNs measured time in duration mode, else 0
+ * @param warmup iterations per queue pair run before measuring
+ * @param qps data queue pairs
+ * @param mtu path MTU proposed
+ * @param paths entropy ports of the device (the QP's path set)
+ * @param txDepth outstanding send work requests per queue pair
+ * @param rxDepth receives posted per queue pair (send_bw server)
+ * @param verify check every byte
+ * @param json print a JSON object instead of tables
+ * @param transport resolved transport (EPOLL or NIO)
+ * @param mode threading mode
+ * @param idle idle strategy (resolved)
+ * @param bind local address
+ * @param server the server's endpoint (client mode), or null
+ * @param port server endpoint port (server mode; 0 = ephemeral in loopback)
+ * @param loopback both ends in this process
+ * @param loopbackThreads INVOKER loopback: 1 thread drives both ends, 2 one each
+ * @param connectTimeoutNs CONNECT_TIMEOUT of the handshake
+ * @param gso UDP GSO
+ * @param gro UDP GRO
+ * @param compareSwap atomic_lat uses CMP_SWAP instead of FETCH_ADD
+ * @param progress print a progress line on stderr once per second
+ * @param counters print the driver's, the endpoint's and the connection manager's counters on stderr at the end
+ */
+record BenchConfig(TestKind kind, int size, long iterations, long durationNs, long warmup, int qps, int mtu,
+                   int paths, int txDepth, int rxDepth, boolean verify, boolean json, Transport transport,
+                   Mode mode, Idle idle, InetAddress bind, InetSocketAddress server, int port, boolean loopback,
+                   int loopbackThreads, long connectTimeoutNs, boolean gso, boolean gro, boolean compareSwap,
+                   boolean progress, boolean counters) {
+
+    /** Memory per side for the data slots of all queue pairs (the slot count shrinks to fit). */
+    static final long MEMORY_BUDGET = 256L << 20;
+    /** Ping-pong slots: answers land in rotating buffers so a retransmission never reads a reused one. */
+    static final int PING_PONG_SLOTS = 8;
+
+    /** Threading modes of the driver, as the command line spells them. */
+    enum Mode {
+        dedicated, invoker, shared
+    }
+
+    /** Idle strategies, as the command line spells them. */
+    enum Idle {
+        spin, backoff, block
+    }
+
+    /** @return whether the run is bounded by time rather than by iterations */
+    boolean timed() {
+        return iterations < 0;
+    }
+
+    /**
+     * @return data slots per queue pair: enough for every outstanding work request (receives for
+     *     send_bw), within {@link #MEMORY_BUDGET}
+     */
+    int slots() {
+        if (!kind.bandwidth) {
+            return kind.pingPong ? PING_PONG_SLOTS : 1;
+        }
+        final int wanted = kind == TestKind.SEND_BW ? Math.max(txDepth, rxDepth) : txDepth;
+        final long fit = Math.max(1, MEMORY_BUDGET / ((long) qps * size));
+        return (int) Math.max(1, Math.min(wanted, fit));
+    }
+}

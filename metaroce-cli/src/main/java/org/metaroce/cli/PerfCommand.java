@@ -1,0 +1,500 @@
+package org.metaroce.cli;
+
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.metaroce.netty.MetaRoceDevice;
+import org.metaroce.netty.SharedDriver;
+import org.metaroce.netty.Transport;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * One perftest-style tool: {@code metaroce <tool>} runs the server, {@code metaroce <tool> HOST}
+ * the client, {@code metaroce <tool> --loopback} both in this process.
+ */
+@Command(mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true)
+final class PerfCommand implements Callable<Integer> {
+    /** Largest message (and slot) size: 1 GiB. */
+    static final int MAX_SIZE = 1 << 30;
+
+    private final TestKind kind;
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", arity = "0..1", paramLabel = "SERVER",
+        description = "Address of the server (client mode). Without it this process is the server.")
+    String serverHost;
+
+    @Option(names = {"-p", "--port"}, defaultValue = "4796", paramLabel = "PORT",
+        description = "UDP endpoint port of the server (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--loopback",
+        description = "Run server and client in this process: two devices on 127.0.0.1, ephemeral ports.")
+    boolean loopback;
+
+    @Option(names = {"-s", "--size"}, paramLabel = "BYTES",
+        description = "Message size in bytes (default: 65536 for bandwidth tests, 64 for latency tests, "
+            + "8 for atomic_lat).")
+    Integer size;
+
+    @ArgGroup(exclusive = true, multiplicity = "0..1")
+    RunLength runLength;
+
+    /** -n and -D exclude each other. */
+    static final class RunLength {
+        @Option(names = {"-n", "--iters"}, required = true, paramLabel = "N",
+            description = "Measured iterations per queue pair (default: 5000 for bandwidth tests, 1000 for "
+                + "latency tests).")
+        Long iterations;
+
+        @Option(names = {"-D", "--duration"}, required = true, paramLabel = "SECONDS",
+            description = "Measure for this many seconds instead of a number of iterations.")
+        Double duration;
+    }
+
+    @Option(names = {"-w", "--warmup"}, paramLabel = "N",
+        description = "Iterations per queue pair run before measuring, to warm up the JIT (default: 1000; 0 = none).")
+    Long warmup;
+
+    @Option(names = {"-q", "--qp"}, defaultValue = "1", paramLabel = "N",
+        description = "Number of queue pairs (bandwidth tests; default: ${DEFAULT-VALUE}).")
+    int qps;
+
+    @Option(names = "--mtu", defaultValue = "4096", paramLabel = "BYTES",
+        description = "Path MTU: 256, 512, 1024, 2048, 4096 or 8192 (default: ${DEFAULT-VALUE}; the two ends "
+            + "use the smaller of their values).")
+    int mtu;
+
+    @Option(names = "--paths", defaultValue = "4", paramLabel = "N",
+        description = "Entropy paths per queue pair: UDP source ports the packets are sprayed over "
+            + "(default: ${DEFAULT-VALUE}).")
+    int paths;
+
+    @Option(names = {"-t", "--tx-depth"}, paramLabel = "N",
+        description = "Outstanding work requests per queue pair (default: 128 for bandwidth tests, "
+            + "1 for latency tests).")
+    Integer txDepth;
+
+    @Option(names = {"-r", "--rx-depth"}, defaultValue = "512", paramLabel = "N",
+        description = "Receives the send_bw server keeps posted per queue pair (default: ${DEFAULT-VALUE}).")
+    int rxDepth;
+
+    @Option(names = "--verify", description = "Fill the source with a deterministic pattern and check every "
+        + "byte of the destination after the run (every answer of the latency tests).")
+    boolean verify;
+
+    @Option(names = "--json", description = "Print the result as one JSON object instead of tables.")
+    boolean json;
+
+    @Option(names = "--transport", defaultValue = "auto", paramLabel = "epoll|nio|auto",
+        description = "Netty transport (default: ${DEFAULT-VALUE}: epoll on Linux when available, else nio).")
+    String transport;
+
+    @Option(names = "--mode", defaultValue = "invoker", paramLabel = "invoker|dedicated|shared",
+        description = "Threading mode of the driver: invoker (the benchmark thread drives its device; "
+            + "lowest latency), dedicated (a driver thread per device), shared (one driver thread for all "
+            + "devices). Default: ${DEFAULT-VALUE}.")
+    String mode;
+
+    @Option(names = "--idle", paramLabel = "spin|backoff|block",
+        description = "How threads wait for work: spin, backoff (spin, yield, then park up to 100 us) or block "
+            + "(drivers block in epoll_wait/select; benchmark threads park up to 1 ms). Default: spin when the "
+            + "busy threads fit the processors, else backoff.")
+    String idle;
+
+    @Option(names = "--loopback-threads", paramLabel = "1|2",
+        description = "With --loopback in invoker mode: 1 thread drives both ends, 2 one each "
+            + "(default: 2 on machines with 2 or more processors).")
+    Integer loopbackThreads;
+
+    @Option(names = "--bind", paramLabel = "ADDRESS",
+        description = "Local address to bind (default: 0.0.0.0, or :: for an IPv6 server address).")
+    String bind;
+
+    @Option(names = "--timeout", defaultValue = "3", paramLabel = "SECONDS",
+        description = "Connect timeout: give up when the server does not answer (default: ${DEFAULT-VALUE}).")
+    double timeout;
+
+    @Option(names = "--gso", negatable = true, defaultValue = "true", fallbackValue = "true",
+        description = "UDP segmentation offload on the send path (epoll; default: on).")
+    boolean gso;
+
+    @Option(names = "--gro", description = "UDP receive offload on the endpoint socket (epoll; default: off).")
+    boolean gro;
+
+    @Option(names = {"-A", "--atomic-type"}, defaultValue = "FETCH_AND_ADD", paramLabel = "CMP_AND_SWAP|FETCH_AND_ADD",
+        description = "atomic_lat: the operation (default: ${DEFAULT-VALUE}).")
+    String atomicType;
+
+    @Option(names = "--progress", negatable = true, defaultValue = "true", fallbackValue = "true",
+        description = "Print a progress line on stderr once per second during long runs (default: on).")
+    boolean progress;
+
+    @Option(names = "--counters",
+        description = "At the end, print the counters of each end's driver, endpoint and connection manager on stderr.")
+    boolean counters;
+
+    PerfCommand(final TestKind kind) {
+        this.kind = kind;
+    }
+
+    TestKind kind() {
+        return kind;
+    }
+
+    // ------------------------------------------------------------------ validation
+
+    private ParameterException bad(final String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+
+    private static boolean validMtu(final int mtu) {
+        return mtu >= 256 && mtu <= 8192 && Integer.bitCount(mtu) == 1;
+    }
+
+    BenchConfig resolve() {
+        if (loopback && serverHost != null) {
+            throw bad("--loopback runs both ends in this process: do not give a SERVER address");
+        }
+        final int resolvedSize = size != null ? size : kind.defaultSize();
+        if (resolvedSize < 1 || resolvedSize > MAX_SIZE) {
+            throw bad("-s/--size must be in 1.." + MAX_SIZE + " bytes (got " + resolvedSize + ")");
+        }
+        if (kind == TestKind.ATOMIC_LAT && resolvedSize != 8) {
+            throw bad("-s/--size: atomic_lat works on 8-byte operands (got " + resolvedSize + ")");
+        }
+        long iterations = kind.defaultIterations();
+        long durationNs = 0;
+        if (runLength != null && runLength.iterations != null) {
+            iterations = runLength.iterations;
+            if (iterations < 1) {
+                throw bad("-n/--iters must be at least 1 (got " + iterations + ")");
+            }
+        } else if (runLength != null && runLength.duration != null) {
+            final double d = runLength.duration;
+            if (!(d > 0) || d > 1_000_000) {
+                throw bad("-D/--duration must be a positive number of seconds (got " + d + ")");
+            }
+            iterations = -1;
+            durationNs = (long) (d * 1e9);
+        }
+        final long resolvedWarmup = warmup != null ? warmup : 1000;
+        if (resolvedWarmup < 0) {
+            throw bad("-w/--warmup must be >= 0 (got " + resolvedWarmup + ")");
+        }
+        if (qps < 1 || qps > 256) {
+            throw bad("-q/--qp must be in 1..256 (got " + qps + ")");
+        }
+        if (qps != 1 && !kind.bandwidth) {
+            throw bad("-q/--qp applies to bandwidth tests; " + kind.command + " uses one queue pair");
+        }
+        if (qps != 1 && kind.raw) {
+            throw bad("-q/--qp: " + kind.command + " has no queue pairs");
+        }
+        if (!validMtu(mtu)) {
+            throw bad("--mtu must be one of 256, 512, 1024, 2048, 4096, 8192 (got " + mtu + ")");
+        }
+        if (paths < 1 || paths > 255) {
+            throw bad("--paths must be in 1..255 (got " + paths + ")");
+        }
+        final int depth = txDepth != null ? txDepth : kind.defaultTxDepth();
+        if (depth < 1 || depth > 1024) {
+            throw bad("-t/--tx-depth must be in 1..1024 (got " + depth + ")");
+        }
+        if (rxDepth < 1 || rxDepth > 16384) {
+            throw bad("-r/--rx-depth must be in 1..16384 (got " + rxDepth + ")");
+        }
+        if (verify && kind.raw) {
+            throw bad("--verify: " + kind.command + " sends plain datagrams without a protocol; nothing to verify");
+        }
+        if ((long) qps * resolvedSize > MAX_SIZE) {
+            throw bad("-s/--size x -q/--qp must not exceed " + MAX_SIZE + " bytes (got "
+                + (long) qps * resolvedSize + ")");
+        }
+        final int serverPortMin = serverHost == null && !loopback ? 0 : 1;
+        if (port < serverPortMin || port > 65535) {
+            throw bad("-p/--port must be in " + serverPortMin + "..65535 (got " + port + ")");
+        }
+        if (!(timeout > 0) || timeout > 3600) {
+            throw bad("--timeout must be in (0, 3600] seconds (got " + timeout + ")");
+        }
+        final Transport resolvedTransport = switch (transport.toLowerCase(Locale.ROOT)) {
+            case "epoll" -> Transport.EPOLL;
+            case "nio" -> Transport.NIO;
+            case "auto" -> Transport.AUTO;
+            default -> throw bad("--transport must be epoll, nio or auto (got " + transport + ")");
+        };
+        final BenchConfig.Mode resolvedMode;
+        try {
+            resolvedMode = BenchConfig.Mode.valueOf(mode.toLowerCase(Locale.ROOT));
+        } catch (final IllegalArgumentException ex) {
+            throw bad("--mode must be invoker, dedicated or shared (got " + mode + ")");
+        }
+        final int cores = Runtime.getRuntime().availableProcessors();
+        final int threads = loopbackThreads != null ? loopbackThreads : cores >= 2 ? 2 : 1;
+        if (threads < 1 || threads > 2) {
+            throw bad("--loopback-threads must be 1 or 2 (got " + threads + ")");
+        }
+        final int busyThreads = switch (resolvedMode) {
+            case invoker -> loopback ? threads : 1;
+            case dedicated -> (loopback ? 2 : 1) + 1;
+            case shared -> 2;
+        };
+        final BenchConfig.Idle resolvedIdle;
+        if (idle == null) {
+            resolvedIdle = busyThreads <= cores ? BenchConfig.Idle.spin : BenchConfig.Idle.backoff;
+        } else {
+            try {
+                resolvedIdle = BenchConfig.Idle.valueOf(idle.toLowerCase(Locale.ROOT));
+            } catch (final IllegalArgumentException ex) {
+                throw bad("--idle must be spin, backoff or block (got " + idle + ")");
+            }
+        }
+        final boolean compareSwap;
+        switch (atomicType.toUpperCase(Locale.ROOT)) {
+            case "FETCH_AND_ADD" -> compareSwap = false;
+            case "CMP_AND_SWAP" -> compareSwap = true;
+            default -> throw bad("-A/--atomic-type must be CMP_AND_SWAP or FETCH_AND_ADD (got " + atomicType + ")");
+        }
+        InetSocketAddress server = null;
+        InetAddress serverAddress = null;
+        if (serverHost != null) {
+            try {
+                serverAddress = InetAddress.getByName(serverHost);
+            } catch (final UnknownHostException ex) {
+                throw bad("SERVER: unknown host " + serverHost);
+            }
+            server = new InetSocketAddress(serverAddress, port);
+        }
+        InetAddress bindAddress;
+        try {
+            if (bind != null) {
+                bindAddress = InetAddress.getByName(bind);
+            } else if (loopback) {
+                bindAddress = InetAddress.getByName("127.0.0.1");
+            } else if (serverAddress instanceof java.net.Inet6Address) {
+                bindAddress = InetAddress.getByName("::");
+            } else {
+                bindAddress = InetAddress.getByName("0.0.0.0");
+            }
+        } catch (final UnknownHostException ex) {
+            throw bad("--bind: unknown address " + bind);
+        }
+        final Transport concrete;
+        try {
+            concrete = resolvedTransport.resolve();
+        } catch (final IllegalStateException ex) {
+            throw new BenchException(ex.getMessage());
+        }
+        return new BenchConfig(kind, resolvedSize, iterations, durationNs, resolvedWarmup, qps, mtu, paths, depth,
+            rxDepth, verify, json, concrete, resolvedMode, resolvedIdle, bindAddress, server, port, loopback, threads,
+            (long) (timeout * 1e9), gso, gro, compareSwap, progress, counters);
+    }
+
+    // ------------------------------------------------------------------ running
+
+    @Override
+    public Integer call() {
+        final BenchConfig config = resolve();
+        final PrintWriter out = spec.commandLine().getOut();
+        final PrintWriter err = spec.commandLine().getErr();
+        final Report report;
+        if (config.loopback()) {
+            report = runLoopback(config, err);
+        } else if (config.server() == null) {
+            runServer(config, out);
+            return 0;
+        } else {
+            report = runClient(config, err);
+        }
+        if (config.json()) {
+            report.printJson(out);
+        } else {
+            report.printTable(out);
+        }
+        if ("FAILED".equals(report.verify)) {
+            throw new BenchException("verification FAILED: " + report.verifyDetail);
+        }
+        return 0;
+    }
+
+    private static void rethrow(final Agent agent) {
+        final Throwable t = agent.failure();
+        if (t instanceof RuntimeException r) {
+            throw r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        if (t != null) {
+            throw new BenchException(t.toString(), t);
+        }
+    }
+
+    private Report runClient(final BenchConfig config, final PrintWriter err) {
+        final SharedDriver shared = config.mode() == BenchConfig.Mode.shared
+            ? new SharedDriver(config.transport(), Runner.driverIdle(config.idle())) : null;
+        try (Side side = new Side(config, "client", config.bind(), 0, Runner.driverIdle(config.idle()), shared)) {
+            final ClientAgent client = new ClientAgent(side, config, config.server(), err);
+            Runner.drive(config.mode() == BenchConfig.Mode.invoker ? List.of(side.device) : List.of(),
+                List.of(client), config.idle(), new AtomicBoolean());
+            rethrow(client);
+            return client.report();
+        } finally {
+            if (shared != null) {
+                shared.close();
+            }
+        }
+    }
+
+    private void runServer(final BenchConfig config, final PrintWriter out) {
+        final SharedDriver shared = config.mode() == BenchConfig.Mode.shared
+            ? new SharedDriver(config.transport(), Runner.driverIdle(config.idle())) : null;
+        try (Side side = new Side(config, "server", config.bind(), config.port(), Runner.driverIdle(config.idle()),
+            shared)) {
+            final ServerAgent server = new ServerAgent(side, config, out, config.json());
+            if (!config.json()) {
+                server.printWaiting();
+            }
+            Runner.drive(config.mode() == BenchConfig.Mode.invoker ? List.of(side.device) : List.of(),
+                List.of(server), config.idle(), new AtomicBoolean());
+            rethrow(server);
+            if (config.json()) {
+                server.report().printJson(out);
+            }
+            if ("FAILED".equals(server.outcome())) {
+                throw new BenchException("verification FAILED: " + server.report().verifyDetail);
+            }
+        } finally {
+            if (shared != null) {
+                shared.close();
+            }
+        }
+    }
+
+    private Report runLoopback(final BenchConfig config, final PrintWriter err) {
+        final PrintWriter quiet = new PrintWriter(java.io.Writer.nullWriter());
+        final AtomicBoolean abort = new AtomicBoolean();
+        final BenchConfig.Mode mode = config.mode();
+        if (mode == BenchConfig.Mode.invoker && config.loopbackThreads() == 2) {
+            return runLoopbackTwoThreads(config, err, quiet, abort);
+        }
+        final SharedDriver shared = mode == BenchConfig.Mode.shared
+            ? new SharedDriver(config.transport(), Runner.driverIdle(config.idle())) : null;
+        Side serverSide = null;
+        Side clientSide = null;
+        try {
+            serverSide = new Side(config, "server", config.bind(), 0, Runner.driverIdle(config.idle()), shared);
+            final ServerAgent server = new ServerAgent(serverSide, config, quiet, true);
+            clientSide = new Side(config, "client", config.bind(), 0, Runner.driverIdle(config.idle()), shared);
+            final ClientAgent client = new ClientAgent(clientSide, config, serverSide.address(), err);
+            final List<MetaRoceDevice> owned = new ArrayList<>();
+            if (mode == BenchConfig.Mode.invoker) {
+                owned.add(serverSide.device);
+                owned.add(clientSide.device);
+            }
+            Runner.drive(owned, List.of(client, server), config.idle(), abort);
+            rethrow(client);
+            rethrow(server);
+            return client.report();
+        } finally {
+            closeAll(clientSide, serverSide);
+            if (shared != null) {
+                shared.close();
+            }
+        }
+    }
+
+    private Report runLoopbackTwoThreads(final BenchConfig config, final PrintWriter err, final PrintWriter quiet,
+                                         final AtomicBoolean abort) {
+        final CompletableFuture<InetSocketAddress> address = new CompletableFuture<>();
+        final AtomicReference<Throwable> serverFailure = new AtomicReference<>();
+        final Thread serverThread = new Thread(() -> {
+            try (Side side = new Side(config, "server", config.bind(), 0, null, null)) {
+                final ServerAgent server = new ServerAgent(side, config, quiet, true);
+                address.complete(side.address());
+                Runner.drive(List.of(side.device), List.of(server), config.idle(), abort);
+                if (server.failure() != null) {
+                    serverFailure.set(server.failure());
+                    abort.set(true);
+                }
+            } catch (final Throwable t) {
+                serverFailure.compareAndSet(null, t);
+                address.completeExceptionally(t);
+                abort.set(true);
+            }
+        }, "metaroce-server");
+        serverThread.setDaemon(true);
+        serverThread.start();
+        try {
+            final InetSocketAddress serverAddress;
+            try {
+                serverAddress = address.get(30, TimeUnit.SECONDS);
+            } catch (final ExecutionException ex) {
+                throw ex.getCause() instanceof RuntimeException r ? r : new BenchException(ex.getCause().toString());
+            } catch (final TimeoutException ex) {
+                throw new BenchException("the loopback server did not start within 30 s");
+            } catch (final InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                throw new BenchException("interrupted");
+            }
+            try (Side side = new Side(config, "client", config.bind(), 0, null, null)) {
+                final ClientAgent client = new ClientAgent(side, config, serverAddress, err);
+                Runner.drive(List.of(side.device), List.of(client), config.idle(), abort);
+                if (client.failure() != null) {
+                    abort.set(true);
+                }
+                rethrow(client);
+                join(serverThread);
+                final Throwable s = serverFailure.get();
+                if (s != null) {
+                    throw s instanceof RuntimeException r ? r : new BenchException("server failed: " + s, s);
+                }
+                return client.report();
+            }
+        } finally {
+            abort.set(true);
+            join(serverThread);
+        }
+    }
+
+    private static void join(final Thread t) {
+        try {
+            t.join(TimeUnit.SECONDS.toMillis(10));
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void closeAll(final Side... sides) {
+        for (final Side s : sides) {
+            if (s != null) {
+                try {
+                    s.close();
+                } catch (final RuntimeException ex) {
+                    // Best effort.
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+package org.metaroce.cli;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.metaroce.netty.EventLoopIdleStrategy;
+import org.metaroce.netty.MetaRoceDevice;
+
+/**
+ * The benchmark loop of one thread: drive the INVOKER devices this thread owns (if any), advance
+ * the agents, idle when nothing happened. Idling never sleeps past the next protocol deadline of
+ * an owned device (retransmission, acknowledgement coalescing): closer than 50 µs it spins.
+ */
+final class Runner {
+    private static final long DEADLINE_SPIN_NS = 50_000;
+
+    private Runner() {
+    }
+
+    /** @return the idle strategy of a DEDICATED or SHARED driver thread */
+    static IdleStrategy driverIdle(final BenchConfig.Idle idle) {
+        return switch (idle) {
+            case spin -> new BusySpinIdleStrategy();
+            case backoff -> new BackoffIdleStrategy(100, 10, 1_000, 100_000);
+            case block -> new EventLoopIdleStrategy();
+        };
+    }
+
+    /**
+     * Runs until every agent is done, one of them failed, or {@code abort} is set.
+     *
+     * @param devices INVOKER devices owned by this thread
+     * @param agents the agents to advance
+     * @param idle how to idle
+     * @param abort set by another thread to stop; set here when an agent fails
+     */
+    static void drive(final List<MetaRoceDevice> devices, final List<Agent> agents, final BenchConfig.Idle idle,
+                      final AtomicBoolean abort) {
+        final MetaRoceDevice[] owned = devices.toArray(new MetaRoceDevice[0]);
+        final Agent[] all = agents.toArray(new Agent[0]);
+        final long maxParkNs = idle == BenchConfig.Idle.block ? 1_000_000 : 100_000;
+        int idleCount = 0;
+        while (!abort.get()) {
+            int work = 0;
+            for (final MetaRoceDevice d : owned) {
+                work += d.doWork();
+            }
+            boolean allDone = true;
+            for (final Agent a : all) {
+                if (!a.isDone()) {
+                    work += a.doWork();
+                    allDone &= a.isDone();
+                }
+                if (a.failure() != null) {
+                    abort.set(true);
+                }
+            }
+            if (allDone) {
+                return;
+            }
+            if (work > 0) {
+                idleCount = 0;
+                continue;
+            }
+            if (idle == BenchConfig.Idle.spin) {
+                Thread.onSpinWait();
+                continue;
+            }
+            idleCount++;
+            if (idleCount <= 100) {
+                Thread.onSpinWait();
+            } else if (idleCount <= 110) {
+                Thread.yield();
+            } else {
+                long park = Math.min(maxParkNs, 1_000L << Math.min(20, idleCount - 111));
+                if (owned.length > 0) {
+                    long deadline = Long.MAX_VALUE;
+                    for (final MetaRoceDevice d : owned) {
+                        deadline = Math.min(deadline, d.nextDeadlineNs());
+                    }
+                    if (deadline != Long.MAX_VALUE) {
+                        final long until = deadline - System.nanoTime();
+                        if (until <= DEADLINE_SPIN_NS) {
+                            Thread.onSpinWait();
+                            continue;
+                        }
+                        park = Math.min(park, until - DEADLINE_SPIN_NS);
+                    }
+                }
+                LockSupport.parkNanos(park);
+            }
+        }
+    }
+}
