@@ -485,8 +485,10 @@ final class Requester {
             creditLimit = AckHeader.credit(buffer, ackOffset) & 0xFFFF_FFFFL;
         }
         if ((ackFlags & AckHeader.FLAG_DUPLICATE) != 0 && inScoreboard(trigger)
-            && slotTransmissions[trigger & windowMask] > 1 && !echoMatches) {
-            // The original arrived after all: the retransmission was spurious [REL-025].
+            && slotTransmissions[trigger & windowMask] > 1
+            && (!echoMatches || slotTransmissions[trigger & windowMask] == 2)) {
+            // Two copies arrived: the earlier one after all (echo of an earlier transmission), or
+            // the single retransmission after the original: the retransmission was spurious [REL-025].
             counters.increment(EndpointCounter.SPURIOUS_RETRANSMITS);
             lossEpisodesSinceSpurious = 0;
             reorderWindowNs = Math.min(reorderWindowNs + Math.max(1_000, rtt.minRttNs() / 4), reorderCeilingNs());
@@ -717,6 +719,7 @@ final class Requester {
         }
         final long reorderWindow = reorderWindowNs();
         final long rttForLoss = rackRttNs > 0 ? rackRttNs : rtt.srttNs();
+        boolean episode = false;
         // Without retransmissions outstanding, transmit order is PSN order: only PSNs before the
         // latest delivered one (or the latest response) can have been overtaken, so the scan stops
         // there instead of walking the whole window on every ACK.
@@ -755,13 +758,16 @@ final class Requester {
                     qp.paths().onLoss(nowNs, slotPath[s]);
                 }
                 qp.congestionControl().onLoss(nowNs, slotPath[s], false);
-                if (++lossEpisodesSinceSpurious >= 16) {
-                    reorderWindowNs = reorderFloorNs();
-                    lossEpisodesSinceSpurious = 0;
-                }
+                episode = true;
             } else if (lostAt < lossCheckDeadlineNs) {
                 lossCheckDeadlineNs = lostAt;
             }
+        }
+        // One detection pass that finds losses is one loss episode, however many packets it
+        // declares lost; 16 episodes without a spurious retransmission shrink the window [REL-024].
+        if (episode && ++lossEpisodesSinceSpurious >= 16) {
+            reorderWindowNs = reorderFloorNs();
+            lossEpisodesSinceSpurious = 0;
         }
     }
 
