@@ -71,6 +71,17 @@ final class NettySink implements TransmitSink {
     private boolean runClosed;
     private long gsoWritesSinceFlush;
 
+    // Per-socket GSO staging: sprayed packets alternate sockets, so they are never back to back in
+    // the chunk; each socket gathers its own run here (one copy per packet buys one GSO send per
+    // up to 64 packets instead of one datagram each).
+    private static final int STAGE_BYTES = 65_536;
+    private final ByteBuf[] stage;
+    private final InetSocketAddress[] stageRecipient;
+    private final int[] stageBytes;
+    private final int[] stageSegment;
+    private final int[] stageCount;
+    private final boolean[] stageClosed;
+
     NettySink(final ByteBufAllocator allocator, final int chunkBytes, final int maxPacketsPerCycle,
               final PeerTable peers, final DriverCounters counters, final Channel[] entropyChannels,
               final int[] entropyPorts, final Channel endpointChannel, final int endpointPort, final boolean gso) {
@@ -84,6 +95,12 @@ final class NettySink implements TransmitSink {
         this.endpointIndex = entropyChannels.length;
         this.channels[endpointIndex] = endpointChannel;
         this.dirty = new boolean[channels.length];
+        this.stage = new ByteBuf[channels.length];
+        this.stageRecipient = new InetSocketAddress[channels.length];
+        this.stageBytes = new int[channels.length];
+        this.stageSegment = new int[channels.length];
+        this.stageCount = new int[channels.length];
+        this.stageClosed = new boolean[channels.length];
         for (int i = 0; i < entropyPorts.length; i++) {
             indexByPort.put(entropyPorts[i], i);
         }
@@ -157,9 +174,60 @@ final class NettySink implements TransmitSink {
                     + "(set QP paths to the device's entropyPorts())", entropy);
             }
         }
-        position = offset + length;
         committedThisCycle++;
+        if (gso) {
+            stage(index, recipient, offset, length);
+            // The packet now lives in the socket's stage: its room in the chunk can be reused.
+            position = offset;
+            return;
+        }
+        position = offset + length;
         append(index, recipient, offset, length);
+    }
+
+    private void stage(final int index, final InetSocketAddress recipient, final int offset, final int length) {
+        if (stage[index] != null && (stageClosed[index] || length > stageSegment[index]
+            || stageCount[index] >= MAX_GSO_SEGMENTS || stageBytes[index] + length > MAX_GSO_BYTES
+            || !recipient.equals(stageRecipient[index]))) {
+            writeStage(index);
+        }
+        ByteBuf buf = stage[index];
+        if (buf == null) {
+            buf = allocator.directBuffer(STAGE_BYTES, STAGE_BYTES);
+            stage[index] = buf;
+            stageRecipient[index] = recipient;
+            stageSegment[index] = length;
+            stageBytes[index] = 0;
+            stageCount[index] = 0;
+            stageClosed[index] = false;
+        }
+        buf.setBytes(stageBytes[index], chunk, offset, length);
+        stageBytes[index] += length;
+        stageCount[index]++;
+        // Every segment but the last must be exactly segment-sized.
+        stageClosed[index] = length < stageSegment[index];
+    }
+
+    private void writeStage(final int index) {
+        final ByteBuf buf = stage[index];
+        stage[index] = null;
+        buf.writerIndex(stageBytes[index]);
+        final int count = stageCount[index];
+        final DatagramPacket packet;
+        if (count > 1) {
+            packet = new SegmentedDatagramPacket(buf, stageSegment[index], stageRecipient[index]);
+            counters.increment(DriverCounter.GSO_WRITES);
+            counters.add(DriverCounter.GSO_SEGMENTS, count);
+            gsoWritesSinceFlush++;
+        } else {
+            packet = new DatagramPacket(buf, stageRecipient[index]);
+        }
+        stageRecipient[index] = null;
+        channels[index].write(packet, channels[index].voidPromise());
+        dirty[index] = true;
+        counters.add(DriverCounter.DATAGRAMS_SENT, count);
+        counters.add(DriverCounter.BYTES_SENT, stageBytes[index]);
+        counters.addSent(index, count);
     }
 
     private void append(final int index, final InetSocketAddress recipient, final int offset, final int length) {
@@ -214,6 +282,11 @@ final class NettySink implements TransmitSink {
         if (runIndex >= 0) {
             writeRun();
         }
+        for (int i = 0; i < stage.length; i++) {
+            if (stage[i] != null) {
+                writeStage(i);
+            }
+        }
         int flushed = 0;
         for (int i = 0; i < channels.length; i++) {
             if (dirty[i]) {
@@ -254,6 +327,13 @@ final class NettySink implements TransmitSink {
         closed = true;
         runIndex = -1;
         runRecipient = null;
+        for (int i = 0; i < stage.length; i++) {
+            if (stage[i] != null) {
+                stage[i].release();
+                stage[i] = null;
+                stageRecipient[i] = null;
+            }
+        }
         if (chunk != null) {
             chunk.release();
             chunk = null;
