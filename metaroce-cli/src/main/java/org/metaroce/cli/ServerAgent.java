@@ -285,6 +285,7 @@ final class ServerAgent extends Agent {
                 established++;
                 if (index == 0) {
                     report.local = ClientAgent.describe(side.address());
+                    report.remote = describeClient(c);
                     report.negotiatedMtu = c.pathMtu();
                     report.negotiatedPaths = c.pathCount();
                     report.transport = side.device.transport().name();

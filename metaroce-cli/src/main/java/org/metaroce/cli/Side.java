@@ -66,7 +66,11 @@ final class Side implements AutoCloseable {
         };
         final DeviceConfig dc = new DeviceConfig().bindAddress(bind).endpointPort(endpointPort)
             .entropyPortRange(config.paths(), 0).transport(config.transport()).threadingMode(mode)
-            .gso(config.gso()).gro(config.gro()).threadName("metaroce-" + name + "-driver");
+            .gso(config.gso()).gro(config.gro()).threadName("metaroce-" + name + "-driver")
+            // A software endpoint shares its cores with the JIT, the GC and the kernel's network
+            // processing: scheduling stalls of milliseconds are normal, so the retransmission
+            // timer's floor is 1 ms here instead of the specification's 100 us NIC-class default.
+            .endpointConfig(new org.metaroce.core.engine.EndpointConfig().minRtoNs(1_000_000));
         if (mode == ThreadingMode.DEDICATED) {
             dc.idleStrategy(driverIdle);
         }
