@@ -80,10 +80,11 @@ final class PerfCommand implements Callable<Integer> {
         description = "Number of queue pairs (bandwidth tests; default: ${DEFAULT-VALUE}).")
     int qps;
 
-    @Option(names = "--mtu", defaultValue = "4096", paramLabel = "BYTES",
-        description = "Path MTU: 256, 512, 1024, 2048, 4096 or 8192 (default: ${DEFAULT-VALUE}; the two ends "
-            + "use the smaller of their values).")
-    int mtu;
+    @Option(names = "--mtu", paramLabel = "BYTES",
+        description = "Path MTU: 256, 512, 1024, 2048, 4096 or 8192 (default: the largest up to 4096 whose "
+            + "datagrams fit the link towards the server without IP fragmentation; the two ends use the smaller "
+            + "of their values).")
+    Integer mtu;
 
     @Option(names = "--paths", defaultValue = "4", paramLabel = "N",
         description = "Entropy paths per queue pair: UDP source ports the packets are sprayed over "
@@ -211,7 +212,7 @@ final class PerfCommand implements Callable<Integer> {
         if (qps != 1 && kind.raw) {
             throw bad("-q/--qp: " + kind.command + " has no queue pairs");
         }
-        if (!validMtu(mtu)) {
+        if (mtu != null && !validMtu(mtu)) {
             throw bad("--mtu must be one of 256, 512, 1024, 2048, 4096, 8192 (got " + mtu + ")");
         }
         if (paths < 1 || paths > 255) {
@@ -306,7 +307,11 @@ final class PerfCommand implements Callable<Integer> {
         } catch (final IllegalStateException ex) {
             throw new BenchException(ex.getMessage());
         }
-        return new BenchConfig(kind, resolvedSize, iterations, durationNs, resolvedWarmup, qps, mtu, paths, depth,
+        // No IP fragmentation [ENC-021]: size packets to the link towards the server (the server
+        // offers the preferred size and the client's smaller value wins in the negotiation).
+        final int resolvedMtu = mtu != null ? mtu
+            : serverAddress != null ? LinkMtu.towards(serverAddress) : LinkMtu.PREFERRED;
+        return new BenchConfig(kind, resolvedSize, iterations, durationNs, resolvedWarmup, qps, resolvedMtu, paths, depth,
             rxDepth, verify, json, concrete, resolvedMode, resolvedIdle, bindAddress, server, port, loopback, threads,
             (long) (timeout * 1e9), gso, gro, compareSwap, progress, counters);
     }
