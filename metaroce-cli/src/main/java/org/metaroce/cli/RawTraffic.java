@@ -125,7 +125,7 @@ final class RawTraffic implements ConnectionManagerHandler {
         final long limit = Math.min(target.get(), s + MAX_PER_POLL);
         while (s < limit) {
             final int length = datagramInMessage == datagramsPerMessage - 1 ? lastDatagramBytes : datagramBytes;
-            final int offset = sink.claim(length);
+            final int offset = sink.claim(length, entropies[path]);
             if (offset == TransmitSink.NO_ROOM) {
                 break;
             }

@@ -21,11 +21,11 @@ import org.slf4j.LoggerFactory;
  * duty cycle, when {@link #flush()} flushes every socket written to once: with epoll, Netty then
  * hands each socket's whole batch to one {@code sendmmsg} call.
  *
- * <p>GSO: consecutive packets that lie back to back in the chunk, go to the same destination
- * from the same socket and have the same length (the last one may be shorter) are merged into one
- * {@link SegmentedDatagramPacket}, still without copying, when the platform supports UDP GSO. That
- * happens for runs of full-sized packets on one path (a single-path QP, or a burst of one QP's
- * packets the path selector keeps on one path); sprayed traffic goes out as sendmmsg batches.
+ * <p>Every send socket has its own chunk: the engine names the entropy value (the socket) when it
+ * claims room ({@link #claim(int, int)}), so the packets of one socket lie back to back even when
+ * a QP sprays over several paths. Consecutive packets of a socket to the same destination and of
+ * the same length (the last one may be shorter) are then merged into one
+ * {@link SegmentedDatagramPacket}, still without copying, when the platform supports UDP GSO.
  *
  * <p>Backpressure: a claim returns {@link #NO_ROOM} once {@code maxPacketsPerCycle} packets were
  * committed in this cycle, or when some socket has more unsent bytes queued than its high water
@@ -45,7 +45,7 @@ final class NettySink implements TransmitSink {
     private final int maxPacketsPerCycle;
     private final PeerTable peers;
     private final DriverCounters counters;
-    private final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
+    private final UnsafeBuffer emptyView = new UnsafeBuffer(new byte[0]);
 
     /** Sockets by index: entropy sockets 0..n-1, then the endpoint socket at n. */
     private final Channel[] channels;
@@ -55,32 +55,24 @@ final class NettySink implements TransmitSink {
     private boolean gso;
     private boolean warnedFallback;
 
-    private ByteBuf chunk;
-    private int position;
+    // One chunk (and view of it) per socket; the latest claim's socket is current.
+    private final ByteBuf[] chunk;
+    private final UnsafeBuffer[] view;
+    private final int[] position;
+    private int current = -1;
     private int committedThisCycle;
     private boolean backedUp;
     private boolean closed;
 
-    // The run of packets being merged into one write.
-    private int runIndex = -1;
-    private InetSocketAddress runRecipient;
-    private int runStart;
-    private int runBytes;
-    private int runSegment;
-    private int runCount;
-    private boolean runClosed;
+    // Per sending socket, the run of packets being merged into one write, and the chunk it lies in.
+    private final int[] runChunk;
+    private final InetSocketAddress[] runRecipient;
+    private final int[] runStart;
+    private final int[] runBytes;
+    private final int[] runSegment;
+    private final int[] runCount;
+    private final boolean[] runClosed;
     private long gsoWritesSinceFlush;
-
-    // Per-socket GSO staging: sprayed packets alternate sockets, so they are never back to back in
-    // the chunk; each socket gathers its own run here (one copy per packet buys one GSO send per
-    // up to 64 packets instead of one datagram each).
-    private static final int STAGE_BYTES = 65_536;
-    private final ByteBuf[] stage;
-    private final InetSocketAddress[] stageRecipient;
-    private final int[] stageBytes;
-    private final int[] stageSegment;
-    private final int[] stageCount;
-    private final boolean[] stageClosed;
 
     NettySink(final ByteBufAllocator allocator, final int chunkBytes, final int maxPacketsPerCycle,
               final PeerTable peers, final DriverCounters counters, final Channel[] entropyChannels,
@@ -94,13 +86,22 @@ final class NettySink implements TransmitSink {
         System.arraycopy(entropyChannels, 0, channels, 0, entropyChannels.length);
         this.endpointIndex = entropyChannels.length;
         this.channels[endpointIndex] = endpointChannel;
-        this.dirty = new boolean[channels.length];
-        this.stage = new ByteBuf[channels.length];
-        this.stageRecipient = new InetSocketAddress[channels.length];
-        this.stageBytes = new int[channels.length];
-        this.stageSegment = new int[channels.length];
-        this.stageCount = new int[channels.length];
-        this.stageClosed = new boolean[channels.length];
+        final int n = channels.length;
+        this.dirty = new boolean[n];
+        this.chunk = new ByteBuf[n];
+        this.view = new UnsafeBuffer[n];
+        for (int i = 0; i < n; i++) {
+            view[i] = new UnsafeBuffer(new byte[0]);
+        }
+        this.position = new int[n];
+        this.runChunk = new int[n];
+        java.util.Arrays.fill(runChunk, -1);
+        this.runRecipient = new InetSocketAddress[n];
+        this.runStart = new int[n];
+        this.runBytes = new int[n];
+        this.runSegment = new int[n];
+        this.runCount = new int[n];
+        this.runClosed = new boolean[n];
         for (int i = 0; i < entropyPorts.length; i++) {
             indexByPort.put(entropyPorts[i], i);
         }
@@ -142,23 +143,35 @@ final class NettySink implements TransmitSink {
 
     @Override
     public MutableDirectBuffer buffer() {
-        return view;
+        return current < 0 ? emptyView : view[current];
     }
 
     @Override
     public int claim(final int maxLength) {
+        return claimFor(endpointIndex, maxLength);
+    }
+
+    @Override
+    public int claim(final int maxLength, final int entropy) {
+        final int index = indexByPort.get(entropy);
+        return claimFor(index < 0 ? endpointIndex : index, maxLength);
+    }
+
+    private int claimFor(final int index, final int maxLength) {
         if (closed || backedUp || committedThisCycle >= maxPacketsPerCycle) {
             counters.increment(DriverCounter.SINK_FULL);
             return NO_ROOM;
         }
-        if (chunk == null || position + maxLength > chunk.capacity()) {
-            rotate(maxLength);
+        if (chunk[index] == null || position[index] + maxLength > chunk[index].capacity()) {
+            rotate(index, maxLength);
         }
-        return position;
+        current = index;
+        return position[index];
     }
 
     @Override
     public void commit(final int offset, final int length, final int peerId, final int entropy) {
+        final int written = current;
         final InetSocketAddress recipient = peers.address(peerId);
         if (recipient == null) {
             counters.increment(DriverCounter.UNROUTABLE_PACKETS);
@@ -174,117 +187,65 @@ final class NettySink implements TransmitSink {
                     + "(set QP paths to the device's entropyPorts())", entropy);
             }
         }
+        position[written] = offset + length;
         committedThisCycle++;
-        if (gso) {
-            stage(index, recipient, offset, length);
-            // The packet now lives in the socket's stage: its room in the chunk can be reused.
-            position = offset;
-            return;
-        }
-        position = offset + length;
-        append(index, recipient, offset, length);
+        append(index, written, recipient, offset, length);
     }
 
-    private void stage(final int index, final InetSocketAddress recipient, final int offset, final int length) {
-        if (stage[index] != null && (stageClosed[index] || length > stageSegment[index]
-            || stageCount[index] >= MAX_GSO_SEGMENTS || stageBytes[index] + length > MAX_GSO_BYTES
-            || !recipient.equals(stageRecipient[index]))) {
-            writeStage(index);
+    private void append(final int index, final int chunkIndex, final InetSocketAddress recipient, final int offset,
+                        final int length) {
+        if (runChunk[index] >= 0) {
+            if (gso && !runClosed[index] && runChunk[index] == chunkIndex && offset == runStart[index] + runBytes[index]
+                && length <= runSegment[index] && runCount[index] < MAX_GSO_SEGMENTS
+                && runBytes[index] + length <= MAX_GSO_BYTES && recipient.equals(runRecipient[index])) {
+                runBytes[index] += length;
+                runCount[index]++;
+                // Every segment but the last must be exactly segment-sized.
+                runClosed[index] = length < runSegment[index];
+                return;
+            }
+            writeRun(index);
         }
-        ByteBuf buf = stage[index];
-        if (buf == null) {
-            buf = allocator.directBuffer(STAGE_BYTES, STAGE_BYTES);
-            stage[index] = buf;
-            stageRecipient[index] = recipient;
-            stageSegment[index] = length;
-            stageBytes[index] = 0;
-            stageCount[index] = 0;
-            stageClosed[index] = false;
-        }
-        buf.setBytes(stageBytes[index], chunk, offset, length);
-        stageBytes[index] += length;
-        stageCount[index]++;
-        // Every segment but the last must be exactly segment-sized.
-        stageClosed[index] = length < stageSegment[index];
+        runChunk[index] = chunkIndex;
+        runRecipient[index] = recipient;
+        runStart[index] = offset;
+        runBytes[index] = length;
+        runSegment[index] = length;
+        runCount[index] = 1;
+        runClosed[index] = false;
     }
 
-    private void writeStage(final int index) {
-        final ByteBuf buf = stage[index];
-        stage[index] = null;
-        buf.writerIndex(stageBytes[index]);
-        final int count = stageCount[index];
+    private void writeRun(final int index) {
+        final Channel channel = channels[index];
+        final ByteBuf slice = chunk[runChunk[index]].retainedSlice(runStart[index], runBytes[index]);
+        final int count = runCount[index];
         final DatagramPacket packet;
         if (count > 1) {
-            packet = new SegmentedDatagramPacket(buf, stageSegment[index], stageRecipient[index]);
+            packet = new SegmentedDatagramPacket(slice, runSegment[index], runRecipient[index]);
             counters.increment(DriverCounter.GSO_WRITES);
             counters.add(DriverCounter.GSO_SEGMENTS, count);
             gsoWritesSinceFlush++;
         } else {
-            packet = new DatagramPacket(buf, stageRecipient[index]);
-        }
-        stageRecipient[index] = null;
-        channels[index].write(packet, channels[index].voidPromise());
-        dirty[index] = true;
-        counters.add(DriverCounter.DATAGRAMS_SENT, count);
-        counters.add(DriverCounter.BYTES_SENT, stageBytes[index]);
-        counters.addSent(index, count);
-    }
-
-    private void append(final int index, final InetSocketAddress recipient, final int offset, final int length) {
-        if (runIndex >= 0) {
-            if (gso && !runClosed && index == runIndex && offset == runStart + runBytes && length <= runSegment
-                && runCount < MAX_GSO_SEGMENTS && runBytes + length <= MAX_GSO_BYTES
-                && recipient.equals(runRecipient)) {
-                runBytes += length;
-                runCount++;
-                // Every segment but the last must be exactly segment-sized.
-                runClosed = length < runSegment;
-                return;
-            }
-            writeRun();
-        }
-        runIndex = index;
-        runRecipient = recipient;
-        runStart = offset;
-        runBytes = length;
-        runSegment = length;
-        runCount = 1;
-        runClosed = false;
-    }
-
-    private void writeRun() {
-        final Channel channel = channels[runIndex];
-        final ByteBuf slice = chunk.retainedSlice(runStart, runBytes);
-        final DatagramPacket packet;
-        if (runCount > 1) {
-            packet = new SegmentedDatagramPacket(slice, runSegment, runRecipient);
-            counters.increment(DriverCounter.GSO_WRITES);
-            counters.add(DriverCounter.GSO_SEGMENTS, runCount);
-            gsoWritesSinceFlush++;
-        } else {
-            packet = new DatagramPacket(slice, runRecipient);
+            packet = new DatagramPacket(slice, runRecipient[index]);
         }
         channel.write(packet, channel.voidPromise());
-        dirty[runIndex] = true;
-        counters.add(DriverCounter.DATAGRAMS_SENT, runCount);
-        counters.add(DriverCounter.BYTES_SENT, runBytes);
-        counters.addSent(runIndex, runCount);
-        runIndex = -1;
-        runRecipient = null;
+        dirty[index] = true;
+        counters.add(DriverCounter.DATAGRAMS_SENT, count);
+        counters.add(DriverCounter.BYTES_SENT, runBytes[index]);
+        counters.addSent(index, count);
+        runChunk[index] = -1;
+        runRecipient[index] = null;
     }
 
     /**
-     * Writes the pending run and flushes every socket written to since the last flush.
+     * Writes the pending runs and flushes every socket written to since the last flush.
      *
      * @return number of sockets flushed
      */
     int flush() {
-        if (runIndex >= 0) {
-            writeRun();
-        }
-        for (int i = 0; i < stage.length; i++) {
-            if (stage[i] != null) {
-                writeStage(i);
+        for (int i = 0; i < channels.length; i++) {
+            if (runChunk[i] >= 0) {
+                writeRun(i);
             }
         }
         int flushed = 0;
@@ -302,42 +263,42 @@ final class NettySink implements TransmitSink {
         return flushed;
     }
 
-    private void rotate(final int maxLength) {
-        if (runIndex >= 0) {
-            writeRun();
+    private void rotate(final int index, final int maxLength) {
+        // Runs still pointing into the old chunk go out first: they hold slices of it.
+        for (int i = 0; i < channels.length; i++) {
+            if (runChunk[i] == index) {
+                writeRun(i);
+            }
         }
-        if (chunk != null) {
+        if (chunk[index] != null) {
             // Slices already written hold their own references; the chunk returns to the pool when
             // the last of them is sent.
-            chunk.release();
-            chunk = null;
+            chunk[index].release();
+            chunk[index] = null;
         }
         final int size = Math.max(chunkBytes, maxLength);
-        chunk = allocator.directBuffer(size, size);
+        final ByteBuf fresh = allocator.directBuffer(size, size);
+        chunk[index] = fresh;
         // Wrap the chunk's own NIO view, not its raw address: the engine's CRC-32C uses the JDK
         // intrinsic only for ByteBuffer- or array-backed buffers (for a raw address it must fall
         // back to a byte-at-a-time loop). internalNioBuffer reuses one ByteBuffer per chunk.
-        final java.nio.ByteBuffer nio = chunk.internalNioBuffer(0, chunk.capacity());
-        view.wrap(nio, nio.position(), chunk.capacity());
-        position = 0;
+        final java.nio.ByteBuffer nio = fresh.internalNioBuffer(0, fresh.capacity());
+        view[index].wrap(nio, nio.position(), fresh.capacity());
+        position[index] = 0;
     }
 
-    /** Drops the pending run and releases the current chunk. Idempotent. */
+    /** Drops the pending runs and releases every chunk. Idempotent. */
     void close() {
         closed = true;
-        runIndex = -1;
-        runRecipient = null;
-        for (int i = 0; i < stage.length; i++) {
-            if (stage[i] != null) {
-                stage[i].release();
-                stage[i] = null;
-                stageRecipient[i] = null;
+        for (int i = 0; i < channels.length; i++) {
+            runChunk[i] = -1;
+            runRecipient[i] = null;
+            if (chunk[i] != null) {
+                chunk[i].release();
+                chunk[i] = null;
             }
+            view[i].wrap(new byte[0]);
         }
-        if (chunk != null) {
-            chunk.release();
-            chunk = null;
-        }
-        view.wrap(new byte[0]);
+        current = -1;
     }
 }

@@ -1343,7 +1343,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
      */
     private boolean emit(final long now, final TransmitSink sink, final DirectBuffer src, final int srcOffset,
                          final int length, final int peerId) {
-        final int at = sink.claim(length + WireConstants.INTEGRITY_CHECK_LENGTH);
+        final int at = sink.claim(length + WireConstants.INTEGRITY_CHECK_LENGTH, endpointPort);
         if (at == TransmitSink.NO_ROOM) {
             needPoll = true;
             return false;

@@ -327,6 +327,15 @@ public final class Endpoint implements DatagramEndpoint {
         }
 
         @Override
+        public int claim(final int maxLength, final int entropy) {
+            final int offset = delegate.claim(maxLength, entropy);
+            if (offset == NO_ROOM) {
+                full = true;
+            }
+            return offset;
+        }
+
+        @Override
         public void commit(final int offset, final int length, final int peerId, final int entropy) {
             delegate.commit(offset, length, peerId, entropy);
         }

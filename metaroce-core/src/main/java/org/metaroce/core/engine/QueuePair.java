@@ -437,12 +437,12 @@ public final class QueuePair {
             return 0;
         }
         final Opcode opcode = Opcode.KEEPALIVE;
-        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH);
+        final int pathId = paths.forRetransmission(nowNs, keepalivesSent % paths.pathCount());
+        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, paths.entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return 0;
         }
         final PacketWriter w = writer();
-        final int pathId = paths.forRetransmission(nowNs, keepalivesSent % paths.pathCount());
         w.header(sink.buffer(), offset, opcode, Flags.ACK_REQ, destQpn, requester.nextPsn(), 0, pathId, nowNs, qpn);
         final int length = w.seal(sink.buffer(), offset, opcode, 0);
         commit(sink, offset, length, paths.entropy(pathId));

@@ -393,13 +393,13 @@ final class Requester {
             last = index == wqe.psnCount - 1;
         }
         final int maxLength = opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH;
-        final int offset = sink.claim(maxLength);
+        final int pathId = retransmit && slotTransmissions[s] > 0
+            ? qp.paths().forRetransmission(nowNs, slotPath[s]) : qp.paths().next(nowNs);
+        final int offset = sink.claim(maxLength, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }
         final MutableDirectBuffer buffer = sink.buffer();
-        final int pathId = retransmit && slotTransmissions[s] > 0
-            ? qp.paths().forRetransmission(nowNs, slotPath[s]) : qp.paths().next(nowNs);
         int flags = last ? Flags.LAST | Flags.ACK_REQ : 0;
         if (retransmit) {
             flags |= Flags.RETRANSMIT | Flags.ACK_REQ;

@@ -844,13 +844,13 @@ final class Responder {
         final int j = ownHead;
         final boolean nack = ownReason[j] != 0;
         final Opcode opcode = nack ? Opcode.NACK : Opcode.ACK;
-        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH);
+        final int pathId = qp.paths().next(nowNs);
+        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
-        final int pathId = qp.paths().next(nowNs);
         w.header(buffer, offset, opcode, 0, qp.destQpn(), ownTriggerPsn[j], 0, pathId, nowNs, qp.qpn());
         writeAckState(w, buffer, offset, opcode, ownTimestamp[j], nowNs - ownArrivalNs[j], ownPathId[j], ownAckFlags[j]);
         if (nack) {
@@ -866,13 +866,13 @@ final class Responder {
 
     private boolean emitCoalescedAck(final long nowNs, final TransmitSink sink) {
         final Opcode opcode = Opcode.ACK;
-        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH);
+        final int pathId = qp.paths().next(nowNs);
+        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
-        final int pathId = qp.paths().next(nowNs);
         w.header(buffer, offset, opcode, 0, qp.destQpn(), triggerPsn, 0, pathId, nowNs, qp.qpn());
         writeAckState(w, buffer, offset, opcode, triggerTimestamp, nowNs - triggerArrivalNs, triggerPathId,
             triggerAckFlags);
@@ -898,13 +898,13 @@ final class Responder {
 
     private boolean emitAtomicResponse(final long nowNs, final TransmitSink sink) {
         final Opcode opcode = Opcode.ATOMIC_RESPONSE;
-        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH);
+        final int pathId = qp.paths().next(nowNs);
+        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
-        final int pathId = qp.paths().next(nowNs);
         final int j = atomicOutHead;
         w.header(buffer, offset, opcode, Flags.LAST, qp.destQpn(), atomicOutPsn[j], 0, pathId, nowNs, qp.qpn());
         w.msg(buffer, offset, opcode).msn(atomicOutMsn[j]).messageOffset(0).messageLength(8).rsn(0);
@@ -935,13 +935,13 @@ final class Responder {
             qp.enterError(AsyncEventType.QP_ACCESS_ERR);
             return true;
         }
-        final int offset = sink.claim(opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH);
+        final int pathId = qp.paths().next(nowNs);
+        final int offset = sink.claim(opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
-        final int pathId = qp.paths().next(nowNs);
         final long messageOffset = readMessageOffset[0] + within;
         final int flags = messageOffset + payload == readMessageLength[0] ? Flags.LAST : 0;
         w.header(buffer, offset, opcode, flags, qp.destQpn(), readPsn[0] + k, payload, pathId, nowNs, qp.qpn());

@@ -11,7 +11,10 @@ public interface TransmitSink {
     /** Value returned by {@link #claim(int)} when the sink has no room now. */
     int NO_ROOM = -1;
 
-    /** @return the buffer that offsets returned by {@link #claim(int)} refer to */
+    /**
+     * @return the buffer that the offset returned by the most recent successful claim refers to
+     *     (a sink may keep several buffers, for example one per send socket)
+     */
     MutableDirectBuffer buffer();
 
     /**
@@ -22,6 +25,20 @@ public interface TransmitSink {
      *         {@link #NO_ROOM}; the engine then stops emitting and tries again on its next poll
      */
     int claim(int maxLength);
+
+    /**
+     * Reserves room for one packet that will be committed with {@code entropy}. Knowing the
+     * entropy value (the send socket) at claim time lets a driver keep each socket's packets
+     * contiguous in memory, so that consecutive packets of one path can leave as one
+     * segmentation-offloaded send without copying, even when a QP sprays over several paths.
+     *
+     * @param maxLength the most bytes the packet will take
+     * @param entropy the entropy value the packet will be committed with
+     * @return as {@link #claim(int)}
+     */
+    default int claim(final int maxLength, final int entropy) {
+        return claim(maxLength);
+    }
 
     /**
      * Hands a written packet to the network.
