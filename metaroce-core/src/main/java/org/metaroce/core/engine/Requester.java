@@ -484,9 +484,13 @@ final class Requester {
             creditCumulative = cumulative;
             creditLimit = AckHeader.credit(buffer, ackOffset) & 0xFFFF_FFFFL;
         }
-        if ((ackFlags & AckHeader.FLAG_DUPLICATE) != 0 && inScoreboard(trigger)
+        // The slot of an already delivered PSN keeps its record until the PSN one window later
+        // reuses it, so a late DUPLICATE report can still be judged.
+        final boolean recorded = Psn.before(trigger, sndNxt) && sndNxt - trigger <= windowSize;
+        if ((ackFlags & AckHeader.FLAG_DUPLICATE) != 0 && recorded
             && slotTransmissions[trigger & windowMask] > 1
-            && (!echoMatches || slotTransmissions[trigger & windowMask] == 2)) {
+            && ((int) slotSentNs[trigger & windowMask] != echoedTimestamp
+                || slotTransmissions[trigger & windowMask] == 2)) {
             // Two copies arrived: the earlier one after all (echo of an earlier transmission), or
             // the single retransmission after the original: the retransmission was spurious [REL-025].
             counters.increment(EndpointCounter.SPURIOUS_RETRANSMITS);

@@ -252,13 +252,10 @@ final class Responder {
             if (opcode == Opcode.FETCH_ADD || opcode == Opcode.CMP_SWAP) {
                 replayAtomic(psn);
             }
-            if (psn - window.expectedPsn() > 64) {
-                // Beyond the SACK bitmap only its own ACK tells the requester it arrived [REL-010].
-                queueOwn(0, 0, 0, nowNs, buffer, offset, ce, true);
-            } else {
-                noteTrigger(nowNs, buffer, offset, psn, flags, ce, true);
-                ackNow = true;
-            }
+            // Every duplicate gets an ACK of its own with the DUPLICATE flag [REL-042]: coalesced
+            // into another packet's ACK the flag would be lost, and it is how the requester learns
+            // that a retransmission was spurious and widens its reorder window [REL-025].
+            queueOwn(0, 0, 0, nowNs, buffer, offset, ce, true);
             return;
         }
         final int msg = offset + opcode.msgOffset();
