@@ -777,7 +777,9 @@ final class Requester {
 
     private long reorderWindowNs() {
         final long floor = reorderFloorNs();
-        return Math.max(floor, Math.min(reorderWindowNs, reorderCeilingNs()));
+        final long window = Math.max(floor, Math.min(reorderWindowNs, reorderCeilingNs()));
+        // Ordinary skew between paths is not loss [REL-024].
+        return Math.max(window, qp.paths().srttSpreadNs());
     }
 
     /** max(minRTT / 4, 1 µs), or RTO_MIN / 4 before the first sample [REL-024]. */

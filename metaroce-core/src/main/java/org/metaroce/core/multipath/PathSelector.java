@@ -238,6 +238,22 @@ public final class PathSelector {
         return scratch[n / 2];
     }
 
+    /**
+     * @return the spread between the slowest and the fastest path's smoothed RTT, 0 with fewer than
+     *     two sampled paths: the reordering that spraying itself causes [REL-024]
+     */
+    public long srttSpreadNs() {
+        long min = Long.MAX_VALUE;
+        long max = 0;
+        for (final long v : srttNs) {
+            if (v > 0) {
+                min = Math.min(min, v);
+                max = Math.max(max, v);
+            }
+        }
+        return min == Long.MAX_VALUE ? 0 : max - min;
+    }
+
     private long targetQueueingDelayNs() {
         long min = Long.MAX_VALUE;
         for (final long m : minRttNs) {
