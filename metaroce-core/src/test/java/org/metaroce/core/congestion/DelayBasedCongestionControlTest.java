@@ -1,0 +1,131 @@
+package org.metaroce.core.congestion;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import org.junit.jupiter.api.Test;
+
+/** Reactions of the default algorithm of specification 8.5 [CC-010]..[CC-017]. */
+class DelayBasedCongestionControlTest {
+    private static final int PMTU = 4096;
+    private static final long GBPS_100 = 100_000_000_000L;
+
+    @Test
+    void startsAtOneBdpOfTheInitialBaseRtt() {
+        final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
+        // 100 Gb/s x 10 us = 125,000 bytes.
+        assertThat(cc.windowBytes()).isCloseTo(125_000, within(1.0));
+        assertThat(cc.windowPackets()).isEqualTo(30);
+    }
+
+    @Test
+    void lowDelayGrowsTheWindowFastAndHighDelayShrinksIt() {
+        final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
+        long now = 0;
+        cc.onAck(now, 1, 10_000, false, 0); // baseRTT 10 us, q = 0
+        final double before = cc.windowBytes();
+        cc.onAck(now += 1_000, 4, 10_000, false, 0);
+        assertThat(cc.windowBytes()).as("fast increase: FAST_AI x PMTU x A / cwnd at q = 0")
+            .isCloseTo(before + DelayBasedCongestionControl.FAST_AI * PMTU * (4.0 * PMTU / before), within(1.0));
+        // Queueing delay 20 us >= T (5 us): decrease by max(1 - 0.8 x 15/20, 0.5) = 0.5 x ... -> 0.4 floor 0.5.
+        final double high = cc.windowBytes();
+        cc.onAck(now += 1_000, 1, 30_000, false, 0);
+        assertThat(cc.windowBytes()).isCloseTo(high * 0.5, within(1.0));
+    }
+
+    @Test
+    void decreasesAtMostOncePerSrtt() {
+        final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
+        cc.onAck(0, 1, 10_000, false, 0);
+        cc.onAck(100_000, 1, 16_000, false, 0);
+        final double afterFirst = cc.windowBytes();
+        // Within SRTT of that decrease: no further reaction, up or down [CC-014].
+        cc.onAck(101_000, 1, 40_000, false, 0);
+        cc.onLoss(102_000, 0, false);
+        assertThat(cc.windowBytes()).isEqualTo(afterFirst);
+        cc.onLoss(200_000, 0, false);
+        assertThat(cc.windowBytes()).isLessThan(afterFirst);
+    }
+
+    @Test
+    void lossHalvesTrimTakesAQuarterTimeoutResetsToOnePacket() {
+        final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
+        final double w = cc.windowBytes();
+        cc.onLoss(1_000_000, 0, false);
+        assertThat(cc.windowBytes()).isCloseTo(w * 0.5, within(1.0));
+        cc.onLoss(2_000_000, 0, true);
+        assertThat(cc.windowBytes()).isCloseTo(w * 0.5 * 0.75, within(1.0));
+        cc.onRetransmitTimeout(3_000_000);
+        assertThat(cc.windowBytes()).isEqualTo(PMTU);
+        assertThat(cc.windowPackets()).isEqualTo(1);
+    }
+
+    @Test
+    void windowIsClampedAndPacedBelowOnePacket() {
+        final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
+        cc.onAck(0, 1, 10_000, false, 0);
+        for (int i = 0; i < 1000; i++) {
+            cc.onAck(1_000 + i, 64, 10_000, false, 0);
+        }
+        assertThat(cc.windowBytes()).as("MAX_CWND = 1.5 BDP").isCloseTo(1.5 * 125_000, within(1.0));
+        long now = 10_000_000;
+        for (int i = 0; i < 40; i++) {
+            cc.onAck(now += 1_000_000, 1, 200_000, false, 0);
+        }
+        assertThat(cc.windowBytes()).as("MIN_CWND = PMTU / 100").isCloseTo(PMTU / 100.0, within(0.01));
+        assertThat(cc.windowPackets()).isEqualTo(1);
+        cc.onPacketSent(now, PMTU, 0);
+        assertThat(cc.nextSendTimeNs(now)).as("paced below one packet").isGreaterThan(now);
+    }
+
+    @Test
+    void oneCongestedPathDoesNotCollapseTheWindow() {
+        final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
+        long now = 0;
+        for (int p = 0; p < 4; p++) {
+            cc.onAck(now += 100, 1, 10_000, false, p);
+        }
+        final double before = cc.windowBytes();
+        // Path 3 shows 200 us of queueing; the median of the four latest samples stays low.
+        cc.onAck(now += 100, 1, 210_000, false, 3);
+        assertThat(cc.windowBytes()).isGreaterThan(before);
+    }
+
+    @Test
+    void withEcnLowDelayMarksHoldAndHighDelayWithoutMarksIncreasesFairly() {
+        final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        cc.onAck(0, 1, 10_000, false, 0);
+        final double w = cc.windowBytes();
+        cc.onAck(1_000, 4, 10_000, true, 0);
+        assertThat(cc.windowBytes()).as("hold").isEqualTo(w);
+        cc.onAck(2_000, 4, 30_000, false, 0);
+        assertThat(cc.windowBytes()).as("fair increase").isCloseTo(w + PMTU * 4.0 * PMTU / w, within(1.0));
+    }
+
+    /** Two flows on one bottleneck converge to fair shares (a fluid model of a FIFO queue). */
+    @Test
+    void twoFlowsConvergeToFairShares() {
+        final long rate = 25_000_000_000L;
+        final double bytesPerNs = rate / 8e9;
+        final long propagation = 10_000;
+        final DelayBasedCongestionControl a = new DelayBasedCongestionControl(PMTU, rate, false);
+        final DelayBasedCongestionControl b = new DelayBasedCongestionControl(PMTU, rate, false);
+        // b starts later with a tiny window so the two begin far apart.
+        b.onRetransmitTimeout(0);
+        long now = 0;
+        for (int round = 0; round < 2000; round++) {
+            final double inFlight = a.windowBytes() + b.windowBytes();
+            final double bdp = bytesPerNs * propagation;
+            final long queueNs = (long) (Math.max(0, inFlight - bdp) / bytesPerNs);
+            final long rtt = propagation + queueNs;
+            now += rtt;
+            final int pa = Math.max(1, (int) (a.windowBytes() / PMTU));
+            final int pb = Math.max(1, (int) (b.windowBytes() / PMTU));
+            a.onAck(now, pa, rtt, false, 0);
+            b.onAck(now, pb, rtt, false, 0);
+        }
+        final double ratio = a.windowBytes() / b.windowBytes();
+        System.out.printf("fair share: a=%.0f B b=%.0f B ratio=%.3f%n", a.windowBytes(), b.windowBytes(), ratio);
+        assertThat(ratio).isBetween(0.8, 1.25);
+    }
+}
