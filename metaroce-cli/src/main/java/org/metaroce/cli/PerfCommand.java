@@ -119,8 +119,9 @@ final class PerfCommand implements Callable<Integer> {
 
     @Option(names = "--idle", paramLabel = "spin|backoff|block",
         description = "How threads wait for work: spin, backoff (spin, yield, then park up to 100 us) or block "
-            + "(drivers block in epoll_wait/select; benchmark threads park up to 1 ms). Default: spin when the "
-            + "busy threads fit the processors, else backoff.")
+            + "(drivers block in epoll_wait/select; benchmark threads park up to 1 ms). Default: latency tests "
+            + "spin when the busy threads fit the processors; bandwidth tests spin only when a processor stays free "
+            + "for the kernel's packet processing; otherwise backoff.")
     String idle;
 
     @Option(names = "--loopback-threads", paramLabel = "1|2",
@@ -263,7 +264,12 @@ final class PerfCommand implements Callable<Integer> {
         };
         final BenchConfig.Idle resolvedIdle;
         if (idle == null) {
-            resolvedIdle = busyThreads <= cores ? BenchConfig.Idle.spin : BenchConfig.Idle.backoff;
+            // Latency tests spin while the busy threads fit the cores. Bandwidth tests also need a
+            // core for the kernel's packet processing (on loopback it runs in softirq on the same
+            // CPUs): with every core spinning, write_bw --loopback on 2 cores fell from ~13 to
+            // ~6 Gb/s, so they spin only when a core stays free.
+            final boolean spin = kind.bandwidth ? busyThreads < cores : busyThreads <= cores;
+            resolvedIdle = spin ? BenchConfig.Idle.spin : BenchConfig.Idle.backoff;
         } else {
             try {
                 resolvedIdle = BenchConfig.Idle.valueOf(idle.toLowerCase(Locale.ROOT));
