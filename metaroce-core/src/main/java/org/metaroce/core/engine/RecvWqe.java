@@ -71,21 +71,6 @@ final class RecvWqe {
     }
 
     void scatter(final long messageOffset, final DirectBuffer src, final int srcOffset, final int length) {
-        long skip = messageOffset;
-        int remaining = length;
-        int in = srcOffset;
-        for (int i = 0; i < numSge && remaining > 0; i++) {
-            final int len = sgeLength[i];
-            if (skip >= len) {
-                skip -= len;
-                continue;
-            }
-            final int n = (int) Math.min(len - skip, remaining);
-            final MemoryRegion mr = sgeRegion[i];
-            mr.buffer().putBytes((int) (mr.offsetOf(sgeAddr[i]) + skip), src, in, n);
-            in += n;
-            remaining -= n;
-            skip = 0;
-        }
+        ScatterGather.scatter(numSge, sgeAddr, sgeLength, sgeRegion, messageOffset, src, srcOffset, length);
     }
 }

@@ -85,41 +85,11 @@ final class SendWqe {
             dst.putBytes(dstOffset, inline, (int) messageOffset, length);
             return;
         }
-        long skip = messageOffset;
-        int remaining = length;
-        int out = dstOffset;
-        for (int i = 0; i < numSge && remaining > 0; i++) {
-            final int len = sgeLength[i];
-            if (skip >= len) {
-                skip -= len;
-                continue;
-            }
-            final int n = (int) Math.min(len - skip, remaining);
-            final MemoryRegion mr = sgeRegion[i];
-            dst.putBytes(out, mr.buffer(), (int) (mr.offsetOf(sgeAddr[i]) + skip), n);
-            out += n;
-            remaining -= n;
-            skip = 0;
-        }
+        ScatterGather.gather(numSge, sgeAddr, sgeLength, sgeRegion, messageOffset, dst, dstOffset, length);
     }
 
     /** Writes response payload into the local scatter-gather list at {@code messageOffset}. */
     void scatter(final long messageOffset, final org.agrona.DirectBuffer src, final int srcOffset, final int length) {
-        long skip = messageOffset;
-        int remaining = length;
-        int in = srcOffset;
-        for (int i = 0; i < numSge && remaining > 0; i++) {
-            final int len = sgeLength[i];
-            if (skip >= len) {
-                skip -= len;
-                continue;
-            }
-            final int n = (int) Math.min(len - skip, remaining);
-            final MemoryRegion mr = sgeRegion[i];
-            mr.buffer().putBytes((int) (mr.offsetOf(sgeAddr[i]) + skip), src, in, n);
-            in += n;
-            remaining -= n;
-            skip = 0;
-        }
+        ScatterGather.scatter(numSge, sgeAddr, sgeLength, sgeRegion, messageOffset, src, srcOffset, length);
     }
 }
