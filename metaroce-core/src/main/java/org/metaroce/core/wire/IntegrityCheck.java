@@ -39,12 +39,12 @@ public final class IntegrityCheck {
         final byte[] array = buffer.byteArray();
         if (array != null) {
             crc.reset();
-            crc.update(array, (int) buffer.wrapAdjustment() + offset, length);
+            crc.update(array, buffer.wrapAdjustment() + offset, length);
             return (int) crc.getValue();
         }
         final ByteBuffer bb = buffer.byteBuffer();
         if (bb != null) {
-            final int start = (int) buffer.wrapAdjustment() + offset;
+            final int start = buffer.wrapAdjustment() + offset;
             final int savedPosition = bb.position();
             final int savedLimit = bb.limit();
             try {
