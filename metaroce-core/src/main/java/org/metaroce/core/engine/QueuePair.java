@@ -236,38 +236,36 @@ public final class QueuePair {
             state = QpState.RESET;
             return;
         }
-        switch (state) {
-            case RESET -> {
-                if (target == QpState.INIT) {
-                    accessFlags = attrs.accessFlags();
-                }
+        // Optional attributes of table 4.4 (validateFor has rejected any the move does not take).
+        if (attrs.isSet(QpAttributeMask.ACCESS_FLAGS)) {
+            accessFlags = attrs.accessFlags();
+        }
+        if (attrs.isSet(QpAttributeMask.MIN_RNR_TIMER)) {
+            minRnrTimerNs = attrs.minRnrTimerNs();
+        }
+        if (attrs.isSet(QpAttributeMask.RETRY_CNT)) {
+            retryCount = attrs.retryCount();
+        }
+        if (attrs.isSet(QpAttributeMask.RNR_RETRY)) {
+            rnrRetry = attrs.rnrRetry();
+        }
+        if (attrs.isSet(QpAttributeMask.MAX_QP_RD_ATOMIC)) {
+            maxRdAtomic = attrs.maxRdAtomic();
+        }
+        if (state == QpState.INIT && target == QpState.RTR) {
+            pathMtu = attrs.pathMtu();
+            destQpn = attrs.destQpn();
+            remotePeer = attrs.remotePeer();
+            remoteHost = endpoint.hostOf(remotePeer);
+            paths = new PathSelector(attrs.paths());
+            responder.start(attrs.rqPsn());
+        } else if (state == QpState.RTR && target == QpState.RTS) {
+            requester.start(attrs.sqPsn(), attrs.timeoutNs());
+            if (attrs.isSet(QpAttributeMask.CONGESTION_WINDOW)) {
+                congestionControl = new FixedWindowCongestionControl(attrs.congestionWindowPackets());
             }
-            case INIT -> {
-                if (attrs.isSet(QpAttributeMask.ACCESS_FLAGS)) {
-                    accessFlags = attrs.accessFlags();
-                }
-                if (target == QpState.RTR) {
-                    pathMtu = attrs.pathMtu();
-                    destQpn = attrs.destQpn();
-                    remotePeer = attrs.remotePeer();
-                    remoteHost = endpoint.hostOf(remotePeer);
-                    minRnrTimerNs = attrs.minRnrTimerNs();
-                    paths = new PathSelector(attrs.paths());
-                    responder.start(attrs.rqPsn());
-                    if (attrs.isSet(QpAttributeMask.CONGESTION_WINDOW)) {
-                        congestionControl = new FixedWindowCongestionControl(attrs.congestionWindowPackets());
-                    }
-                }
-            }
-            case RTR -> {
-                retryCount = attrs.retryCount();
-                rnrRetry = attrs.rnrRetry();
-                maxRdAtomic = attrs.maxRdAtomic();
-                requester.start(attrs.sqPsn(), attrs.timeoutNs());
-            }
-            default -> {
-                // RTS<->SQD, SQE->RTS and self-transitions carry no attributes we keep.
-            }
+        } else if (attrs.isSet(QpAttributeMask.TIMEOUT)) {
+            requester.timeout(attrs.timeoutNs());
         }
         if (target == QpState.SQD && state != QpState.SQD) {
             drainedRaised = false;

@@ -143,6 +143,12 @@ final class Requester {
         reorderWindowNs = Math.max(config.minReorderWindowNs(), min / 4);
     }
 
+    /** Applies a new TIMEOUT (initial RTO and floor) from a modify of an RTS or SQD queue pair. */
+    void timeout(final long initialRtoNs) {
+        final long min = Math.min(config.minRtoNs(), initialRtoNs);
+        rtt.reconfigure(initialRtoNs, min, Math.max(config.maxRtoNs(), initialRtoNs));
+    }
+
     int queued() {
         return (int) (tail - head);
     }

@@ -7,9 +7,9 @@ package org.metaroce.core.reliability;
  * samples too (no Karn ambiguity).
  */
 public final class RttEstimator {
-    private final long minRtoNs;
-    private final long maxRtoNs;
-    private final long initialRtoNs;
+    private long minRtoNs;
+    private long maxRtoNs;
+    private long initialRtoNs;
     private final long extraNs;
     private long srttNs;
     private long rttVarNs;
@@ -36,6 +36,23 @@ public final class RttEstimator {
      */
     public RttEstimator(final long initialRtoNs, final long minRtoNs, final long maxRtoNs, final long extraNs) {
         this.extraNs = extraNs;
+        if (minRtoNs <= 0 || initialRtoNs < minRtoNs || maxRtoNs < initialRtoNs) {
+            throw new IllegalArgumentException("need 0 < minRto <= initialRto <= maxRto, got " + minRtoNs + ", "
+                + initialRtoNs + ", " + maxRtoNs);
+        }
+        this.initialRtoNs = initialRtoNs;
+        this.minRtoNs = minRtoNs;
+        this.maxRtoNs = maxRtoNs;
+    }
+
+    /**
+     * Changes the timeout's bounds, keeping the measurements (a modify of TIMEOUT on a running QP).
+     *
+     * @param initialRtoNs timeout before the first sample
+     * @param minRtoNs lower bound of the timeout
+     * @param maxRtoNs upper bound of the timeout, backoff included
+     */
+    public void reconfigure(final long initialRtoNs, final long minRtoNs, final long maxRtoNs) {
         if (minRtoNs <= 0 || initialRtoNs < minRtoNs || maxRtoNs < initialRtoNs) {
             throw new IllegalArgumentException("need 0 < minRto <= initialRto <= maxRto, got " + minRtoNs + ", "
                 + initialRtoNs + ", " + maxRtoNs);

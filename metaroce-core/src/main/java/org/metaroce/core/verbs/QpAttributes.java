@@ -104,12 +104,21 @@ public final class QpAttributes {
         if (illegal != null) {
             return illegal;
         }
-        final int missing = QpStateMachine.requiredAttributes(from, to) & ~mask;
-        if (missing == 0) {
-            return null;
+        final int required = QpStateMachine.requiredAttributes(from, to);
+        final int missing = required & ~mask;
+        if (missing != 0) {
+            return "QP state transition " + from + " -> " + to + " is missing required attributes: "
+                + QpAttributeMask.toString(missing);
         }
-        return "QP state transition " + from + " -> " + to + " is missing required attributes: "
-            + QpAttributeMask.toString(missing);
+        final int allowed = required | QpStateMachine.optionalAttributes(from, to);
+        final int extra = mask & ~allowed;
+        if (extra != 0) {
+            // [QP-005]: an attribute the move does not take is an error, not silently ignored.
+            return "QP state transition " + from + " -> " + to + " does not take attributes: "
+                + QpAttributeMask.toString(extra) + " (it takes "
+                + (allowed == 0 ? "none" : QpAttributeMask.toString(allowed)) + ")";
+        }
+        return null;
     }
 
     /**

@@ -12,34 +12,54 @@ public final class QpStateMachine {
     private static final int STATES = QpState.values().length;
     private static final boolean[][] LEGAL = new boolean[STATES][STATES];
     private static final int[][] REQUIRED = new int[STATES][STATES];
+    private static final int[][] OPTIONAL = new int[STATES][STATES];
+    private static final int UPDATABLE = QpAttributeMask.ACCESS_FLAGS | QpAttributeMask.MIN_RNR_TIMER
+        | QpAttributeMask.TIMEOUT | QpAttributeMask.RETRY_CNT | QpAttributeMask.RNR_RETRY;
 
     static {
-        allow(QpState.RESET, QpState.INIT, QpAttributeMask.PORT | QpAttributeMask.ACCESS_FLAGS);
-        allow(QpState.INIT, QpState.INIT, 0);
+        // Rows 1-11 of specification table 4.4: required and optional attributes per move.
+        allow(QpState.RESET, QpState.INIT, QpAttributeMask.PORT | QpAttributeMask.ACCESS_FLAGS, 0);
+        allow(QpState.INIT, QpState.INIT, 0, QpAttributeMask.PORT | QpAttributeMask.ACCESS_FLAGS);
         allow(QpState.INIT, QpState.RTR,
             QpAttributeMask.PATH_MTU | QpAttributeMask.DEST_QPN | QpAttributeMask.RQ_PSN
                 | QpAttributeMask.MAX_DEST_RD_ATOMIC | QpAttributeMask.MIN_RNR_TIMER | QpAttributeMask.PATHS
-                | QpAttributeMask.REMOTE_PEER);
+                | QpAttributeMask.REMOTE_PEER,
+            QpAttributeMask.ACCESS_FLAGS);
         allow(QpState.RTR, QpState.RTS,
             QpAttributeMask.SQ_PSN | QpAttributeMask.TIMEOUT | QpAttributeMask.RETRY_CNT
-                | QpAttributeMask.RNR_RETRY | QpAttributeMask.MAX_QP_RD_ATOMIC);
-        allow(QpState.RTS, QpState.RTS, 0);
-        allow(QpState.RTS, QpState.SQD, 0);
-        allow(QpState.SQD, QpState.SQD, 0);
-        allow(QpState.SQD, QpState.RTS, 0);
-        allow(QpState.SQE, QpState.RTS, 0);
+                | QpAttributeMask.RNR_RETRY | QpAttributeMask.MAX_QP_RD_ATOMIC,
+            QpAttributeMask.ACCESS_FLAGS | QpAttributeMask.MIN_RNR_TIMER | QpAttributeMask.CONGESTION_WINDOW);
+        allow(QpState.RTS, QpState.RTS, 0, UPDATABLE);
+        allow(QpState.RTS, QpState.SQD, 0, 0);
+        allow(QpState.SQD, QpState.SQD, 0, UPDATABLE | QpAttributeMask.MAX_QP_RD_ATOMIC);
+        allow(QpState.SQD, QpState.RTS, 0, UPDATABLE);
+        allow(QpState.SQE, QpState.RTS, 0, QpAttributeMask.ACCESS_FLAGS | QpAttributeMask.MIN_RNR_TIMER);
         for (final QpState from : QpState.values()) {
-            allow(from, QpState.RESET, 0);
-            allow(from, QpState.ERR, 0);
+            allow(from, QpState.RESET, 0, 0);
+            allow(from, QpState.ERR, 0, 0);
         }
     }
 
     private QpStateMachine() {
     }
 
-    private static void allow(final QpState from, final QpState to, final int required) {
+    private static void allow(final QpState from, final QpState to, final int required, final int optional) {
         LEGAL[from.ordinal()][to.ordinal()] = true;
         REQUIRED[from.ordinal()][to.ordinal()] = required;
+        OPTIONAL[from.ordinal()][to.ordinal()] = optional;
+    }
+
+    /**
+     * @param from current state
+     * @param to requested state
+     * @return the attributes the move may carry besides the required ones (table 4.4)
+     * @throws IllegalArgumentException if the move is illegal
+     */
+    public static int optionalAttributes(final QpState from, final QpState to) {
+        if (!isLegal(from, to)) {
+            throw new IllegalArgumentException(describeIllegal(from, to));
+        }
+        return OPTIONAL[from.ordinal()][to.ordinal()];
     }
 
     /**

@@ -223,4 +223,26 @@ class ErrorPathTest {
         assertThat(f.b.endpoint.counters().get(EndpointCounter.PEER_MISMATCH)).isPositive();
         assertThat(f.b.qp.state()).isEqualTo(QpState.RTS);
     }
+
+    /** [QP-005], [QP-006] an attribute the move does not take fails the modify and changes nothing. */
+    @Test
+    void modifyWithAnAttributeTheMoveDoesNotTakeIsRejected() {
+        final TwoNodeFixture f = new TwoNodeFixture(2016).connect(1024);
+        assertThatThrownBy(() -> f.a.qp.modify(QpState.RTS, new QpAttributes().sqPsn(5)))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("does not take attributes: SQ_PSN");
+        assertThat(f.a.qp.state()).isEqualTo(QpState.RTS);
+    }
+
+    /** Table 4.4 row 5: RETRY_CNT and TIMEOUT can be changed on a running QP, and take effect. */
+    @Test
+    void retryCountAndTimeoutCanBeChangedInRts() {
+        final TwoNodeFixture f = new TwoNodeFixture(2017).connect(1024);
+        f.a.qp.modify(QpState.RTS, new QpAttributes().retryCount(1).timeoutNs(300_000));
+        f.wire.filter(org.metaroce.core.testwire.PacketFilter.dropMatching(
+            org.metaroce.core.testwire.PacketMatcher.from(f.a.node)));
+        f.a.qp.postSend(signaledWrite(f, 1, f.b.address(0), f.b.mr.rkey(), 64));
+        assertThat(f.runUntilCompletions(1, 0)).isTrue();
+        assertThat(f.a.sendCompletions.get(0).status()).isEqualTo(WcStatus.RETRY_EXC_ERR);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.TIMEOUTS)).as("retry count 1: two expiries").isEqualTo(2);
+    }
 }

@@ -153,16 +153,35 @@ class QpAttributesTest {
             .isEqualTo("QP state transition RESET -> INIT is missing required attributes: PORT, ACCESS_FLAGS");
         attrs.port(1).accessFlags(AccessFlags.REMOTE_WRITE);
         assertThat(attrs.validateFor(QpState.RESET, QpState.INIT)).isNull();
-        attrs.pathMtu(4096).destQpn(5).rqPsn(0);
-        assertThat(attrs.validateFor(QpState.INIT, QpState.RTR))
+        final QpAttributes rtr = new QpAttributes().pathMtu(4096).destQpn(5).rqPsn(0);
+        assertThat(rtr.validateFor(QpState.INIT, QpState.RTR))
             .isEqualTo("QP state transition INIT -> RTR is missing required attributes: MIN_RNR_TIMER, MAX_DEST_RD_ATOMIC, PATHS, REMOTE_PEER");
-        attrs.minRnrTimerNs(1000).maxDestRdAtomic(4).paths(new int[] {50000}).remotePeer(7);
-        assertThat(attrs.validateFor(QpState.INIT, QpState.RTR)).isNull();
-        assertThat(attrs.validateFor(QpState.RTR, QpState.RTS)).contains("SQ_PSN, RETRY_CNT, RNR_RETRY, TIMEOUT, MAX_QP_RD_ATOMIC");
-        attrs.sqPsn(1).retryCount(3).rnrRetry(7).timeoutNs(1_000_000).maxRdAtomic(4);
-        assertThat(attrs.validateFor(QpState.RTR, QpState.RTS)).isNull();
-        assertThat(attrs.validateFor(QpState.RTS, QpState.ERR)).isNull();
+        rtr.minRnrTimerNs(1000).maxDestRdAtomic(4).paths(new int[] {50000}).remotePeer(7);
+        assertThat(rtr.validateFor(QpState.INIT, QpState.RTR)).isNull();
+        final QpAttributes rts = new QpAttributes();
+        assertThat(rts.validateFor(QpState.RTR, QpState.RTS)).contains("SQ_PSN, RETRY_CNT, RNR_RETRY, TIMEOUT, MAX_QP_RD_ATOMIC");
+        rts.sqPsn(1).retryCount(3).rnrRetry(7).timeoutNs(1_000_000).maxRdAtomic(4);
+        assertThat(rts.validateFor(QpState.RTR, QpState.RTS)).isNull();
+        assertThat(new QpAttributes().validateFor(QpState.RTS, QpState.ERR)).isNull();
         assertThat(new QpAttributes().validateFor(QpState.SQD, QpState.RTS)).isNull();
+        assertThat(QpStateMachine.legalTargets(QpState.INIT)).isEqualTo("INIT, RTR, RESET or ERR");
+        assertThat(QpStateMachine.legalTargets(QpState.SQD)).isEqualTo("RTS, SQD, RESET or ERR");
+        assertThat(QpStateMachine.legalTargets(QpState.SQE)).isEqualTo("RTS, RESET or ERR");
+    }
+
+    /** [QP-005] an attribute the move neither requires nor allows is rejected, by name. */
+    @Test
+    void validateForRejectsAttributesTheMoveDoesNotTake() {
+        final QpAttributes init = new QpAttributes().port(1).accessFlags(0).pathMtu(1024);
+        assertThat(init.validateFor(QpState.RESET, QpState.INIT))
+            .isEqualTo("QP state transition RESET -> INIT does not take attributes: PATH_MTU (it takes PORT, ACCESS_FLAGS)");
+        assertThat(new QpAttributes().sqPsn(1).validateFor(QpState.RTS, QpState.ERR))
+            .isEqualTo("QP state transition RTS -> ERR does not take attributes: SQ_PSN (it takes none)");
+        // Optional attributes of table 4.4 are accepted.
+        assertThat(new QpAttributes().timeoutNs(5).retryCount(1).validateFor(QpState.RTS, QpState.RTS)).isNull();
+        assertThat(new QpAttributes().sqPsn(1).retryCount(3).rnrRetry(7).timeoutNs(1_000_000).maxRdAtomic(4)
+            .congestionWindowPackets(8).validateFor(QpState.RTR, QpState.RTS)).isNull();
+        assertThat(new QpAttributes().maxRdAtomic(2).validateFor(QpState.RTS, QpState.RTS)).contains("MAX_QP_RD_ATOMIC");
     }
 
     @Test
