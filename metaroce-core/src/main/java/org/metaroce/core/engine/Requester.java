@@ -282,6 +282,11 @@ final class Requester {
         final int window = Math.max(1, qp.congestionControl().windowPackets());
         while (emitted < budget && nextToStart != tail) {
             final SendWqe wqe = ring[(int) (nextToStart % ring.length)];
+            if (rnrWaitCount > 0 && wqe.consumesReceive()) {
+                // The responder has no receive posted: later receive-consuming messages wait out
+                // the RNR delay too instead of collecting RNR NACKs of their own [REL-039].
+                break;
+            }
             if (!wqe.started) {
                 if (qp.isSendQueueDraining()) {
                     break;
@@ -311,8 +316,7 @@ final class Requester {
                 wqe.started = true;
                 wqe.firstPsn = sndNxt;
                 wqe.msn = nextMsn++;
-                if (wqe.opcode == WrOpcode.SEND || wqe.opcode == WrOpcode.SEND_WITH_IMM
-                    || wqe.opcode == WrOpcode.RDMA_WRITE_WITH_IMM) {
+                if (wqe.consumesReceive()) {
                     wqe.rsn = nextRsn++;
                 }
                 if (wqe.isReadOrAtomic()) {

@@ -72,6 +72,11 @@ final class SendWqe {
         return opcode == WrOpcode.RDMA_READ || opcode == WrOpcode.ATOMIC_CMP_SWAP || opcode == WrOpcode.ATOMIC_FETCH_ADD;
     }
 
+    /** @return whether the message consumes a receive at the responder (SEND, SEND_WITH_IMM, WRITE_WITH_IMM) */
+    boolean consumesReceive() {
+        return opcode == WrOpcode.SEND || opcode == WrOpcode.SEND_WITH_IMM || opcode == WrOpcode.RDMA_WRITE_WITH_IMM;
+    }
+
     boolean isAtomic() {
         return opcode == WrOpcode.ATOMIC_CMP_SWAP || opcode == WrOpcode.ATOMIC_FETCH_ADD;
     }

@@ -303,4 +303,27 @@ class ReliabilityTest {
         assertThat(spurious).as("each duplicate recognised as a spurious retransmission").isEqualTo(duplicates);
         assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 0, 256 * 1024);
     }
+
+    /** [REL-039] during an RNR wait, later receive-consuming messages are held back, not sent into RNR. */
+    @Test
+    void laterSendsWaitOutTheRnrDelay() {
+        final TwoNodeFixture f = new TwoNodeFixture(1016).connect(1024);
+        fill(f.a.mr.buffer(), 0, 100, 16);
+        f.a.qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(0), 100, f.a.mr.lkey()));
+        f.wire.runFor(12_000); // the first SEND meets RNR
+        for (int i = 2; i <= 4; i++) {
+            f.a.qp.postSend(new SendRequest(1).wrId(i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                .addSge(f.a.address(0), 100, f.a.mr.lkey()));
+        }
+        f.wire.runFor(5_000);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.REQUEST_PACKETS_OUT))
+            .as("SENDs posted during the RNR wait are not sent").isEqualTo(1);
+        for (int i = 0; i < 4; i++) {
+            f.b.qp.postRecv(new RecvRequest(1).wrId(10 + i).addSge(f.b.address(i * 128L), 128, f.b.mr.lkey()));
+        }
+        assertThat(f.runUntilCompletions(4, 4)).isTrue();
+        assertThat(f.a.sendCompletions).extracting(WorkCompletion::status).containsOnly(WcStatus.SUCCESS);
+        assertThat(f.b.recvCompletions).extracting(WorkCompletion::wrId).containsExactly(10L, 11L, 12L, 13L);
+    }
 }
