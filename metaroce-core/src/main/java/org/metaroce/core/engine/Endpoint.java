@@ -40,8 +40,13 @@ public final class Endpoint implements DatagramEndpoint {
     private final Int2ObjectHashMap<QueuePair> queuePairs = new Int2ObjectHashMap<>();
     private final List<QueuePair> pollOrder = new ArrayList<>();
     private final IntHashSet quarantinedQpns = new IntHashSet();
-    private final int[] quarantineRing;
-    private int quarantineNext;
+    /** Destroyed QPNs in destruction order with their destruction time, for the time-based quarantine. */
+    private int[] quarantineQpn = new int[64];
+    private long[] quarantineSince = new long[64];
+    private int quarantineHead;
+    private int quarantineCount;
+    /** The latest time the endpoint was given (by onDatagram or poll): its notion of now. */
+    private long latestNs = Long.MIN_VALUE;
     private int nextPdHandle = 1;
     private int pollCursor;
     private boolean sinkFull;
@@ -57,7 +62,6 @@ public final class Endpoint implements DatagramEndpoint {
         this.config = config;
         this.random = random;
         this.keySpace = new MemoryKeySpace(random);
-        this.quarantineRing = new int[Math.max(1, config.qpnQuarantine())];
     }
 
     /** @return the protocol parameters */
@@ -168,6 +172,7 @@ public final class Endpoint implements DatagramEndpoint {
         if (pd.isClosed()) {
             throw new IllegalArgumentException("protection domain " + pd.handle() + " is closed");
         }
+        releaseExpiredQuarantine();
         int qpn;
         int attempts = 0;
         do {
@@ -198,15 +203,42 @@ public final class Endpoint implements DatagramEndpoint {
         if (connectionManager != null) {
             connectionManager.onQueuePairDestroyed(qp);
         }
-        if (config.qpnQuarantine() > 0) {
-            final int evicted = quarantineRing[quarantineNext];
-            if (evicted != 0) {
-                quarantinedQpns.remove(evicted);
+        if (config.qpnQuarantineNs() > 0) {
+            if (quarantineCount == quarantineQpn.length) {
+                // Setup path, not the data path: grow the queue of quarantined QPNs.
+                final int[] q = new int[quarantineQpn.length * 2];
+                final long[] t = new long[q.length];
+                for (int i = 0; i < quarantineCount; i++) {
+                    q[i] = quarantineQpn[(quarantineHead + i) % quarantineQpn.length];
+                    t[i] = quarantineSince[(quarantineHead + i) % quarantineQpn.length];
+                }
+                quarantineQpn = q;
+                quarantineSince = t;
+                quarantineHead = 0;
             }
-            quarantineRing[quarantineNext] = qp.qpn();
+            final int tailIndex = (quarantineHead + quarantineCount) % quarantineQpn.length;
+            quarantineQpn[tailIndex] = qp.qpn();
+            quarantineSince[tailIndex] = latestNs;
+            quarantineCount++;
             quarantinedQpns.add(qp.qpn());
-            quarantineNext = (quarantineNext + 1) % quarantineRing.length;
         }
+    }
+
+    /** Ends the quarantine of QPNs destroyed at least QPN_QUARANTINE ago [CM-035]. */
+    private void releaseExpiredQuarantine() {
+        // A QP destroyed before the endpoint ever saw a time sent nothing: its QPN is free at once.
+        while (quarantineCount > 0 && latestNs != Long.MIN_VALUE
+            && (quarantineSince[quarantineHead] == Long.MIN_VALUE
+                || latestNs - quarantineSince[quarantineHead] >= config.qpnQuarantineNs())) {
+            quarantinedQpns.remove(quarantineQpn[quarantineHead]);
+            quarantineHead = (quarantineHead + 1) % quarantineQpn.length;
+            quarantineCount--;
+        }
+    }
+
+    /** @return QPNs currently in quarantine */
+    public int quarantinedQpnCount() {
+        return quarantineCount;
     }
 
     /**
@@ -224,6 +256,9 @@ public final class Endpoint implements DatagramEndpoint {
     @Override
     public void onDatagram(final long nowNs, final DirectBuffer buffer, final int offset, final int length,
                            final int peerId, final int ecn) {
+        if (nowNs > latestNs) {
+            latestNs = nowNs;
+        }
         counters.increment(EndpointCounter.PACKETS_IN);
         counters.add(EndpointCounter.BYTES_IN, length);
         final DropReason reason = validator.validate(buffer, offset, length);
@@ -252,6 +287,9 @@ public final class Endpoint implements DatagramEndpoint {
     @Override
     public int poll(final long nowNs, final TransmitSink sink) {
         lastPollNs = nowNs;
+        if (nowNs > latestNs) {
+            latestNs = nowNs;
+        }
         final CountingSink counting = countingSink.wrap(sink);
         int emitted = 0;
         if (connectionManager != null) {

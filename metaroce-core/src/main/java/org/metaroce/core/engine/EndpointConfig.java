@@ -15,7 +15,7 @@ public final class EndpointConfig {
     private long minReorderWindowNs = 1_000;
     private int maxPacketsPerPoll = 256;
     private int maxInlineData = 256;
-    private int qpnQuarantine = 4096;
+    private long qpnQuarantineNs = 10_000_000_000L;
     private long keepaliveIdleNs = 1_000_000_000L;
     private long keepaliveIntervalNs = 200_000_000L;
     private int keepaliveProbes = 5;
@@ -182,20 +182,20 @@ public final class EndpointConfig {
         return this;
     }
 
-    public int qpnQuarantine() {
-        return qpnQuarantine;
+    public long qpnQuarantineNs() {
+        return qpnQuarantineNs;
     }
 
     /**
-     * @param allocations a destroyed QPN is not reused for this many QP creations, so late packets
-     *     for an old QP cannot reach a new one
+     * @param ns a destroyed QPN is not reused for this long, so late packets for an old QP cannot
+     *     reach a new one [CM-035]; measured on the endpoint's clock (the latest time it was given)
      * @return this
      */
-    public EndpointConfig qpnQuarantine(final int allocations) {
-        if (allocations < 0 || allocations > (1 << 20)) {
-            throw new IllegalArgumentException("qpnQuarantine must be in 0..2^20, got " + allocations);
+    public EndpointConfig qpnQuarantineNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("qpnQuarantineNs must be >= 0, got " + ns);
         }
-        this.qpnQuarantine = allocations;
+        this.qpnQuarantineNs = ns;
         return this;
     }
 

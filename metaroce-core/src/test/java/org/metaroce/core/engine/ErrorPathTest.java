@@ -245,4 +245,24 @@ class ErrorPathTest {
         assertThat(f.a.sendCompletions.get(0).status()).isEqualTo(WcStatus.RETRY_EXC_ERR);
         assertThat(f.a.endpoint.counters().get(EndpointCounter.TIMEOUTS)).as("retry count 1: two expiries").isEqualTo(2);
     }
+
+    /** [CM-035] a destroyed QPN is not reused for QPN_QUARANTINE, then becomes available again. */
+    @Test
+    void destroyedQpnsStayQuarantinedForTheConfiguredTime() {
+        final Endpoint ep = new Endpoint(new EndpointConfig().qpnQuarantineNs(1_000_000),
+            new org.metaroce.core.SeededRandomSource(77));
+        final var pd = ep.allocateProtectionDomain();
+        final var cq = ep.createCompletionQueue(16);
+        ep.poll(5_000_000, new org.metaroce.core.testwire.PacketFilterFreeSink());
+        final QueuePair qp = ep.createQueuePair(pd, cq, cq, QueuePairCapabilities.defaults());
+        final int qpn = qp.qpn();
+        ep.destroyQueuePair(qp);
+        assertThat(ep.quarantinedQpnCount()).isEqualTo(1);
+        ep.poll(5_900_000, new org.metaroce.core.testwire.PacketFilterFreeSink());
+        assertThat(ep.createQueuePair(pd, cq, cq, QueuePairCapabilities.defaults()).qpn()).isNotEqualTo(qpn);
+        assertThat(ep.quarantinedQpnCount()).as("still inside the quarantine").isEqualTo(1);
+        ep.poll(6_000_000, new org.metaroce.core.testwire.PacketFilterFreeSink());
+        ep.createQueuePair(pd, cq, cq, QueuePairCapabilities.defaults());
+        assertThat(ep.quarantinedQpnCount()).as("released after 1 ms").isZero();
+    }
 }
