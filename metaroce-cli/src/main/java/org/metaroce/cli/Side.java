@@ -70,7 +70,10 @@ final class Side implements AutoCloseable {
             // A software endpoint shares its cores with the JIT, the GC and the kernel's network
             // processing: scheduling stalls of milliseconds are normal, so the retransmission
             // timer's floor is 1 ms here instead of the specification's 100 us NIC-class default.
-            .endpointConfig(new org.metaroce.core.engine.EndpointConfig().minRtoNs(1_000_000));
+            .endpointConfig(new org.metaroce.core.engine.EndpointConfig().minRtoNs(1_000_000)
+                // With segmentation offload, a burst of 16 packets per path hands each socket a run of
+                // consecutive PSNs: one GSO send, and little reordering at the receiver [MP-020].
+                .pathBurstPackets(config.gso() ? 16 : 1));
         if (mode == ThreadingMode.DEDICATED) {
             dc.idleStrategy(driverIdle);
         }

@@ -16,6 +16,7 @@ public final class EndpointConfig {
     private int maxPacketsPerPoll = 256;
     private int maxInlineData = 256;
     private long qpnQuarantineNs = 10_000_000_000L;
+    private int pathBurstPackets = 1;
     private long keepaliveIdleNs = 1_000_000_000L;
     private long keepaliveIntervalNs = 200_000_000L;
     private int keepaliveProbes = 5;
@@ -196,6 +197,24 @@ public final class EndpointConfig {
             throw new IllegalArgumentException("qpnQuarantineNs must be >= 0, got " + ns);
         }
         this.qpnQuarantineNs = ns;
+        return this;
+    }
+
+    public int pathBurstPackets() {
+        return pathBurstPackets;
+    }
+
+    /**
+     * @param packets new packets a QP sends on one path before choosing the next (1 = per-packet
+     *     spraying, the default); a software sender with segmentation offload uses a burst so each
+     *     socket gets a run of consecutive PSNs [MP-020]
+     * @return this
+     */
+    public EndpointConfig pathBurstPackets(final int packets) {
+        if (packets < 1 || packets > 64) {
+            throw new IllegalArgumentException("pathBurstPackets must be in 1..64, got " + packets);
+        }
+        this.pathBurstPackets = packets;
         return this;
     }
 

@@ -257,7 +257,7 @@ public final class QueuePair {
             destQpn = attrs.destQpn();
             remotePeer = attrs.remotePeer();
             remoteHost = endpoint.hostOf(remotePeer);
-            paths = new PathSelector(attrs.paths());
+            paths = new PathSelector(attrs.paths(), endpoint.config().pathBurstPackets());
             responder.start(attrs.rqPsn());
         } else if (state == QpState.RTR && target == QpState.RTS) {
             requester.start(attrs.sqPsn(), attrs.timeoutNs());

@@ -37,11 +37,27 @@ public final class PathSelector {
     /** Paths whose weight is below 1; while 0 the weighted round-robin is plain round-robin. */
     private int penalised;
     private int roundRobin;
+    private final int burstPackets;
+    private int burstPath;
+    private int burstLeft;
 
     /**
      * @param entropies the QP's entropy values (UDP source ports), one per path; copied
      */
     public PathSelector(final int[] entropies) {
+        this(entropies, 1);
+    }
+
+    /**
+     * @param entropies the QP's entropy values (UDP source ports), one per path; copied
+     * @param burstPackets new packets sent on a path before the next choice (1 = per-packet
+     *     spraying) [MP-020]
+     */
+    public PathSelector(final int[] entropies, final int burstPackets) {
+        if (burstPackets < 1 || burstPackets > 64) {
+            throw new IllegalArgumentException("burstPackets must be in 1..64, got " + burstPackets);
+        }
+        this.burstPackets = burstPackets;
         if (entropies.length < 1 || entropies.length > 255) {
             throw new IllegalArgumentException("a queue pair needs 1 to 255 paths, got " + entropies.length);
         }
@@ -80,12 +96,26 @@ public final class PathSelector {
     }
 
     /**
-     * Picks the path of the next new packet and counts it as sent there [MP-013].
+     * Picks the path of the next new packet and counts it as sent there: by smooth weighted
+     * round-robin [MP-013], kept for a burst of packets when configured [MP-020].
      *
      * @param nowNs current time (for the decay of penalties)
      * @return the path index
      */
     public int next(final long nowNs) {
+        if (burstLeft > 0) {
+            // Keep the path for the rest of the burst [MP-020].
+            burstLeft--;
+            sent[burstPath]++;
+            return burstPath;
+        }
+        final int chosen = choose(nowNs);
+        burstPath = chosen;
+        burstLeft = burstPackets - 1;
+        return chosen;
+    }
+
+    private int choose(final long nowNs) {
         final int n = entropies.length;
         if (n == 1) {
             sent[0]++;

@@ -94,4 +94,16 @@ class PathSelectorTest {
         s.onFeedback(0, 3, 900_000, false);
         assertThat(s.medianSrttNs()).isEqualTo(12_000);
     }
+
+    /** [MP-020] bursts keep a path for several packets, and the shares still follow the rotation. */
+    @Test
+    void burstSprayingKeepsAPathForABurst() {
+        final PathSelector s = new PathSelector(FOUR, 4);
+        for (int i = 0; i < 64; i++) {
+            assertThat(s.next(i)).as("packet %d", i).isEqualTo((i / 4) % 4);
+        }
+        for (int p = 0; p < 4; p++) {
+            assertThat(s.sent(p)).isEqualTo(16);
+        }
+    }
 }
