@@ -507,7 +507,7 @@ final class ClientAgent extends Agent {
 
     private void sendDone(final long perQpAll) {
         Messages.putDone(side.controlMr.buffer(), controlOffset(2), report.iterations, report.messages,
-            report.elapsedNs, report.peakBps, perQpAll, 0);
+            report.elapsedNs, report.peakBps, perQpAll);
         sendControl(conns[0]);
         phase = Phase.FINISHING;
         deadlineNs = System.nanoTime() + RESULT_TIMEOUT_NS;
@@ -720,25 +720,25 @@ final class ClientAgent extends Agent {
     private void onResult(final int slot) {
         final UnsafeBuffer b = side.controlMr.buffer();
         final int at = controlOffset(slot);
-        if (b.getInt(at, Messages.ORDER) != Messages.RESULT) {
+        final Messages.Result result = Messages.readResult(b, at);
+        if (result == null) {
             throw new BenchException("unexpected control message from the server");
         }
-        final int verify = b.getInt(at + 4, Messages.ORDER);
-        if (verify == Messages.VERIFY_PASSED) {
+        if (result.verify() == Messages.VERIFY_PASSED) {
             report.verify = "passed";
-            report.verifiedBytes = b.getLong(at + 8, Messages.ORDER);
+            report.verifiedBytes = result.checked();
             report.verifyDetail = report.verifiedBytes + " bytes checked by the server";
-        } else if (verify == Messages.VERIFY_FAILED) {
+        } else if (result.verify() == Messages.VERIFY_FAILED) {
             report.verify = "FAILED";
-            report.verifyDetail = "QP " + b.getInt(at + 24, Messages.ORDER) + " slot " + b.getInt(at + 28, Messages.ORDER)
-                + " byte " + b.getLong(at + 16, Messages.ORDER) + " differs at the server";
+            report.verifyDetail = "QP " + result.qp() + " slot " + result.slot() + " byte " + result.mismatch()
+                + " differs at the server";
         }
         if (kind.raw) {
-            report.receivedDatagrams = b.getLong(at + 32, Messages.ORDER);
+            report.receivedDatagrams = result.rawDatagrams();
             if (kind.bandwidth) {
                 // The baseline's bandwidth is what arrived, over the time it took to arrive.
-                final long rxNs = b.getLong(at + 40, Messages.ORDER);
-                final double rxPeak = Double.longBitsToDouble(b.getLong(at + 48, Messages.ORDER));
+                final long rxNs = result.rawNs();
+                final double rxPeak = result.rawPeakBps();
                 final double messages = (double) report.receivedDatagrams / raw.datagramsPerMessage();
                 if (rxNs > 0) {
                     report.elapsedNs = rxNs;

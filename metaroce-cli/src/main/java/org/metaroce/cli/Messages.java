@@ -2,6 +2,7 @@ package org.metaroce.cli;
 
 import java.nio.ByteOrder;
 
+import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -104,11 +105,43 @@ final class Messages {
         }
     }
 
-    // DONE: type, iterations per QP, total messages, elapsed ns, peak bits/s, writes per QP (all), status
+    /** The client's DONE report, read back by the server. */
+    record Done(long iterations, long messages, long elapsedNs, double peakBps, long perQpAll) {
+    }
+
+    /** The server's RESULT report, read back by the client. */
+    record Result(int verify, long checked, long mismatch, int qp, int slot, long rawDatagrams, long rawNs,
+                  double rawPeakBps) {
+    }
+
+    /**
+     * @return the DONE message at {@code at}, or null when the slot holds another message
+     */
+    static Done readDone(final DirectBuffer b, final int at) {
+        if (b.getInt(at, ORDER) != DONE) {
+            return null;
+        }
+        return new Done(b.getLong(at + 8, ORDER), b.getLong(at + 16, ORDER),
+            b.getLong(at + 24, ORDER), Double.longBitsToDouble(b.getLong(at + 32, ORDER)), b.getLong(at + 40, ORDER));
+    }
+
+    /**
+     * @return the RESULT message at {@code at}, or null when the slot holds another message
+     */
+    static Result readResult(final DirectBuffer b, final int at) {
+        if (b.getInt(at, ORDER) != RESULT) {
+            return null;
+        }
+        return new Result(b.getInt(at + 4, ORDER), b.getLong(at + 8, ORDER), b.getLong(at + 16, ORDER),
+            b.getInt(at + 24, ORDER), b.getInt(at + 28, ORDER), b.getLong(at + 32, ORDER), b.getLong(at + 40, ORDER),
+            Double.longBitsToDouble(b.getLong(at + 48, ORDER)));
+    }
+
+    // DONE: type, reserved (0), iterations per QP, total messages, elapsed ns, peak bits/s, writes per QP (all)
     static void putDone(final MutableDirectBuffer b, final int at, final long iterations, final long messages,
-                        final long elapsedNs, final double peakBps, final long perQpAll, final int status) {
+                        final long elapsedNs, final double peakBps, final long perQpAll) {
         b.putInt(at, DONE, ORDER);
-        b.putInt(at + 4, status, ORDER);
+        b.putInt(at + 4, 0, ORDER);
         b.putLong(at + 8, iterations, ORDER);
         b.putLong(at + 16, messages, ORDER);
         b.putLong(at + 24, elapsedNs, ORDER);

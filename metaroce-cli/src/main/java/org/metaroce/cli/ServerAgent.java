@@ -430,14 +430,15 @@ final class ServerAgent extends Agent {
     private void onDone(final int slot) {
         final UnsafeBuffer b = side.controlMr.buffer();
         final int at = controlOffset(slot);
-        if (b.getInt(at, Messages.ORDER) != Messages.DONE) {
+        final Messages.Done done = Messages.readDone(b, at);
+        if (done == null) {
             throw new BenchException("unexpected control message from the client");
         }
-        report.iterations = b.getLong(at + 8, Messages.ORDER);
-        report.messages = b.getLong(at + 16, Messages.ORDER);
-        report.elapsedNs = b.getLong(at + 24, Messages.ORDER);
-        report.peakBps = Double.longBitsToDouble(b.getLong(at + 32, Messages.ORDER));
-        perQpAll = b.getLong(at + 40, Messages.ORDER);
+        report.iterations = done.iterations();
+        report.messages = done.messages();
+        report.elapsedNs = done.elapsedNs();
+        report.peakBps = done.peakBps();
+        perQpAll = done.perQpAll();
         if (kind.raw && kind.bandwidth) {
             report.sentDatagrams = perQpAll;
             phase = Phase.QUIESCING;

@@ -12,6 +12,7 @@ import org.metaroce.core.connection.CmConfig;
 import org.metaroce.core.connection.CmEvent;
 import org.metaroce.core.connection.ConnectionManager;
 import org.metaroce.core.engine.Endpoint;
+import org.metaroce.core.engine.EndpointConfig;
 import org.metaroce.core.verbs.AccessFlags;
 import org.metaroce.core.verbs.CompletionQueue;
 import org.metaroce.core.verbs.MemoryRegion;
@@ -69,8 +70,9 @@ final class Side implements AutoCloseable {
             .gso(config.gso()).gro(config.gro()).threadName("metaroce-" + name + "-driver")
             // A software endpoint shares its cores with the JIT, the GC and the kernel's network
             // processing: scheduling stalls of milliseconds are normal, so the retransmission
-            // timer's floor is 1 ms here instead of the specification's 100 us NIC-class default.
-            .endpointConfig(new org.metaroce.core.engine.EndpointConfig().minRtoNs(1_000_000)
+            // timer's floor is 1 ms here (the connection's TIMEOUT, which caps the floor) instead of
+            // the specification's 100 us NIC-class default.
+            .endpointConfig(new EndpointConfig().minRtoNs(1_000_000)
                 // With segmentation offload, a burst of 16 packets per path hands each socket a run of
                 // consecutive PSNs: one GSO send, and little reordering at the receiver [MP-020].
                 .pathBurstPackets(config.gso() ? 16 : 1));

@@ -39,6 +39,8 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private final long[] latestSampleNs = new long[MAX_PATHS];
     private final long[] latestSampleAtNs = new long[MAX_PATHS];
     private final long[] scratch = new long[MAX_PATHS];
+    /** One past the highest path id sampled: bounds the per-ACK scan to the paths in use. */
+    private int pathLimit;
     private long baseRttNs;
     private long srttNs;
     private double cwnd;
@@ -118,6 +120,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
             if (pathId >= 0 && pathId < MAX_PATHS) {
                 latestSampleNs[pathId] = rttNs;
                 latestSampleAtNs[pathId] = nowNs;
+                pathLimit = Math.max(pathLimit, pathId + 1);
             }
         }
         if (packets <= 0 && !ecnEcho) {
@@ -156,7 +159,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private long delaySignalNs(final long nowNs) {
         final long freshness = 2 * Math.max(srttNs, 1);
         int n = 0;
-        for (int i = 0; i < MAX_PATHS; i++) {
+        for (int i = 0; i < pathLimit; i++) {
             if (latestSampleNs[i] > 0 && nowNs - latestSampleAtNs[i] <= freshness) {
                 scratch[n++] = latestSampleNs[i];
             }
