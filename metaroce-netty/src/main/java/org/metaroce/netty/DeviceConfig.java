@@ -46,6 +46,7 @@ public final class DeviceConfig {
     private int receiveBatch = 32;
     private int maxDatagramsPerRead = 256;
     private boolean gso = true;
+    private boolean preserveSendOrder = true;
     private boolean gro;
     private int receiveBufferBytes = 4 * 1024 * 1024;
     private int sendBufferBytes = 1024 * 1024;
@@ -371,6 +372,24 @@ public final class DeviceConfig {
      */
     public DeviceConfig gso(final boolean enabled) {
         this.gso = enabled;
+        return this;
+    }
+
+    public boolean preserveSendOrder() {
+        return preserveSendOrder;
+    }
+
+    /**
+     * @param enabled hand datagrams to the kernel in the order the engine produced them, flushing a
+     *     socket whenever the next datagram leaves from another one (one send call per run of
+     *     datagrams from one socket; with burst spraying and GSO, one per burst). Off, each socket is
+     *     flushed once per duty cycle (fewest system calls), which groups a cycle's datagrams by
+     *     socket: a QP spraying over several sockets then reorders itself by up to a cycle's worth
+     *     of packets, beyond what the SACK bitmap covers. On by default
+     * @return this
+     */
+    public DeviceConfig preserveSendOrder(final boolean enabled) {
+        this.preserveSendOrder = enabled;
         return this;
     }
 

@@ -508,7 +508,8 @@ public final class MetaRoceDevice implements AutoCloseable {
         entropyPorts = ports;
         final boolean gso = epoll && config.gso() && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
         sink = new NettySink(config.allocator(), config.sinkChunkBytes(), config.maxPacketsPerCycle(), peers,
-            counters, sendChannels, entropyPorts, endpointChannel, localAddress.getPort(), gso);
+            counters, sendChannels, entropyPorts, endpointChannel, localAddress.getPort(), gso,
+            config.preserveSendOrder());
         sinkHolder[0] = sink;
         gsoActive = gso;
     }

@@ -17,9 +17,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The device's {@link TransmitSink}: the engine writes packets straight into pooled off-heap chunks,
  * and each committed packet is written, as a retained slice of its chunk (no copy), to the send
- * socket whose local port is the packet's entropy value. Nothing is flushed until the end of the
- * duty cycle, when {@link #flush()} flushes every socket written to once: with epoll, Netty then
- * hands each socket's whole batch to one {@code sendmmsg} call.
+ * socket whose local port is the packet's entropy value. With send order preserved (the default), a
+ * socket is flushed as soon as a packet for another socket is committed, so datagrams reach the
+ * kernel in the engine's order; otherwise nothing is flushed until the end of the duty cycle, when
+ * {@link #flush()} flushes every socket written to once. With epoll, Netty hands each flushed batch
+ * of a socket to one {@code sendmmsg} call.
  *
  * <p>Every send socket has its own chunk: the engine names the entropy value (the socket) when it
  * claims room ({@link #claim(int, int)}), so the packets of one socket lie back to back even when
@@ -60,6 +62,9 @@ final class NettySink implements TransmitSink {
     private final UnsafeBuffer[] view;
     private final int[] position;
     private int current = -1;
+    /** Socket of the latest committed packet, or -1 right after a flush. */
+    private int lastIndex = -1;
+    private final boolean preserveSendOrder;
     private int committedThisCycle;
     private boolean backedUp;
     private boolean closed;
@@ -76,8 +81,10 @@ final class NettySink implements TransmitSink {
 
     NettySink(final ByteBufAllocator allocator, final int chunkBytes, final int maxPacketsPerCycle,
               final PeerTable peers, final DriverCounters counters, final Channel[] entropyChannels,
-              final int[] entropyPorts, final Channel endpointChannel, final int endpointPort, final boolean gso) {
+              final int[] entropyPorts, final Channel endpointChannel, final int endpointPort, final boolean gso,
+              final boolean preserveSendOrder) {
         this.allocator = allocator;
+        this.preserveSendOrder = preserveSendOrder;
         this.chunkBytes = chunkBytes;
         this.maxPacketsPerCycle = maxPacketsPerCycle;
         this.peers = peers;
@@ -189,7 +196,26 @@ final class NettySink implements TransmitSink {
         }
         position[written] = offset + length;
         committedThisCycle++;
+        if (preserveSendOrder && lastIndex >= 0 && lastIndex != index) {
+            // Leaving a socket: what it holds goes to the kernel now, so datagrams leave in the
+            // order the engine committed them. Flushing per socket only at the end of the cycle
+            // would group them by socket, and a sprayed QP would see up to a whole cycle of
+            // self-inflicted reordering (beyond the 64-packet SACK bitmap: an ACK per packet).
+            flushSocket(lastIndex);
+        }
+        lastIndex = index;
         append(index, written, recipient, offset, length);
+    }
+
+    private void flushSocket(final int index) {
+        if (runChunk[index] >= 0) {
+            writeRun(index);
+        }
+        if (dirty[index]) {
+            dirty[index] = false;
+            channels[index].flush();
+            counters.increment(DriverCounter.FLUSHES);
+        }
     }
 
     private void append(final int index, final int chunkIndex, final InetSocketAddress recipient, final int offset,
@@ -257,6 +283,7 @@ final class NettySink implements TransmitSink {
             }
         }
         gsoWritesSinceFlush = 0;
+        lastIndex = -1;
         if (flushed > 0) {
             counters.add(DriverCounter.FLUSHES, flushed);
         }

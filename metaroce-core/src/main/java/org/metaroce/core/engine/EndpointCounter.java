@@ -48,6 +48,8 @@ public enum EndpointCounter {
     RNR_NACKS_IN,
     /** Request packets the responder had already received (never delivered twice). */
     DUPLICATE_REQUESTS,
+    /** New request packets the responder accepted ahead of its expected PSN (reordering or loss before them). */
+    OUT_OF_ORDER_REQUESTS,
     /** Atomic results replayed from the responder's cache for a retransmitted atomic. */
     ATOMIC_REPLAYS,
     /** NACKs sent for remote access violations. */

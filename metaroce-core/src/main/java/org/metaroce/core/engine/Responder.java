@@ -329,6 +329,9 @@ final class Responder {
         final boolean hadGap = window.hasGap();
         final int d = psn - window.expectedPsn();
         window.markReceived(psn);
+        if (d > 0) {
+            counters.increment(EndpointCounter.OUT_OF_ORDER_REQUESTS);
+        }
         if (d > 64) {
             // Outside the SACK bitmap: this packet gets an ACK of its own [REL-010].
             queueOwn(0, 0, 0, nowNs, buffer, offset, ce, false);
