@@ -23,6 +23,11 @@ import org.metaroce.core.wire.WireConstants;
  * secure randomness, UDP GSO when the platform has it, GRO off.
  */
 public final class DeviceConfig {
+    /** DSCP of packets sent from entropy sockets: AF31, as RoCEv2 deployments mark RDMA data [ENC-012]. */
+    public static final int DEFAULT_DATA_DSCP = 26;
+    /** DSCP of packets sent from the endpoint socket (connection manager): CS6 [ENC-013]. */
+    public static final int DEFAULT_CONTROL_DSCP = 48;
+
     /** Largest MetaRoCE datagram: PMTU 8192 + 72 header bytes + 4 integrity bytes, rounded up. */
     public static final int DEFAULT_MAX_DATAGRAM_BYTES = 8192 + 128;
     /** With UDP GRO the kernel may hand over up to 64 KiB at once: receive slots must hold that. */
@@ -47,6 +52,8 @@ public final class DeviceConfig {
     private int maxDatagramsPerRead = 256;
     private boolean gso = true;
     private boolean preserveSendOrder = true;
+    private int dataDscp = DEFAULT_DATA_DSCP;
+    private int controlDscp = DEFAULT_CONTROL_DSCP;
     private boolean gro;
     private int receiveBufferBytes = 4 * 1024 * 1024;
     private int sendBufferBytes = 1024 * 1024;
@@ -391,6 +398,43 @@ public final class DeviceConfig {
     public DeviceConfig preserveSendOrder(final boolean enabled) {
         this.preserveSendOrder = enabled;
         return this;
+    }
+
+    public int dataDscp() {
+        return dataDscp;
+    }
+
+    /**
+     * @param dscp DiffServ code point (0..63) of every packet sent from an entropy socket: the data
+     *     packets, and also the ACKs, NACKs and responses the endpoint sends on its paths
+     *     [ENC-012]. Default 26 (AF31). The ECN field stays Not-ECT: the driver cannot read CE marks
+     *     on receive, so it must not claim to react to them (ENC-015, ENC-016)
+     * @return this
+     */
+    public DeviceConfig dataDscp(final int dscp) {
+        this.dataDscp = checkDscp(dscp, "dataDscp");
+        return this;
+    }
+
+    public int controlDscp() {
+        return controlDscp;
+    }
+
+    /**
+     * @param dscp DiffServ code point (0..63) of packets sent from the endpoint socket, i.e. the
+     *     connection manager's [ENC-013]. Default 48 (CS6)
+     * @return this
+     */
+    public DeviceConfig controlDscp(final int dscp) {
+        this.controlDscp = checkDscp(dscp, "controlDscp");
+        return this;
+    }
+
+    private static int checkDscp(final int dscp, final String name) {
+        if (dscp < 0 || dscp > 63) {
+            throw new IllegalArgumentException(name + " must be a 6-bit DSCP in 0..63, got " + dscp);
+        }
+        return dscp;
     }
 
     public boolean gro() {

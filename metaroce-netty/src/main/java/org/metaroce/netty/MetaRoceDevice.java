@@ -479,7 +479,9 @@ public final class MetaRoceDevice implements AutoCloseable {
         final Bootstrap receive = base.clone().handler(receiveHandler)
             .option(ChannelOption.SO_RCVBUF, config.receiveBufferBytes())
             .option(ChannelOption.RECVBUF_ALLOCATOR, recvAllocator)
-            .option(ChannelOption.AUTO_READ, true);
+            .option(ChannelOption.AUTO_READ, true)
+            // IP_TOS (IPV6_TCLASS on IPv6 sockets): DSCP in the upper six bits, ECN Not-ECT.
+            .option(ChannelOption.IP_TOS, config.controlDscp() << 2);
         if (epoll) {
             receive.option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, batch > 1 ? slot : 0);
             if (gro) {
@@ -494,7 +496,8 @@ public final class MetaRoceDevice implements AutoCloseable {
         final Bootstrap send = base.clone()
             .handler(new InboundHandler(endpoint, peers, counters, sinkHolder, false))
             .option(ChannelOption.AUTO_READ, false)
-            .option(ChannelOption.SO_RCVBUF, 4096);
+            .option(ChannelOption.SO_RCVBUF, 4096)
+            .option(ChannelOption.IP_TOS, config.dataDscp() << 2);
         final int[] requested = config.requestedEntropyPorts();
         final List<Channel> bound = new ArrayList<>(requested.length);
         final int[] ports = new int[requested.length];

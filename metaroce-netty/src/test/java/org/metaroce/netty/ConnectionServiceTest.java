@@ -72,7 +72,12 @@ class ConnectionServiceTest {
 
         /** Builds the side; in INVOKER mode the calling thread owns the device. */
         Side(final ThreadingMode mode, final String name) {
-            device = new MetaRoceDevice(new DeviceConfig().bindAddress(InetAddress.getLoopbackAddress())
+            this(mode, name, InetAddress.getLoopbackAddress());
+        }
+
+        /** Builds the side bound to {@code bind} (e.g. ::1 for IPv6). */
+        Side(final ThreadingMode mode, final String name, final InetAddress bind) {
+            device = new MetaRoceDevice(new DeviceConfig().bindAddress(bind)
                 .endpointPort(0).entropyPortRange(2, 0).transport(Transport.AUTO).threadingMode(mode)
                 .threadName("metaroce-cs-" + name)
                 // PARANOID leak tracking stalls duty cycles for milliseconds (see DevicePair).
