@@ -42,6 +42,8 @@ public enum EndpointCounter {
     SPURIOUS_RETRANSMITS,
     /** Retransmission timer expiries. */
     TIMEOUTS,
+    /** Retransmission-timer expiries found spurious: a transmission from before the expiry was delivered [REL-057]. */
+    SPURIOUS_TIMEOUTS,
     /** RNR NACKs sent by the responder. */
     RNR_NACKS_OUT,
     /** RNR NACKs received by the requester. */

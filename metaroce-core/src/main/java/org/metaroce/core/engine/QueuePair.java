@@ -170,6 +170,11 @@ public final class QueuePair {
         return state == QpState.RTS || state == QpState.SQD ? requester.rtt().srttNs() : 0;
     }
 
+    /** @return the requester's current retransmission timeout, backoff included; 0 before RTS */
+    public long retransmitTimeoutNs() {
+        return state == QpState.RTS || state == QpState.SQD ? requester.rtt().rtoNs() : 0;
+    }
+
     int accessFlags() {
         return accessFlags;
     }

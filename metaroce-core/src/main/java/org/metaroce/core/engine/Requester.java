@@ -105,6 +105,11 @@ final class Requester {
     private int readRunLength = 1;
     private boolean tailProbeSent;
     private int consecutiveTimeouts;
+    /** Time of the retransmission-timer expiry whose outcome is still unknown, or {@link #NO_EXPIRY}. */
+    private long timeoutEpisodeNs = NO_EXPIRY;
+    /** Whether the latest-sent delivered transmission (the RACK packet) was a retransmission. */
+    private boolean rackRetransmission;
+    private static final long NO_EXPIRY = Long.MIN_VALUE;
     private int consecutiveRnr;
     private long rnrResumeNs = Long.MAX_VALUE;
 
@@ -690,9 +695,17 @@ final class Requester {
             }
         }
         slotState[s] = DELIVERED;
+        if (timeoutEpisodeNs != NO_EXPIRY && slotSentNs[s] < timeoutEpisodeNs) {
+            // A transmission from before the timer expired was delivered: it was late, not lost,
+            // so the expiry was spurious and its backoff is withdrawn [REL-057].
+            timeoutEpisodeNs = NO_EXPIRY;
+            counters.increment(EndpointCounter.SPURIOUS_TIMEOUTS);
+            rtt.undoBackoff();
+        }
         if (slotTxSeq[s] > rackTxSeq) {
             rackTxSeq = slotTxSeq[s];
             rackPsn = psn;
+            rackRetransmission = slotTransmissions[s] > 1;
         }
         if (slotTransmissions[s] > 1) {
             retransmittedOutstanding--;
@@ -708,6 +721,9 @@ final class Requester {
     private void afterDelivery(final long nowNs, final int delivered) {
         if (delivered > 0) {
             progressNs = nowNs;
+            // Whatever was delivered decided the expiry's outcome (spurious, or its retransmission
+            // arrived and time-based detection now finds the rest lost).
+            timeoutEpisodeNs = NO_EXPIRY;
             tailProbeSent = false;
             consecutiveTimeouts = 0;
             consecutiveRnr = 0;
@@ -737,8 +753,9 @@ final class Requester {
         // Without retransmissions outstanding, transmit order is PSN order: only PSNs before the
         // latest delivered one (or the latest response) can have been overtaken, so the scan stops
         // there instead of walking the whole window on every ACK.
+        // A delivered retransmission was sent after packets with higher PSNs: scan them all.
         int end = sndNxt;
-        if (retransmittedOutstanding == 0) {
+        if (retransmittedOutstanding == 0 && !rackRetransmission) {
             int bound = Psn.before(sndUna, rackPsn + 1) ? rackPsn + 1 : sndUna;
             if (anyResponse && Psn.before(bound, latestResponsePsn)) {
                 bound = latestResponsePsn;
@@ -843,16 +860,21 @@ final class Requester {
             }
             rtt.onTimeout();
             qp.congestionControl().onRetransmitTimeout(nowNs);
-            // Everything whose latest transmission is at least one RTO old is lost [REL-028].
+            // Only the oldest outstanding packet is retransmitted [REL-028]. On a host that was
+            // descheduled the others are usually late, not lost: their ACKs then show the expiry
+            // was spurious [REL-057]; if instead the retransmission is acknowledged first, the
+            // time-based rule (REL-023) declares every older transmission lost at once.
             for (int psn = sndUna; psn != sndNxt; psn++) {
                 final int s = psn & windowMask;
-                if (slotState[s] == IN_FLIGHT && nowNs - slotSentNs[s] >= rto) {
+                if (slotState[s] == IN_FLIGHT) {
                     markLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
                     if (slotKind[s] != KIND_READ) {
                         qp.paths().onLoss(nowNs, slotPath[s]);
                     }
+                    break;
                 }
             }
+            timeoutEpisodeNs = nowNs;
             progressNs = nowNs;
             tailProbeSent = false;
             return;
@@ -1027,6 +1049,8 @@ final class Requester {
         lossCheckDeadlineNs = Long.MAX_VALUE;
         rnrResumeNs = Long.MAX_VALUE;
         rackTxSeq = -1;
+        rackRetransmission = false;
+        timeoutEpisodeNs = NO_EXPIRY;
     }
 
     /** Used by tests and counters: completions are only ever taken in order. */

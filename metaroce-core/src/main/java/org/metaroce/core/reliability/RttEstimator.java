@@ -92,6 +92,11 @@ public final class RttEstimator {
         }
     }
 
+    /** Withdraws the backoff of timeouts found spurious: the path was slow, not broken. */
+    public void undoBackoff() {
+        backoffShift = 0;
+    }
+
     /** @return the current retransmission timeout, backoff included */
     public long rtoNs() {
         final long base = hasSample ? Math.max(minRtoNs, srttNs + Math.max(4 * rttVarNs, 1_000) + extraNs)

@@ -326,4 +326,56 @@ class ReliabilityTest {
         assertThat(f.a.sendCompletions).extracting(WorkCompletion::status).containsOnly(WcStatus.SUCCESS);
         assertThat(f.b.recvCompletions).extracting(WorkCompletion::wrId).containsExactly(10L, 11L, 12L, 13L);
     }
+
+    /**
+     * [REL-028], [REL-057] A responder that answers late (here: ACKs take 2.5 ms, longer than the
+     * 1 ms TIMEOUT before any RTT sample; on a real host, a descheduled receiver) makes the timer
+     * expire once. Only the oldest packet is retransmitted; the late ACKs then deliver packets
+     * sent before the expiry, which proves it spurious: its backoff is withdrawn and nothing else
+     * is resent. (Retransmitting everything at least one RTO old, as before, resent all 16.)
+     */
+    @Test
+    void aSpuriousTimeoutResendsOnlyTheOldestPacketAndIsRecognised() {
+        final TwoNodeFixture f = new TwoNodeFixture(1016);
+        f.wire.link(f.b.node, f.a.node, LinkProfile.builder().delayNs(2_500_000).build());
+        f.connect(1024);
+        fill(f.a.mr.buffer(), 0, 16 * 1024, 16);
+        f.a.qp.postSend(write(f, 1, 0, 16 * 1024, 0));
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.a.sendCompletions).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
+        final EndpointCounters c = f.a.endpoint.counters();
+        assertThat(c.get(EndpointCounter.TIMEOUTS)).as(c.toString()).isEqualTo(1);
+        assertThat(c.get(EndpointCounter.RETRANSMITS_TIMEOUT)).as(c.toString()).isEqualTo(1);
+        assertThat(c.retransmits()).as(c.toString()).isEqualTo(1);
+        assertThat(c.get(EndpointCounter.SPURIOUS_TIMEOUTS)).as(c.toString()).isEqualTo(1);
+        assertThat(f.b.endpoint.counters().get(EndpointCounter.DUPLICATE_REQUESTS)).isEqualTo(1);
+        // One sample: RTO = SRTT + 4 x SRTT/2 (+ coalescing delay), about 3 x SRTT; with the
+        // expiry's doubling left in place it would be about 6 x SRTT.
+        assertThat(f.a.qp.retransmitTimeoutNs()).as("backoff withdrawn: RTO from the samples")
+            .isLessThan(4 * f.a.qp.smoothedRttNs());
+        assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 0, 16 * 1024);
+    }
+
+    /**
+     * [REL-028], [REL-023] When the whole flight is really lost (a 3 ms blackhole from A), the
+     * expiry retransmits the oldest packet; its acknowledgement shows every older transmission
+     * missing, and time-based detection resends the rest at once. No spurious timeout is counted.
+     */
+    @Test
+    void aLostFlightIsResentAfterTheTimeoutProbeIsAcknowledged() {
+        final TwoNodeFixture f = new TwoNodeFixture(1017);
+        f.wire.link(f.a.node, f.b.node, LinkProfile.builder().blackhole(0, 900_000).build());
+        f.connect(1024);
+        fill(f.a.mr.buffer(), 0, 16 * 1024, 17);
+        f.a.qp.postSend(write(f, 1, 0, 16 * 1024, 0));
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.a.sendCompletions).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
+        final EndpointCounters c = f.a.endpoint.counters();
+        assertThat(c.get(EndpointCounter.TIMEOUTS)).as(c.toString()).isEqualTo(1);
+        assertThat(c.get(EndpointCounter.RETRANSMITS_TIMEOUT)).as(c.toString()).isEqualTo(1);
+        assertThat(c.get(EndpointCounter.RETRANSMITS_LOSS_DETECTED)).as(c.toString()).isEqualTo(15);
+        assertThat(c.get(EndpointCounter.SPURIOUS_TIMEOUTS)).as(c.toString()).isZero();
+        assertThat(f.b.endpoint.counters().get(EndpointCounter.DUPLICATE_REQUESTS)).isZero();
+        assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 0, 16 * 1024);
+    }
 }
