@@ -30,6 +30,7 @@ import org.metaroce.netty.Transport;
  * @param loopbackThreads INVOKER loopback: 1 thread drives both ends, 2 one each
  * @param connectTimeoutNs CONNECT_TIMEOUT of the handshake
  * @param gso UDP GSO
+ * @param burst packets a queue pair sends on one path before choosing the next [MP-020]
  * @param gro UDP GRO
  * @param compareSwap atomic_lat uses CMP_SWAP instead of FETCH_ADD
  * @param progress print a progress line on stderr once per second
@@ -38,7 +39,7 @@ import org.metaroce.netty.Transport;
 record BenchConfig(TestKind kind, int size, long iterations, long durationNs, long warmup, int qps, int mtu,
                    int paths, int txDepth, int rxDepth, boolean verify, boolean json, Transport transport,
                    Mode mode, Idle idle, InetAddress bind, InetSocketAddress server, int port, boolean loopback,
-                   int loopbackThreads, long connectTimeoutNs, boolean gso, boolean gro, boolean compareSwap,
+                   int loopbackThreads, long connectTimeoutNs, boolean gso, int burst, boolean gro, boolean compareSwap,
                    boolean progress, boolean counters) {
 
     /** Memory per side for the data slots of all queue pairs (the slot count shrinks to fit). */

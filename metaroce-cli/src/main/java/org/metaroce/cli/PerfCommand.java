@@ -141,6 +141,11 @@ final class PerfCommand implements Callable<Integer> {
         description = "UDP segmentation offload on the send path (epoll; default: on).")
     boolean gso;
 
+    @Option(names = "--burst", paramLabel = "PACKETS",
+        description = "Packets a queue pair sends on one path before it picks the next (burst spraying, MP-020; "
+            + "1 = per-packet spraying). Default: 16 with GSO (a burst is one segmented send), else 1.")
+    Integer burst;
+
     @Option(names = "--gro", description = "UDP receive offload on the endpoint socket (epoll; default: off).")
     boolean gro;
 
@@ -313,13 +318,17 @@ final class PerfCommand implements Callable<Integer> {
         } catch (final IllegalStateException ex) {
             throw new BenchException(ex.getMessage());
         }
+        if (burst != null && (burst < 1 || burst > 64)) {
+            throw bad("--burst must be 1..64 packets (got " + burst + ")");
+        }
+        final int resolvedBurst = burst != null ? burst : gso ? 16 : 1;
         // No IP fragmentation [ENC-021]: size packets to the link towards the server (the server
         // offers the preferred size and the client's smaller value wins in the negotiation).
         final int resolvedMtu = mtu != null ? mtu
             : serverAddress != null ? LinkMtu.towards(serverAddress) : LinkMtu.PREFERRED;
         return new BenchConfig(kind, resolvedSize, iterations, durationNs, resolvedWarmup, qps, resolvedMtu, paths, depth,
             rxDepth, verify, json, concrete, resolvedMode, resolvedIdle, bindAddress, server, port, loopback, threads,
-            (long) (timeout * 1e9), gso, gro, compareSwap, progress, counters);
+            (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters);
     }
 
     // ------------------------------------------------------------------ running

@@ -75,7 +75,7 @@ final class Side implements AutoCloseable {
             .endpointConfig(new EndpointConfig().minRtoNs(1_000_000)
                 // With segmentation offload, a burst of 16 packets per path hands each socket a run of
                 // consecutive PSNs: one GSO send, and little reordering at the receiver [MP-020].
-                .pathBurstPackets(config.gso() ? 16 : 1));
+                .pathBurstPackets(config.burst()));
         if (mode == ThreadingMode.DEDICATED) {
             dc.idleStrategy(driverIdle);
         }
