@@ -36,6 +36,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private final int pmtu;
     private final double bytesPerNs;
     private final boolean ecn;
+    private final long hostDelayAllowanceNs;
     private final long[] latestSampleNs = new long[MAX_PATHS];
     private final long[] latestSampleAtNs = new long[MAX_PATHS];
     private final long[] scratch = new long[MAX_PATHS];
@@ -54,6 +55,18 @@ public final class DelayBasedCongestionControl implements CongestionControl {
      * @param ecn whether ECN marks are negotiated and visible to this endpoint
      */
     public DelayBasedCongestionControl(final int pmtu, final long linkRateBitsPerSecond, final boolean ecn) {
+        this(pmtu, linkRateBitsPerSecond, ecn, 0, 0);
+    }
+
+    /**
+     * @param pmtu the QP's path MTU in bytes
+     * @param linkRateBitsPerSecond the sender's link rate, which with baseRTT gives the BDP
+     * @param ecn whether ECN marks are negotiated and visible to this endpoint
+     * @param initialWindowBytes initial window (the CONGESTION_WINDOW attribute), or 0 for one BDP [CC-010]
+     * @param hostDelayAllowanceNs delay attributed to the hosts, added to the target [CC-023]
+     */
+    public DelayBasedCongestionControl(final int pmtu, final long linkRateBitsPerSecond, final boolean ecn,
+                                       final double initialWindowBytes, final long hostDelayAllowanceNs) {
         if (pmtu <= 0 || linkRateBitsPerSecond <= 0) {
             throw new IllegalArgumentException("pmtu and link rate must be positive, got " + pmtu + " and "
                 + linkRateBitsPerSecond);
@@ -62,7 +75,9 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         this.bytesPerNs = linkRateBitsPerSecond / 8e9;
         this.ecn = ecn;
         // Start near line rate: one BDP at the initial baseRTT, at least one packet [CC-010].
-        this.cwnd = Math.max(pmtu, bdpBytes());
+        this.hostDelayAllowanceNs = Math.max(0, hostDelayAllowanceNs);
+        this.cwnd = initialWindowBytes > 0 ? initialWindowBytes : Math.max(pmtu, bdpBytes());
+        clamp();
     }
 
     /** @return the congestion window in bytes */
