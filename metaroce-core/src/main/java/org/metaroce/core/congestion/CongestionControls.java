@@ -40,7 +40,7 @@ public final class CongestionControls {
             case FIXED -> new FixedWindowCongestionControl(
                 initialWindowPackets > 0 ? initialWindowPackets : fixedWindowPackets);
             case DCQCN -> new DcqcnCongestionControl(pmtu, linkRateBitsPerSecond);
-            case RECEIVER_CREDIT -> new ReceiverCreditCongestionControl();
+            case RECEIVER_CREDIT -> new ReceiverCreditCongestionControl(pmtu, linkRateBitsPerSecond);
             case DEFAULT -> new DelayBasedCongestionControl(pmtu, linkRateBitsPerSecond, ecn,
                 initialWindowPackets > 0 ? (double) initialWindowPackets * pmtu : 0, hostDelayAllowanceNs);
         };

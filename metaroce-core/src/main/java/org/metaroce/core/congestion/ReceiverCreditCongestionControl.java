@@ -12,16 +12,28 @@ package org.metaroce.core.congestion;
  * Allocation-free; called from the endpoint's owning thread only.
  */
 public final class ReceiverCreditCongestionControl implements CongestionControl {
-    /** Credit assumed before the first ACK, as the engine does [REL-019]. */
-    private static final long INITIAL_CREDIT = 64;
-    /** SRTT assumed before the first sample. */
+    /** SRTT assumed before the first sample, and BASE_RTT_INIT of the first window. */
     private static final long RTT_INIT_NS = 10_000;
 
-    private long credit = INITIAL_CREDIT;
+    private long credit;
     private long srttNs;
     private long nowNs = Long.MIN_VALUE;
     private long halfUntilNs = Long.MIN_VALUE;
     private boolean afterTimeout;
+
+    /**
+     * @param pmtu the QP's path MTU in bytes
+     * @param linkRateBitsPerSecond LINK_RATE: before the first credit the window is one BDP at
+     *     BASE_RTT_INIT, not the 64 packets the engine would allow, so that n senders starting at
+     *     once put n BDPs, not n × 64 packets, on the receiver's port [CC-019]
+     */
+    public ReceiverCreditCongestionControl(final int pmtu, final long linkRateBitsPerSecond) {
+        if (pmtu <= 0 || linkRateBitsPerSecond <= 0) {
+            throw new IllegalArgumentException("pmtu and link rate must be positive, got " + pmtu + " and "
+                + linkRateBitsPerSecond);
+        }
+        this.credit = Math.max(1, Math.min(64, (long) (linkRateBitsPerSecond / 8e9 * RTT_INIT_NS / pmtu)));
+    }
 
     @Override
     public int windowPackets() {

@@ -68,6 +68,10 @@ final class Responder {
     private int cnpPsn;
     private long lastCnpNs = Long.MIN_VALUE;
 
+    /** The Cumulative PSN and Credit of the latest acknowledgement sent: what the requester may send [REL-019]. */
+    private int advertisedCumulative;
+    private long advertisedCredit = 64;
+
     /** Time of the latest request packet accepted or classified, for the receiver-credit share [CC-018]. */
     private long lastRequestNs = Long.MIN_VALUE;
 
@@ -178,6 +182,17 @@ final class Responder {
 
     void start(final int expectedPsn) {
         window.reset(expectedPsn);
+        advertisedCumulative = expectedPsn;
+        advertisedCredit = 64;
+    }
+
+    /**
+     * Whether accepting {@code psn} used up the credit last advertised, so that the requester can
+     * send nothing more until it hears from us: then the ACK must not wait for coalescing [REL-014].
+     */
+    private boolean usesLastCredit(final int psn) {
+        return (qp.capabilities() & ConnectHeader.CAP_RECEIVER_CREDIT) != 0
+            && (long) (psn + 1 - advertisedCumulative) >= advertisedCredit;
     }
 
     ReceiveWindow window() {
@@ -387,7 +402,8 @@ final class Responder {
         }
         noteTrigger(nowNs, buffer, offset, psn, flags, ce, false);
         if ((flags & (Flags.ACK_REQ | Flags.LAST)) != 0 || d > 0 || hadGap
-            || unackedPackets >= config.ackCoalescePackets() || config.ackCoalesceDelayNs() == 0) {
+            || unackedPackets >= config.ackCoalescePackets() || config.ackCoalesceDelayNs() == 0
+            || usesLastCredit(psn)) {
             ackNow = true;
         } else if (ackDeadlineNs == Long.MAX_VALUE) {
             ackDeadlineNs = nowNs + config.ackCoalesceDelayNs();
@@ -970,9 +986,12 @@ final class Responder {
     private void writeAckState(final PacketWriter w, final MutableDirectBuffer buffer, final int offset,
                                final Opcode opcode, final long nowNs, final int echoedTimestamp, final long ackDelay,
                                final int echoedPathId, final int ackFlags) {
-        w.ack(buffer, offset, opcode).cumulativePsn(window.expectedPsn()).sackBitmap(window.sackBitmap())
+        final int credit = qp.creditToGrant(nowNs, window.size());
+        advertisedCumulative = window.expectedPsn();
+        advertisedCredit = credit;
+        w.ack(buffer, offset, opcode).cumulativePsn(advertisedCumulative).sackBitmap(window.sackBitmap())
             .echoedTimestamp(echoedTimestamp).ackDelay(Math.max(0, ackDelay)).ceCount(ceCount)
-            .credit(qp.creditToGrant(nowNs, window.size())).echoedPathId(echoedPathId).ackFlags(ackFlags);
+            .credit(credit).echoedPathId(echoedPathId).ackFlags(ackFlags);
     }
 
     private boolean emitAtomicResponse(final long nowNs, final TransmitSink sink) {
