@@ -30,19 +30,21 @@ public final class CongestionControls {
      * @param initialWindowPackets the CONGESTION_WINDOW attribute, or 0 when not set
      * @param fixedWindowPackets FIXED's window when CONGESTION_WINDOW is not set
      * @param hostDelayAllowanceNs the default algorithm's HOST_DELAY_ALLOWANCE
+     * @param baseRttMaxNs the default algorithm's BASE_RTT_MAX, 0 for none
      * @return a new instance
      */
     public static CongestionControl create(final CongestionControlAlgorithm algorithm, final int pmtu,
                                            final long linkRateBitsPerSecond, final boolean ecn,
                                            final int initialWindowPackets, final int fixedWindowPackets,
-                                           final long hostDelayAllowanceNs) {
+                                           final long hostDelayAllowanceNs, final long baseRttMaxNs) {
         return switch (algorithm) {
             case FIXED -> new FixedWindowCongestionControl(
                 initialWindowPackets > 0 ? initialWindowPackets : fixedWindowPackets);
             case DCQCN -> new DcqcnCongestionControl(pmtu, linkRateBitsPerSecond);
             case RECEIVER_CREDIT -> new ReceiverCreditCongestionControl(pmtu, linkRateBitsPerSecond);
             case DEFAULT -> new DelayBasedCongestionControl(pmtu, linkRateBitsPerSecond, ecn,
-                initialWindowPackets > 0 ? (double) initialWindowPackets * pmtu : 0, hostDelayAllowanceNs);
+                initialWindowPackets > 0 ? (double) initialWindowPackets * pmtu : 0, hostDelayAllowanceNs)
+                .baseRttMaxNs(baseRttMaxNs);
         };
     }
 }

@@ -26,6 +26,7 @@ public final class EndpointConfig {
     private long linkRateBitsPerSecond = 100_000_000_000L;
     private long cnpIntervalNs = 50_000;
     private long hostDelayAllowanceNs;
+    private long baseRttMaxNs;
 
     public int receiveWindowPackets() {
         return receiveWindowPackets;
@@ -343,6 +344,24 @@ public final class EndpointConfig {
             throw new IllegalArgumentException("hostDelayAllowanceNs must be >= 0, got " + ns);
         }
         this.hostDelayAllowanceNs = ns;
+        return this;
+    }
+
+    public long baseRttMaxNs() {
+        return baseRttMaxNs;
+    }
+
+    /**
+     * @param ns BASE_RTT_MAX (8.9): the largest baseRTT the default algorithm believes, normally the
+     *     fabric's unloaded RTT; it keeps a flow that starts behind a standing queue from taking the
+     *     queue for propagation [CC-028]. 0 (the default) bounds nothing
+     * @return this
+     */
+    public EndpointConfig baseRttMaxNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("baseRttMaxNs must be >= 0, got " + ns);
+        }
+        this.baseRttMaxNs = ns;
         return this;
     }
 

@@ -140,6 +140,13 @@ final class IncastFixture {
     /** Each sender posts {@code count} WRITEs of {@code bytes}, filling its slice cyclically. */
     void postWrites(final int count, final int bytes) {
         for (int i = 0; i < senders.size(); i++) {
+            postWrites(i, count, bytes);
+        }
+    }
+
+    /** Sender {@code i} posts {@code count} WRITEs of {@code bytes}, filling its slice cyclically. */
+    void postWrites(final int i, final int count, final int bytes) {
+        {
             final Sender s = senders.get(i);
             for (int k = 0; k < count; k++) {
                 final int offset = (int) (((long) k * bytes) % sliceBytes);
