@@ -9,6 +9,7 @@ import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.metaroce.core.SeededRandomSource;
 import org.metaroce.core.engine.Endpoint;
+import org.metaroce.core.congestion.CongestionControlAlgorithm;
 import org.metaroce.core.engine.EndpointConfig;
 import org.metaroce.core.engine.EndpointCounter;
 import org.metaroce.core.engine.EndpointCounters;
@@ -118,6 +119,14 @@ public class EngineThroughputBenchmark {
         @Param({"16"})
         public int batch;
 
+        /**
+         * CC_ALGORITHM of both QPs (with the capability it needs negotiated); FIXED by default so the
+         * recorded results stay comparable. {@code -p congestionControl=DEFAULT,DCQCN,RECEIVER_CREDIT}
+         * checks that every algorithm's callbacks keep the data path allocation-free.
+         */
+        @Param({"FIXED"})
+        public String congestionControl;
+
         Endpoint endpointA;
         Endpoint endpointB;
         QueuePair qpA;
@@ -165,8 +174,9 @@ public class EngineThroughputBenchmark {
             }
             final int psnA = 0x00FF_FF00;
             final int psnB = 0x0000_1000;
-            bringUp(qpA, qpB.qpn(), PEER_B, entropies, psnB, psnA);
-            bringUp(qpB, qpA.qpn(), PEER_A, entropies, psnA, psnB);
+            final CongestionControlAlgorithm cc = CongestionControlAlgorithm.valueOf(congestionControl);
+            bringUp(qpA, qpB.qpn(), PEER_B, entropies, psnB, psnA, cc);
+            bringUp(qpB, qpA.qpn(), PEER_A, entropies, psnA, psnB, cc);
             pipe = new LoopbackPipe(endpointA, PEER_A, endpointB, PEER_B, LoopbackPipe.DEFAULT_SINK_BYTES, batch);
 
             final UnsafeBuffer source = mrA.buffer();
@@ -199,12 +209,13 @@ public class EngineThroughputBenchmark {
         }
 
         private static void bringUp(final QueuePair qp, final int destQpn, final int remotePeer, final int[] entropies,
-                                    final int rqPsn, final int sqPsn) {
+                                    final int rqPsn, final int sqPsn, final CongestionControlAlgorithm cc) {
             qp.modify(QpState.INIT, new QpAttributes().port(1).accessFlags(AccessFlags.ALL));
             qp.modify(QpState.RTR, new QpAttributes().pathMtu(PATH_MTU).destQpn(destQpn).rqPsn(rqPsn)
-                .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(entropies).remotePeer(remotePeer));
+                .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(entropies).remotePeer(remotePeer)
+                .capabilities(cc.requiredCapability()));
             qp.modify(QpState.RTS, new QpAttributes().sqPsn(sqPsn).timeoutNs(1_000_000).retryCount(7)
-                .rnrRetry(7).maxRdAtomic(16));
+                .rnrRetry(7).maxRdAtomic(16).ccAlgorithm(cc));
         }
 
         private void post() {

@@ -50,4 +50,27 @@ public interface CongestionControl {
      * @param nowNs current time
      */
     void onRetransmitTimeout(long nowNs);
+
+    /**
+     * A CNP arrived for this QP [CC-020]. Only DCQCN reacts; every other algorithm ignores it and
+     * the engine counts it as CNP_IGNORED [CC-007].
+     *
+     * @param nowNs current time
+     * @return whether the algorithm used it
+     */
+    default boolean onCongestionNotification(final long nowNs) {
+        return false;
+    }
+
+    /**
+     * The latest non-stale ACK carried this Credit [REL-018]: the number of PSNs from its
+     * Cumulative PSN that the responder accepts. The engine enforces the credit itself [REL-019];
+     * the receiver-credit algorithm also sizes its window from it [CC-019].
+     *
+     * @param nowNs current time
+     * @param creditPackets the Credit field
+     */
+    default void onCredit(final long nowNs, final long creditPackets) {
+        // Most algorithms only see the credit as the engine's cap.
+    }
 }

@@ -7,15 +7,22 @@ package org.metaroce.core.congestion;
  * requester is paced [CC-002], [CC-017].
  *
  * <ul>
- *   <li>queueing delay q = D − baseRTT, with D the median of the paths' latest RTT samples (so one
+ *   <li>the delay of a path is its <em>standing</em> delay, the smallest RTT sample of the last
+ *       one to two SRTTs: a queue persists across every sample of an RTT, while host scheduling
+ *       noise and ACK batching inflate some samples only [CC-026];</li>
+ *   <li>queueing delay q = D − baseRTT, with D the median of the paths' standing delays (so one
  *       congested path cannot drag the whole window down) [CC-011];</li>
- *   <li>q below the target T: fast additive increase, up to FAST_AI packets per RTT scaled by the
- *       remaining headroom (T − q) / T; q at or above T without ECN:
- *       multiplicative decrease by max(1 − β(q − T)/q, 1 − MAX_MDF) [CC-012], [CC-013]; with ECN
- *       visible, the quadrants of [CC-012];</li>
+ *   <li>the target T = max(4 µs, baseRTT / 2) + flow scaling + HOST_DELAY_ALLOWANCE: as in Swift,
+ *       small windows tolerate more delay (many senders add noise, and a collapsed window has few
+ *       samples to filter), and delay the hosts add is not the fabric's [CC-023], [CC-027];</li>
+ *   <li>q below T: fast additive increase, up to FAST_AI packets per RTT scaled by the remaining
+ *       headroom (T − q) / T; q at or above T without ECN: multiplicative decrease by
+ *       max(1 − β(q − T)/q, 1 − MAX_MDF) [CC-012], [CC-013]; with ECN visible, the quadrants of
+ *       [CC-012];</li>
  *   <li>at most one decrease per SRTT, and ACKs inside that time neither increase nor decrease
- *       [CC-014]; loss halves, a trim takes a quarter, an RTO resets to one packet [CC-015];</li>
- *   <li>cwnd stays within [PMTU / 100, 1.5 × BDP] [CC-016].</li>
+ *       [CC-014]; loss halves, a trim takes a quarter at once, an RTO resets to one packet [CC-015];</li>
+ *   <li>cwnd stays within [PMTU / 100, 1.5 × BDP], BDP = LINK_RATE × (baseRTT + HOST_DELAY_ALLOWANCE)
+ *       [CC-016].</li>
  * </ul>
  *
  * <p>Allocation-free; called from the endpoint's owning thread only.
@@ -27,16 +34,30 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     public static final long BASE_RTT_INIT_NS = 10_000;
     /** Packets per RTT added by fast increase at zero queueing delay (8.9). */
     public static final double FAST_AI = 8;
+    /** FS_RANGE: the most flow scaling adds to the target, as a multiple of the base target (8.9). */
+    public static final double FS_RANGE = 5;
+    /** FS_MIN_CWND, FS_MAX_CWND: windows (packets) at which flow scaling is full and zero (8.9). */
+    public static final double FS_MIN_CWND = 0.1;
+    /** @see #FS_MIN_CWND */
+    public static final double FS_MAX_CWND = 100;
     private static final double BETA = 0.8;
     private static final double MAX_MDF = 0.5;
     private static final double LOSS_MDF = 0.5;
     private static final double TRIM_MDF = 0.25;
     private static final int MAX_PATHS = 256;
+    private static final double FS_MIN_INV = 1 / Math.sqrt(FS_MIN_CWND);
+    private static final double FS_MAX_INV = 1 / Math.sqrt(FS_MAX_CWND);
 
     private final int pmtu;
     private final double bytesPerNs;
     private final boolean ecn;
-    private final long[] latestSampleNs = new long[MAX_PATHS];
+    private final long hostDelayAllowanceNs;
+    private long baseRttMaxNs;
+    // Per path, a two-bucket windowed minimum of RTT samples: the current bucket and the previous.
+    private final long[] curMinNs = new long[MAX_PATHS];
+    private final long[] curStartNs = new long[MAX_PATHS];
+    private final long[] prevMinNs = new long[MAX_PATHS];
+    private final long[] prevStartNs = new long[MAX_PATHS];
     private final long[] latestSampleAtNs = new long[MAX_PATHS];
     private final long[] scratch = new long[MAX_PATHS];
     /** One past the highest path id sampled: bounds the per-ACK scan to the paths in use. */
@@ -45,8 +66,8 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private long srttNs;
     private double cwnd;
     private long lastDecreaseNs = Long.MIN_VALUE / 2;
-    private long lastSendNs = Long.MIN_VALUE / 2;
     private long nextSendNs = Long.MIN_VALUE;
+    private long decreases;
 
     /**
      * @param pmtu the QP's path MTU in bytes
@@ -54,6 +75,18 @@ public final class DelayBasedCongestionControl implements CongestionControl {
      * @param ecn whether ECN marks are negotiated and visible to this endpoint
      */
     public DelayBasedCongestionControl(final int pmtu, final long linkRateBitsPerSecond, final boolean ecn) {
+        this(pmtu, linkRateBitsPerSecond, ecn, 0, 0);
+    }
+
+    /**
+     * @param pmtu the QP's path MTU in bytes
+     * @param linkRateBitsPerSecond the sender's link rate, which with baseRTT gives the BDP
+     * @param ecn whether ECN marks are negotiated and visible to this endpoint
+     * @param initialWindowBytes initial window (the CONGESTION_WINDOW attribute), or 0 for one BDP [CC-010]
+     * @param hostDelayAllowanceNs HOST_DELAY_ALLOWANCE, delay attributed to the hosts [CC-023]
+     */
+    public DelayBasedCongestionControl(final int pmtu, final long linkRateBitsPerSecond, final boolean ecn,
+                                       final double initialWindowBytes, final long hostDelayAllowanceNs) {
         if (pmtu <= 0 || linkRateBitsPerSecond <= 0) {
             throw new IllegalArgumentException("pmtu and link rate must be positive, got " + pmtu + " and "
                 + linkRateBitsPerSecond);
@@ -61,8 +94,27 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         this.pmtu = pmtu;
         this.bytesPerNs = linkRateBitsPerSecond / 8e9;
         this.ecn = ecn;
+        this.hostDelayAllowanceNs = Math.max(0, hostDelayAllowanceNs);
         // Start near line rate: one BDP at the initial baseRTT, at least one packet [CC-010].
-        this.cwnd = Math.max(pmtu, bdpBytes());
+        this.cwnd = initialWindowBytes > 0 ? initialWindowBytes : Math.max(pmtu, bdpBytes());
+        clamp();
+    }
+
+    /**
+     * Sets BASE_RTT_MAX [CC-028]: the largest baseRTT the algorithm believes. A flow that starts
+     * while others keep a queue standing never sees the empty fabric, takes the queue for
+     * propagation, and would crowd out the earlier flows; bounding baseRTT by the fabric's known
+     * unloaded RTT gives every flow the same reference. 0 (the default) bounds nothing.
+     *
+     * @param ns the bound, or 0
+     * @return this
+     */
+    public DelayBasedCongestionControl baseRttMaxNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("baseRttMaxNs must be >= 0, got " + ns);
+        }
+        this.baseRttMaxNs = ns;
+        return this;
     }
 
     /** @return the congestion window in bytes */
@@ -70,18 +122,35 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         return cwnd;
     }
 
-    /** @return baseRTT: the smallest RTT seen, or BASE_RTT_INIT before the first sample */
-    public long baseRttNs() {
-        return baseRttNs > 0 ? baseRttNs : BASE_RTT_INIT_NS;
+    /** @return multiplicative decreases applied so far (delay, loss, trim or timeout) */
+    public long decreases() {
+        return decreases;
     }
 
-    /** @return the target queueing delay T = max(4 µs, baseRTT / 2) */
+    /** @return baseRTT: the smallest RTT seen, or BASE_RTT_INIT before the first sample */
+    public long baseRttNs() {
+        final long base = baseRttNs > 0 ? baseRttNs : BASE_RTT_INIT_NS;
+        return baseRttMaxNs > 0 ? Math.min(base, baseRttMaxNs) : base;
+    }
+
+    /** @return the fabric part of the target, max(4 µs, baseRTT / 2) */
     public long targetQueueingDelayNs() {
         return Math.max(TARGET_QDELAY_MIN_NS, baseRttNs() / 2);
     }
 
+    /**
+     * @return the whole target T: the fabric target, plus flow scaling for the current window,
+     *     plus HOST_DELAY_ALLOWANCE [CC-023], [CC-027]
+     */
+    public double targetNs() {
+        final double base = targetQueueingDelayNs();
+        final double packets = Math.max(cwnd / pmtu, 1e-9);
+        final double fs = (1 / Math.sqrt(packets) - FS_MAX_INV) / (FS_MIN_INV - FS_MAX_INV);
+        return base + FS_RANGE * base * Math.min(1, Math.max(0, fs)) + hostDelayAllowanceNs;
+    }
+
     private double bdpBytes() {
-        return bytesPerNs * baseRttNs();
+        return bytesPerNs * (baseRttNs() + hostDelayAllowanceNs);
     }
 
     private double minCwnd() {
@@ -104,7 +173,6 @@ public final class DelayBasedCongestionControl implements CongestionControl {
 
     @Override
     public void onPacketSent(final long nowNs, final int bytes, final int pathId) {
-        lastSendNs = nowNs;
         if (cwnd < pmtu) {
             // Below one packet per RTT: space packets so that cwnd bytes leave per SRTT [CC-002].
             final long rtt = srttNs > 0 ? srttNs : baseRttNs();
@@ -118,9 +186,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
             baseRttNs = baseRttNs == 0 ? rttNs : Math.min(baseRttNs, rttNs);
             srttNs = srttNs == 0 ? rttNs : srttNs + ((rttNs - srttNs) >> 3);
             if (pathId >= 0 && pathId < MAX_PATHS) {
-                latestSampleNs[pathId] = rttNs;
-                latestSampleAtNs[pathId] = nowNs;
-                pathLimit = Math.max(pathLimit, pathId + 1);
+                recordSample(nowNs, pathId, rttNs);
             }
         }
         if (packets <= 0 && !ecnEcho) {
@@ -135,7 +201,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
             return;
         }
         final double q = Math.max(0, delay - baseRttNs());
-        final double target = targetQueueingDelayNs();
+        final double target = targetNs();
         final double acked = (double) packets * pmtu;
         final boolean ce = ecn && ecnEcho;
         if (q < target) {
@@ -150,18 +216,40 @@ public final class DelayBasedCongestionControl implements CongestionControl {
             cwnd += pmtu * acked / cwnd;
         } else {
             cwnd *= Math.max(1 - BETA * (q - target) / q, 1 - MAX_MDF);
-            lastDecreaseNs = nowNs;
+            decreased(nowNs);
         }
         clamp();
     }
 
-    /** Median over paths with a sample younger than 2 × SRTT of their latest sample [CC-011]. */
+    /** Keeps the path's minimum RTT over the current and the previous window of one SRTT [CC-026]. */
+    private void recordSample(final long nowNs, final int path, final long rttNs) {
+        final long window = Math.max(srttNs, 1_000);
+        if (curMinNs[path] == 0 || nowNs - curStartNs[path] >= window) {
+            prevMinNs[path] = curMinNs[path];
+            prevStartNs[path] = curStartNs[path];
+            curMinNs[path] = rttNs;
+            curStartNs[path] = nowNs;
+        } else if (rttNs < curMinNs[path]) {
+            curMinNs[path] = rttNs;
+        }
+        latestSampleAtNs[path] = nowNs;
+        pathLimit = Math.max(pathLimit, path + 1);
+    }
+
+    /**
+     * Median over paths with a sample younger than 2 × SRTT of their standing delay: the smallest
+     * sample of the current and previous windows [CC-011], [CC-026].
+     */
     private long delaySignalNs(final long nowNs) {
         final long freshness = 2 * Math.max(srttNs, 1);
         int n = 0;
         for (int i = 0; i < pathLimit; i++) {
-            if (latestSampleNs[i] > 0 && nowNs - latestSampleAtNs[i] <= freshness) {
-                scratch[n++] = latestSampleNs[i];
+            if (curMinNs[i] > 0 && nowNs - latestSampleAtNs[i] <= freshness) {
+                long standing = curMinNs[i];
+                if (prevMinNs[i] > 0 && nowNs - prevStartNs[i] <= 2 * freshness) {
+                    standing = Math.min(standing, prevMinNs[i]);
+                }
+                scratch[n++] = standing;
             }
         }
         if (n == 0) {
@@ -177,15 +265,20 @@ public final class DelayBasedCongestionControl implements CongestionControl {
             return;
         }
         cwnd *= 1 - (trimmed ? TRIM_MDF : LOSS_MDF);
-        lastDecreaseNs = nowNs;
+        decreased(nowNs);
         clamp();
     }
 
     @Override
     public void onRetransmitTimeout(final long nowNs) {
         cwnd = pmtu;
-        lastDecreaseNs = nowNs;
+        decreased(nowNs);
         clamp();
+    }
+
+    private void decreased(final long nowNs) {
+        lastDecreaseNs = nowNs;
+        decreases++;
     }
 
     private void clamp() {
@@ -194,6 +287,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
 
     @Override
     public String toString() {
-        return "DelayBased{cwnd=" + (long) cwnd + " B, baseRTT=" + baseRttNs() + " ns, srtt=" + srttNs + " ns}";
+        return "DelayBased{cwnd=" + (long) cwnd + " B, baseRTT=" + baseRttNs() + " ns, srtt=" + srttNs
+            + " ns, T=" + (long) targetNs() + " ns, decreases=" + decreases + '}';
     }
 }

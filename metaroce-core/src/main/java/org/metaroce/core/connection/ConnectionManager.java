@@ -345,7 +345,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             qp.modify(QpState.INIT, new QpAttributes().port(PORT).accessFlags(lp.accessFlags));
             qp.modify(QpState.RTR, new QpAttributes().pathMtu(c.mtu).destQpn(c.remoteQpn).rqPsn(c.remoteInitialPsn)
                 .maxDestRdAtomic(Math.max(1, c.replyResponderResources)).minRnrTimerNs(lp.minRnrTimerNs)
-                .paths(Arrays.copyOf(lp.paths, c.pathCount)).remotePeer(c.remotePeer));
+                .paths(Arrays.copyOf(lp.paths, c.pathCount)).remotePeer(c.remotePeer).capabilities(c.capabilities));
         } catch (final RuntimeException ex) {
             LOG.warn("cannot bring up the queue pair of {}: {}", c, ex.getMessage());
             endpoint.destroyQueuePair(qp);
@@ -768,9 +768,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         try {
             c.qp.modify(QpState.RTR, new QpAttributes().pathMtu(mtu).destQpn(sourceQpn).rqPsn(c.remoteInitialPsn)
                 .maxDestRdAtomic(Math.max(1, c.proposedResponderResources)).minRnrTimerNs(p.minRnrTimerNs)
-                .paths(Arrays.copyOf(p.paths, pathCount)).remotePeer(c.remotePeer));
-            c.qp.modify(QpState.RTS, new QpAttributes().sqPsn(c.localInitialPsn).timeoutNs(p.timeoutNs)
-                .retryCount(p.retryCount).rnrRetry(p.rnrRetry).maxRdAtomic(Math.max(1, resources)));
+                .paths(Arrays.copyOf(p.paths, pathCount)).remotePeer(c.remotePeer).capabilities(caps));
+            c.qp.modify(QpState.RTS, p.congestionAttributes(new QpAttributes().sqPsn(c.localInitialPsn)
+                .timeoutNs(p.timeoutNs).retryCount(p.retryCount).rnrRetry(p.rnrRetry)
+                .maxRdAtomic(Math.max(1, resources))));
         } catch (final RuntimeException ex) {
             LOG.warn("cannot bring up the queue pair of {}: {}", c, ex.getMessage());
             raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
@@ -1012,8 +1013,9 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             return; // in ERR: its QP event ends the connection at the next poll
         }
         try {
-            c.qp.modify(QpState.RTS, new QpAttributes().sqPsn(c.localInitialPsn).timeoutNs(p.timeoutNs)
-                .retryCount(p.retryCount).rnrRetry(p.rnrRetry).maxRdAtomic(Math.max(1, c.replyInitiatorDepth)));
+            c.qp.modify(QpState.RTS, p.congestionAttributes(new QpAttributes().sqPsn(c.localInitialPsn)
+                .timeoutNs(p.timeoutNs).retryCount(p.retryCount).rnrRetry(p.rnrRetry)
+                .maxRdAtomic(Math.max(1, c.replyInitiatorDepth))));
         } catch (final RuntimeException ex) {
             LOG.warn("cannot move the queue pair of {} to RTS: {}", c, ex.getMessage());
             raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);

@@ -1,5 +1,6 @@
 package org.metaroce.core.connection;
 
+import org.metaroce.core.congestion.CongestionControlAlgorithm;
 import org.metaroce.core.engine.QueuePairCapabilities;
 import org.metaroce.core.verbs.AccessFlags;
 import org.metaroce.core.verbs.CompletionQueue;
@@ -37,6 +38,8 @@ public abstract class QpParams<T extends QpParams<T>> {
     int retryCount = 7;
     int rnrRetry = QpAttributes.RNR_RETRY_INFINITE;
     long minRnrTimerNs = 100_000;
+    CongestionControlAlgorithm ccAlgorithm;
+    int congestionWindowPackets;
     CmEventHandler handler;
     Object context;
 
@@ -121,8 +124,9 @@ public abstract class QpParams<T extends QpParams<T>> {
 
     /**
      * @param flags Capability Flags this side supports (0x0001 RECEIVER_CREDIT, 0x0002 GO_BACK_N,
-     *     0x0004 ECN), default none; the connection uses the intersection [CM-019]. Do not set a
-     *     flag the engine does not implement [GEN-001, ENC-016].
+     *     0x0004 ECN), default none; the connection uses the intersection [CM-019], which the
+     *     connection manager sets as the QP's CAPABILITIES attribute at RTR. Offer ECN only when the
+     *     driver reads the IP ECN field of received datagrams [ENC-016].
      * @return this
      */
     public T capabilities(final int flags) {
@@ -196,6 +200,39 @@ public abstract class QpParams<T extends QpParams<T>> {
     }
 
     /**
+     * @param algorithm CC_ALGORITHM applied at RTS (section 8); null (the default) leaves the
+     *     endpoint's {@code EndpointConfig.congestionControl()}. RECEIVER_CREDIT and DCQCN need the
+     *     RECEIVER_CREDIT and ECN capabilities: without them the QP runs DEFAULT and raises
+     *     CC_FALLBACK [CC-008]
+     * @return this
+     */
+    public T congestionControl(final CongestionControlAlgorithm algorithm) {
+        this.ccAlgorithm = algorithm;
+        return self();
+    }
+
+    /**
+     * @param packets CONGESTION_WINDOW applied at RTS: the initial window (the constant one for
+     *     FIXED), 1..{@link QpAttributes#MAX_CONGESTION_WINDOW}; 0 (the default) leaves section 8's
+     * @return this
+     */
+    public T congestionWindowPackets(final int packets) {
+        this.congestionWindowPackets = range("congestionWindowPackets", packets, 0, QpAttributes.MAX_CONGESTION_WINDOW);
+        return self();
+    }
+
+    /** Adds the congestion-control attributes these parameters set to an RTR→RTS modify. */
+    QpAttributes congestionAttributes(final QpAttributes rts) {
+        if (ccAlgorithm != null) {
+            rts.ccAlgorithm(ccAlgorithm);
+        }
+        if (congestionWindowPackets > 0) {
+            rts.congestionWindowPackets(congestionWindowPackets);
+        }
+        return rts;
+    }
+
+    /**
      * @param handler receives the events of connections made with these parameters; null (the
      *     default) leaves them to the manager's handler or its event queue
      * @return this
@@ -230,6 +267,8 @@ public abstract class QpParams<T extends QpParams<T>> {
         c.retryCount = retryCount;
         c.rnrRetry = rnrRetry;
         c.minRnrTimerNs = minRnrTimerNs;
+        c.ccAlgorithm = ccAlgorithm;
+        c.congestionWindowPackets = congestionWindowPackets;
         c.handler = handler;
         c.context = context;
     }

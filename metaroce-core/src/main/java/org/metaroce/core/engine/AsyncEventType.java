@@ -16,5 +16,10 @@ public enum AsyncEventType {
     /** A QP in SQD has no started send work request left [QP-014]. */
     SQ_DRAINED,
     /** A completion queue overflowed; every QP using it moved to ERR [QP-021]. */
-    CQ_ERR
+    CQ_ERR,
+    /**
+     * The QP's CC_ALGORITHM needs a capability that was not negotiated (RECEIVER_CREDIT or ECN),
+     * so it runs DEFAULT instead [CC-008]. Raised by the RTR→RTS modify; not an error.
+     */
+    CC_FALLBACK
 }

@@ -321,6 +321,30 @@ public final class Endpoint implements DatagramEndpoint {
         return deadline == Long.MIN_VALUE ? lastPollNs : deadline;
     }
 
+    private long activeSendersAtNs = Long.MIN_VALUE;
+    private long activeSendersWindowNs;
+    private int activeSenders;
+
+    /**
+     * The n of [CC-018]: queue pairs that received a request packet in the last {@code windowNs}
+     * (at least 1). Computed once per instant and window, so a burst of ACKs costs one scan.
+     */
+    int activeRequestSenders(final long nowNs, final long windowNs) {
+        if (nowNs != activeSendersAtNs || windowNs != activeSendersWindowNs) {
+            int n = 0;
+            for (int i = 0, size = pollOrder.size(); i < size; i++) {
+                final long last = pollOrder.get(i).lastRequestNs();
+                if (last != Long.MIN_VALUE && nowNs - last <= windowNs) {
+                    n++;
+                }
+            }
+            activeSenders = Math.max(1, n);
+            activeSendersAtNs = nowNs;
+            activeSendersWindowNs = windowNs;
+        }
+        return activeSenders;
+    }
+
     /** @return number of live queue pairs */
     public int queuePairCount() {
         return queuePairs.size();

@@ -1,5 +1,7 @@
 package org.metaroce.core.engine;
 
+import org.metaroce.core.congestion.CongestionControlAlgorithm;
+
 /**
  * Endpoint-wide protocol parameters (specification section 6 defaults). Mutable until the
  * endpoint is built; each setter validates and names the parameter it rejects.
@@ -20,6 +22,11 @@ public final class EndpointConfig {
     private long keepaliveIdleNs = 1_000_000_000L;
     private long keepaliveIntervalNs = 200_000_000L;
     private int keepaliveProbes = 5;
+    private CongestionControlAlgorithm congestionControl = CongestionControlAlgorithm.FIXED;
+    private long linkRateBitsPerSecond = 100_000_000_000L;
+    private long cnpIntervalNs = 50_000;
+    private long hostDelayAllowanceNs;
+    private long baseRttMaxNs;
 
     public int receiveWindowPackets() {
         return receiveWindowPackets;
@@ -267,10 +274,102 @@ public final class EndpointConfig {
         return this;
     }
 
+    public CongestionControlAlgorithm congestionControl() {
+        return congestionControl;
+    }
+
+    /**
+     * @param algorithm the congestion-control algorithm of queue pairs whose RTR→RTS modify does not
+     *     set CC_ALGORITHM. The specification's default is DEFAULT [CC-008]; this implementation
+     *     defaults to FIXED (a window of {@link #receiveWindowPackets()}) until the delay-based
+     *     algorithm is shown not to starve on hosts whose scheduling delay dominates the RTT (see
+     *     docs/implementation-status.md)
+     * @return this
+     */
+    public EndpointConfig congestionControl(final CongestionControlAlgorithm algorithm) {
+        if (algorithm == null) {
+            throw new IllegalArgumentException("congestionControl must not be null");
+        }
+        this.congestionControl = algorithm;
+        return this;
+    }
+
+    public long linkRateBitsPerSecond() {
+        return linkRateBitsPerSecond;
+    }
+
+    /**
+     * @param bitsPerSecond LINK_RATE (8.9): the endpoint's link rate, which with baseRTT gives the
+     *     BDP of the default algorithm, DCQCN's line rate and the receiver-credit budget; default
+     *     100 Gb/s
+     * @return this
+     */
+    public EndpointConfig linkRateBitsPerSecond(final long bitsPerSecond) {
+        if (bitsPerSecond < 1_000_000L) {
+            throw new IllegalArgumentException("linkRateBitsPerSecond must be >= 1 Mb/s, got " + bitsPerSecond);
+        }
+        this.linkRateBitsPerSecond = bitsPerSecond;
+        return this;
+    }
+
+    public long cnpIntervalNs() {
+        return cnpIntervalNs;
+    }
+
+    /**
+     * @param ns CNP_INTERVAL (8.9): a responder sends at most one CNP per QP in this time [CC-020];
+     *     default 50 µs
+     * @return this
+     */
+    public EndpointConfig cnpIntervalNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("cnpIntervalNs must be >= 0, got " + ns);
+        }
+        this.cnpIntervalNs = ns;
+        return this;
+    }
+
+    public long hostDelayAllowanceNs() {
+        return hostDelayAllowanceNs;
+    }
+
+    /**
+     * @param ns HOST_DELAY_ALLOWANCE (8.9): delay the default algorithm attributes to the hosts
+     *     rather than the fabric and adds to its target [CC-023]; 0 (the default) for hosts with
+     *     hardware-grade timestamps and the simulator, tens of µs for a loaded software host
+     * @return this
+     */
+    public EndpointConfig hostDelayAllowanceNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("hostDelayAllowanceNs must be >= 0, got " + ns);
+        }
+        this.hostDelayAllowanceNs = ns;
+        return this;
+    }
+
+    public long baseRttMaxNs() {
+        return baseRttMaxNs;
+    }
+
+    /**
+     * @param ns BASE_RTT_MAX (8.9): the largest baseRTT the default algorithm believes, normally the
+     *     fabric's unloaded RTT; it keeps a flow that starts behind a standing queue from taking the
+     *     queue for propagation [CC-028]. 0 (the default) bounds nothing
+     * @return this
+     */
+    public EndpointConfig baseRttMaxNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("baseRttMaxNs must be >= 0, got " + ns);
+        }
+        this.baseRttMaxNs = ns;
+        return this;
+    }
+
     @Override
     public String toString() {
         return "EndpointConfig{window=" + receiveWindowPackets + ", ackEvery=" + ackCoalescePackets
             + ", ackDelayNs=" + ackCoalesceDelayNs + ", readChunk=" + readChunkPackets + ", minRtoNs=" + minRtoNs
-            + ", maxRtoNs=" + maxRtoNs + ", minTlpNs=" + minTailProbeNs + ", minReoWndNs=" + minReorderWindowNs + '}';
+            + ", maxRtoNs=" + maxRtoNs + ", minTlpNs=" + minTailProbeNs + ", minReoWndNs=" + minReorderWindowNs
+            + ", cc=" + congestionControl + ", linkRate=" + linkRateBitsPerSecond + '}';
     }
 }

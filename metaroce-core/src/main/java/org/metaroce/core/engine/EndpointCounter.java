@@ -42,7 +42,7 @@ public enum EndpointCounter {
     SPURIOUS_RETRANSMITS,
     /** Retransmission timer expiries. */
     TIMEOUTS,
-    /** Retransmission-timer expiries found spurious: a transmission from before the expiry was delivered [REL-057]. */
+    /** Retransmission-timer expiries found spurious: a transmission from before the expiry was delivered [REL-058]. */
     SPURIOUS_TIMEOUTS,
     /** RNR NACKs sent by the responder. */
     RNR_NACKS_OUT,
@@ -99,7 +99,19 @@ public enum EndpointCounter {
     /** Completions that could not be queued because a CQ overflowed. */
     CQ_OVERFLOWS,
     /** Queue pairs that moved to ERR. */
-    QP_ERRORS;
+    QP_ERRORS,
+    /** Go-back-N: out-of-order request packets dropped unaccepted [REL-053]. */
+    SEQUENCE_GAP,
+    /** Go-back-N: NACK SEQUENCE_GAP sent, one per value of ePSN [REL-053]. */
+    NACKS_OUT_SEQUENCE_GAP,
+    /** Go-back-N: packets resent because a NACK SEQUENCE_GAP or an RTO sent the requester back [REL-054]. */
+    RETRANSMITS_GO_BACK_N,
+    /** CNPs sent by a responder on CE-marked packets [CC-020]. */
+    CNPS_OUT,
+    /** CNPs a DCQCN requester reacted to [CC-021]. */
+    CNPS_IN,
+    /** Queue pairs whose CC_ALGORITHM fell back to DEFAULT for want of a capability [CC-008]. */
+    CC_FALLBACKS;
 
     private static final EndpointCounter[] VALUES = values();
 

@@ -31,7 +31,8 @@ public final class EndpointCounters {
     public long retransmits() {
         return get(EndpointCounter.RETRANSMITS_LOSS_DETECTED) + get(EndpointCounter.RETRANSMITS_TIMEOUT)
             + get(EndpointCounter.RETRANSMITS_TAIL_PROBE) + get(EndpointCounter.RETRANSMITS_TRIMMED)
-            + get(EndpointCounter.RETRANSMITS_PSN_WINDOW) + get(EndpointCounter.RETRANSMITS_RNR);
+            + get(EndpointCounter.RETRANSMITS_PSN_WINDOW) + get(EndpointCounter.RETRANSMITS_RNR)
+            + get(EndpointCounter.RETRANSMITS_GO_BACK_N);
     }
 
     @Override

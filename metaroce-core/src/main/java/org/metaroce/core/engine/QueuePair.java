@@ -2,6 +2,8 @@ package org.metaroce.core.engine;
 
 import org.agrona.DirectBuffer;
 import org.metaroce.core.congestion.CongestionControl;
+import org.metaroce.core.congestion.CongestionControlAlgorithm;
+import org.metaroce.core.congestion.CongestionControls;
 import org.metaroce.core.congestion.FixedWindowCongestionControl;
 import org.metaroce.core.multipath.PathSelector;
 import org.metaroce.core.verbs.AccessFlags;
@@ -18,6 +20,7 @@ import org.metaroce.core.verbs.WorkRequestValidator;
 import org.metaroce.core.verbs.WrOpcode;
 import org.metaroce.core.verbs.WcStatus;
 import org.metaroce.core.wire.BaseHeader;
+import org.metaroce.core.wire.ConnectHeader;
 import org.metaroce.core.wire.Flags;
 import org.metaroce.core.wire.Opcode;
 import org.metaroce.core.wire.WireConstants;
@@ -62,6 +65,10 @@ public final class QueuePair {
     private int maxRdAtomic = 1;
     private PathSelector paths;
     private CongestionControl congestionControl;
+    /** Negotiated Capability Flags (the CAPABILITIES attribute, set at INIT→RTR). */
+    private int capabilities;
+    private CongestionControlAlgorithm requestedAlgorithm;
+    private CongestionControlAlgorithm algorithm = CongestionControlAlgorithm.FIXED;
 
     QueuePair(final Endpoint endpoint, final int qpn, final ProtectionDomain pd, final CompletionQueue sendCq,
               final CompletionQueue recvCq, final QueuePairCapabilities caps) {
@@ -165,6 +172,57 @@ public final class QueuePair {
         this.congestionControl = cc;
     }
 
+    /** @return the negotiated Capability Flags (CAPABILITIES attribute; 0 until RTR) */
+    public int capabilities() {
+        return capabilities;
+    }
+
+    /** @return whether both directions of this QP run the go-back-N baseline mode [REL-053] */
+    public boolean isGoBackN() {
+        return (capabilities & ConnectHeader.CAP_GO_BACK_N) != 0;
+    }
+
+    /**
+     * @return the algorithm the requester runs: the CC_ALGORITHM attribute, the endpoint's default
+     *     when the attribute was not set, or DEFAULT when the requested one lacks its capability
+     *     [CC-008]
+     */
+    public CongestionControlAlgorithm congestionControlAlgorithm() {
+        return algorithm;
+    }
+
+    /** @return the CC_ALGORITHM asked for at RTS (or the endpoint default), before any fallback */
+    public CongestionControlAlgorithm requestedCongestionControlAlgorithm() {
+        return requestedAlgorithm == null ? algorithm : requestedAlgorithm;
+    }
+
+    /**
+     * The Credit this QP's responder grants: the whole receive window, or with RECEIVER_CREDIT
+     * negotiated its share of one receive BDP among the endpoint's QPs that are receiving requests
+     * [CC-018], [REL-013].
+     */
+    int creditToGrant(final long nowNs, final int window) {
+        if ((capabilities & ConnectHeader.CAP_RECEIVER_CREDIT) == 0) {
+            return window;
+        }
+        final long baseRtt = creditBaseRttNs();
+        final int senders = endpoint.activeRequestSenders(nowNs, 2 * baseRtt);
+        final double bdpPackets = endpoint.config().linkRateBitsPerSecond() / 8e9 * baseRtt / pathMtu;
+        return (int) Math.min(window, Math.max(1, (long) (bdpPackets / senders)));
+    }
+
+    /** baseRTT for the credit: this QP's minRTT if its requester has a sample, else BASE_RTT_INIT [CC-018]. */
+    private long creditBaseRttNs() {
+        final org.metaroce.core.reliability.RttEstimator rtt = requester.rtt();
+        return rtt != null && rtt.hasSample() ? Math.max(1, rtt.minRttNs())
+            : org.metaroce.core.congestion.DelayBasedCongestionControl.BASE_RTT_INIT_NS;
+    }
+
+    /** @return time of the latest request packet this QP's responder classified (MIN_VALUE before any) */
+    long lastRequestNs() {
+        return responder.lastRequestNs();
+    }
+
     /** @return smoothed RTT measured by the requester, 0 before the first sample or before RTS */
     public long smoothedRttNs() {
         return state == QpState.RTS || state == QpState.SQD ? requester.rtt().srttNs() : 0;
@@ -262,13 +320,14 @@ public final class QueuePair {
             destQpn = attrs.destQpn();
             remotePeer = attrs.remotePeer();
             remoteHost = endpoint.hostOf(remotePeer);
-            paths = new PathSelector(attrs.paths(), endpoint.config().pathBurstPackets());
+            capabilities = attrs.isSet(QpAttributeMask.CAPABILITIES) ? attrs.capabilities() : 0;
+            // Go-back-N sends everything on Path ID 0, as RoCEv2 does [REL-056].
+            paths = new PathSelector(isGoBackN() ? new int[] {attrs.path(0)} : attrs.paths(),
+                endpoint.config().pathBurstPackets());
             responder.start(attrs.rqPsn());
         } else if (state == QpState.RTR && target == QpState.RTS) {
             requester.start(attrs.sqPsn(), attrs.timeoutNs());
-            if (attrs.isSet(QpAttributeMask.CONGESTION_WINDOW)) {
-                congestionControl = new FixedWindowCongestionControl(attrs.congestionWindowPackets());
-            }
+            startCongestionControl(attrs);
         } else if (attrs.isSet(QpAttributeMask.TIMEOUT)) {
             requester.timeout(attrs.timeoutNs());
         }
@@ -277,6 +336,22 @@ public final class QueuePair {
         }
         state = target;
         endpoint.onStateChange(this);
+    }
+
+    /** Builds the algorithm of CC_ALGORITHM for RTS, falling back to DEFAULT without its capability [CC-008]. */
+    private void startCongestionControl(final QpAttributes attrs) {
+        final EndpointConfig config = endpoint.config();
+        requestedAlgorithm = attrs.isSet(QpAttributeMask.CC_ALGORITHM) ? attrs.ccAlgorithm()
+            : config.congestionControl();
+        algorithm = CongestionControls.effective(requestedAlgorithm, capabilities);
+        congestionControl = CongestionControls.create(algorithm, pathMtu, config.linkRateBitsPerSecond(),
+            (capabilities & ConnectHeader.CAP_ECN) != 0,
+            attrs.isSet(QpAttributeMask.CONGESTION_WINDOW) ? attrs.congestionWindowPackets() : 0,
+            config.receiveWindowPackets(), config.hostDelayAllowanceNs(), config.baseRttMaxNs());
+        if (algorithm != requestedAlgorithm) {
+            counters.increment(EndpointCounter.CC_FALLBACKS);
+            endpoint.raise(AsyncEventType.CC_FALLBACK, this);
+        }
     }
 
     /**
@@ -387,7 +462,14 @@ public final class QueuePair {
             }
             case READ_RESPONSE -> requester.onReadResponse(nowNs, buffer, offset, BaseHeader.payloadLength(buffer, offset));
             case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, buffer, offset);
-            case CNP -> counters.increment(EndpointCounter.CNP_IGNORED);
+            case CNP -> {
+                // Only DCQCN reacts to CNPs; every other algorithm ignores them [CC-007].
+                if (congestionControl.onCongestionNotification(nowNs)) {
+                    counters.increment(EndpointCounter.CNPS_IN);
+                } else {
+                    counters.increment(EndpointCounter.CNP_IGNORED);
+                }
+            }
             default -> counters.increment(EndpointCounter.UNEXPECTED_RESPONSE);
         }
     }

@@ -112,6 +112,11 @@ final class Requester {
     private static final long NO_EXPIRY = Long.MIN_VALUE;
     private int consecutiveRnr;
     private long rnrResumeNs = Long.MAX_VALUE;
+    /** The time of the latest emit: pacing deadlines are only reported when still ahead of it. */
+    private long lastEmitNs = Long.MIN_VALUE;
+    /** Go-back-N: the missing READ_RESPONSE PSN already re-requested since the last progress [REL-055]. */
+    private boolean gbnReRequested;
+    private int gbnReRequestedPsn;
 
     Requester(final QueuePair qp, final int sendQueueDepth, final int maxSge, final EndpointConfig config,
               final EndpointCounters counters) {
@@ -225,6 +230,7 @@ final class Requester {
      * @return packets emitted
      */
     int emit(final long nowNs, final TransmitSink sink, final int budget) {
+        lastEmitNs = nowNs;
         int emitted = 0;
         if (lostCount > 0) {
             emitted += retransmitLost(nowNs, sink, budget);
@@ -235,10 +241,19 @@ final class Requester {
 
     private int retransmitLost(final long nowNs, final TransmitSink sink, final int budget) {
         int emitted = 0;
+        final int window = Math.max(1, qp.congestionControl().windowPackets());
         for (int psn = sndUna; psn != sndNxt && emitted < budget && lostCount > 0; psn++) {
             final int s = psn & windowMask;
             if (slotState[s] != LOST) {
                 continue;
+            }
+            // Retransmissions are in flight like any packet: window and pacing apply, except that
+            // one may leave when nothing is in flight (after an RTO) [CC-001].
+            if (inFlight > 0 && inFlight + 1 > window) {
+                break;
+            }
+            if (qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
+                break;
             }
             if (slotTransmissions[s] - slotRnrRetransmissions[s] >= MAX_TRANSMISSIONS) {
                 fail(ring[(int) (slotWqe[s] % ring.length)], WcStatus.RETRY_EXC_ERR);
@@ -498,6 +513,7 @@ final class Requester {
         if (!Psn.before(cumulative, creditCumulative)) {
             creditCumulative = cumulative;
             creditLimit = AckHeader.credit(buffer, ackOffset) & 0xFFFF_FFFFL;
+            qp.congestionControl().onCredit(nowNs, creditLimit);
         }
         // The slot of an already delivered PSN keeps its record until the PSN one window later
         // reuses it, so a late DUPLICATE report can still be judged.
@@ -591,11 +607,17 @@ final class Requester {
             case INVALID_REQUEST -> fail(wqeOf(psn), WcStatus.REM_INV_REQ_ERR);
             case REMOTE_OPERATION -> fail(wqeOf(psn), WcStatus.REM_OP_ERR);
             case SEQUENCE_GAP -> {
-                // Go-back-N baseline: everything from the NACK PSN on is resent.
+                // Go-back-N baseline: everything from the NACK PSN up to the last sent is resent, in
+                // PSN order [REL-054].
+                boolean any = false;
                 for (int p = psn; p != sndNxt; p++) {
                     if (slotState[p & windowMask] == IN_FLIGHT) {
-                        markLost(p, EndpointCounter.RETRANSMITS_LOSS_DETECTED);
+                        markLost(p, EndpointCounter.RETRANSMITS_GO_BACK_N);
+                        any = true;
                     }
+                }
+                if (any) {
+                    qp.congestionControl().onLoss(nowNs, slotPath[s], false);
                 }
             }
             default -> {
@@ -622,6 +644,9 @@ final class Requester {
             return;
         }
         final int s = psn & windowMask;
+        if (qp.isGoBackN() && slotState[s] != DELIVERED && outOfOrderResponse(psn)) {
+            return;
+        }
         noteResponse(nowNs, psn);
         if (slotState[s] == DELIVERED) {
             counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
@@ -640,6 +665,35 @@ final class Requester {
         wqe.scatter(messageOffset, buffer, offset + Opcode.READ_RESPONSE.headerLength(), payloadLength);
         deliver(psn);
         afterDelivery(nowNs, 1);
+    }
+
+    /**
+     * Go-back-N: a READ_RESPONSE is accepted only in PSN order. One after a missing response is
+     * dropped, and the READ is re-requested from the first missing response, once per missing PSN
+     * until progress or an RTO [REL-055].
+     *
+     * @return whether the response was out of order (and dropped)
+     */
+    private boolean outOfOrderResponse(final int psn) {
+        for (int p = sndUna; p != psn; p++) {
+            final int s = p & windowMask;
+            if (slotKind[s] == KIND_READ && slotState[s] != DELIVERED) {
+                counters.increment(EndpointCounter.SEQUENCE_GAP);
+                if (slotState[s] == IN_FLIGHT && !(gbnReRequested && gbnReRequestedPsn == p)) {
+                    gbnReRequested = true;
+                    gbnReRequestedPsn = p;
+                    final long wqe = slotWqe[s];
+                    for (int q = p; q != sndNxt && slotWqe[q & windowMask] == wqe
+                        && slotKind[q & windowMask] == KIND_READ; q++) {
+                        if (slotState[q & windowMask] == IN_FLIGHT) {
+                            markLost(q, EndpointCounter.RETRANSMITS_GO_BACK_N);
+                        }
+                    }
+                }
+                return true;
+            }
+        }
+        return false;
     }
 
     void onAtomicResponse(final long nowNs, final DirectBuffer buffer, final int offset) {
@@ -697,7 +751,7 @@ final class Requester {
         slotState[s] = DELIVERED;
         if (timeoutEpisodeNs != NO_EXPIRY && slotSentNs[s] < timeoutEpisodeNs) {
             // A transmission from before the timer expired was delivered: it was late, not lost,
-            // so the expiry was spurious and its backoff is withdrawn [REL-057].
+            // so the expiry was spurious and its backoff is withdrawn [REL-058].
             timeoutEpisodeNs = NO_EXPIRY;
             counters.increment(EndpointCounter.SPURIOUS_TIMEOUTS);
             rtt.undoBackoff();
@@ -724,6 +778,7 @@ final class Requester {
             // Whatever was delivered decided the expiry's outcome (spurious, or its retransmission
             // arrived and time-based detection now finds the rest lost).
             timeoutEpisodeNs = NO_EXPIRY;
+            gbnReRequested = false;
             tailProbeSent = false;
             consecutiveTimeouts = 0;
             consecutiveRnr = 0;
@@ -744,7 +799,8 @@ final class Requester {
      */
     private void detectLosses(final long nowNs) {
         lossCheckDeadlineNs = Long.MAX_VALUE;
-        if (rackTxSeq < 0 || inFlight == 0) {
+        if (rackTxSeq < 0 || inFlight == 0 || qp.isGoBackN()) {
+            // Go-back-N uses neither RACK nor the tail-loss probe [REL-054].
             return;
         }
         final long reorderWindow = reorderWindowNs();
@@ -862,8 +918,12 @@ final class Requester {
             qp.congestionControl().onRetransmitTimeout(nowNs);
             // Only the oldest outstanding packet is retransmitted [REL-028]. On a host that was
             // descheduled the others are usually late, not lost: their ACKs then show the expiry
-            // was spurious [REL-057]; if instead the retransmission is acknowledged first, the
-            // time-based rule (REL-023) declares every older transmission lost at once.
+            // was spurious [REL-058]; if instead the retransmission is acknowledged first, the
+            // time-based rule (REL-023) declares every older transmission lost at once. Go-back-N
+            // resends everything from the oldest undelivered PSN instead [REL-054]: its responder
+            // discarded whatever followed a gap.
+            final boolean goBackN = qp.isGoBackN();
+            gbnReRequested = false;
             for (int psn = sndUna; psn != sndNxt; psn++) {
                 final int s = psn & windowMask;
                 if (slotState[s] == IN_FLIGHT) {
@@ -871,10 +931,12 @@ final class Requester {
                     if (slotKind[s] != KIND_READ) {
                         qp.paths().onLoss(nowNs, slotPath[s]);
                     }
-                    break;
+                    if (!goBackN) {
+                        break;
+                    }
                 }
             }
-            timeoutEpisodeNs = nowNs;
+            timeoutEpisodeNs = goBackN ? NO_EXPIRY : nowNs;
             progressNs = nowNs;
             tailProbeSent = false;
             return;
@@ -898,7 +960,7 @@ final class Requester {
     }
 
     private long tailProbeTimeoutNs() {
-        if (config.minTailProbeNs() == 0 || !rtt.hasSample()) {
+        if (config.minTailProbeNs() == 0 || !rtt.hasSample() || qp.isGoBackN()) {
             // Without an RTT sample a probe would only guess; the retransmission timer covers it.
             return 0;
         }
@@ -912,6 +974,13 @@ final class Requester {
             deadline = rnrResumeNs;
         }
         deadline = Math.min(deadline, lossCheckDeadlineNs);
+        if (hasWork()) {
+            // Work held back by pacing waits for its send time [CC-002].
+            final long paced = qp.congestionControl().nextSendTimeNs(lastEmitNs);
+            if (paced > lastEmitNs) {
+                deadline = Math.min(deadline, paced);
+            }
+        }
         if (inFlight > 0) {
             deadline = Math.min(deadline, progressNs + rtt.rtoNs());
             final long probe = tailProbeTimeoutNs();

@@ -17,6 +17,7 @@ import org.metaroce.core.verbs.WorkCompletion;
 import org.metaroce.core.wire.AckHeader;
 import org.metaroce.core.wire.AtomicHeader;
 import org.metaroce.core.wire.BaseHeader;
+import org.metaroce.core.wire.ConnectHeader;
 import org.metaroce.core.wire.Flags;
 import org.metaroce.core.wire.ImmediateHeader;
 import org.metaroce.core.wire.MessageHeader;
@@ -57,6 +58,22 @@ final class Responder {
     private int triggerAckFlags;
     private boolean triggerAckReq;
     private int ceCount;
+
+    // Go-back-N [REL-053]: the ePSN value a SEQUENCE_GAP NACK has been sent for.
+    private boolean gapNacked;
+    private int gapNackedPsn;
+
+    // CNP generation [CC-020]: one pending CNP, with the PSN of the CE-marked packet.
+    private boolean cnpPending;
+    private int cnpPsn;
+    private long lastCnpNs = Long.MIN_VALUE;
+
+    /** The Cumulative PSN and Credit of the latest acknowledgement sent: what the requester may send [REL-019]. */
+    private int advertisedCumulative;
+    private long advertisedCredit = 64;
+
+    /** Time of the latest request packet accepted or classified, for the receiver-credit share [CC-018]. */
+    private long lastRequestNs = Long.MIN_VALUE;
 
     // Acknowledgements that must go out on their own (NACKs, and ACKs for packets beyond the SACK
     // bitmap [REL-010]), each with its own triggering packet. If the ring overflows the oldest is
@@ -165,6 +182,17 @@ final class Responder {
 
     void start(final int expectedPsn) {
         window.reset(expectedPsn);
+        advertisedCumulative = expectedPsn;
+        advertisedCredit = 64;
+    }
+
+    /**
+     * Whether accepting {@code psn} used up the credit last advertised, so that the requester can
+     * send nothing more until it hears from us: then the ACK must not wait for coalescing [REL-014].
+     */
+    private boolean usesLastCredit(final int psn) {
+        return (qp.capabilities() & ConnectHeader.CAP_RECEIVER_CREDIT) != 0
+            && (long) (psn + 1 - advertisedCumulative) >= advertisedCredit;
     }
 
     ReceiveWindow window() {
@@ -227,6 +255,14 @@ final class Responder {
         final int cls = window.classify(psn);
         if (cls == ReceiveWindow.OUT_OF_RANGE) {
             counters.increment(EndpointCounter.PSN_OUT_OF_RANGE);
+            return;
+        }
+        lastRequestNs = nowNs;
+        if (ce && (qp.capabilities() & ConnectHeader.CAP_ECN) != 0) {
+            noteCongestion(nowNs, psn);
+        }
+        if (cls == ReceiveWindow.NEW && psn != window.expectedPsn() && qp.isGoBackN()) {
+            onSequenceGap(nowNs, buffer, offset, ce);
             return;
         }
         if ((flags & Flags.TRIMMED) != 0) {
@@ -322,6 +358,37 @@ final class Responder {
         accept(nowNs, buffer, offset, psn, flags, ce);
     }
 
+    /**
+     * Go-back-N: a new packet beyond ePSN is dropped unaccepted; the first for each value of ePSN
+     * is answered by NACK SEQUENCE_GAP with NACK PSN = ePSN [REL-053].
+     */
+    private void onSequenceGap(final long nowNs, final DirectBuffer buffer, final int offset, final boolean ce) {
+        counters.increment(EndpointCounter.SEQUENCE_GAP);
+        final int expected = window.expectedPsn();
+        if (gapNacked && gapNackedPsn == expected) {
+            return;
+        }
+        gapNacked = true;
+        gapNackedPsn = expected;
+        queueOwn(NackReason.SEQUENCE_GAP.code(), expected, 0, nowNs, buffer, offset, ce, false);
+        counters.increment(EndpointCounter.NACKS_OUT_SEQUENCE_GAP);
+    }
+
+    /** A CE-marked packet of a QP with ECN: a CNP, unless one left within CNP_INTERVAL [CC-020]. */
+    private void noteCongestion(final long nowNs, final int psn) {
+        if (cnpPending || (lastCnpNs != Long.MIN_VALUE && nowNs - lastCnpNs < config.cnpIntervalNs())) {
+            return;
+        }
+        cnpPending = true;
+        cnpPsn = psn;
+        lastCnpNs = nowNs;
+    }
+
+    /** @return time of the latest request packet classified, MIN_VALUE before any */
+    long lastRequestNs() {
+        return lastRequestNs;
+    }
+
     /** Step 7 of 6.3: mark, acknowledge, complete and execute what became possible. */
     private void accept(final long nowNs, final DirectBuffer buffer, final int offset, final int psn, final int flags,
                         final boolean ce) {
@@ -338,7 +405,8 @@ final class Responder {
         }
         noteTrigger(nowNs, buffer, offset, psn, flags, ce, false);
         if ((flags & (Flags.ACK_REQ | Flags.LAST)) != 0 || d > 0 || hadGap
-            || unackedPackets >= config.ackCoalescePackets() || config.ackCoalesceDelayNs() == 0) {
+            || unackedPackets >= config.ackCoalescePackets() || config.ackCoalesceDelayNs() == 0
+            || usesLastCredit(psn)) {
             ackNow = true;
         } else if (ackDeadlineNs == Long.MAX_VALUE) {
             ackDeadlineNs = nowNs + config.ackCoalesceDelayNs();
@@ -755,6 +823,7 @@ final class Responder {
         atomicOutCount = 0;
         ackPending = false;
         ackNow = false;
+        cnpPending = false;
         ackDeadlineNs = Long.MAX_VALUE;
         // Only the fatal NACK (if any) may still leave [REL-052].
         if (fatalReason == 0) {
@@ -793,6 +862,10 @@ final class Responder {
         fatalReason = 0;
         fatalRepeats = 0;
         accepted = false;
+        gapNacked = false;
+        cnpPending = false;
+        lastCnpNs = Long.MIN_VALUE;
+        lastRequestNs = Long.MIN_VALUE;
         cachedRegion = null;
         java.util.Arrays.fill(cacheValid, false);
     }
@@ -811,6 +884,12 @@ final class Responder {
         }
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
             return emitted;
+        }
+        if (cnpPending && emitted < budget) {
+            if (!emitCnp(nowNs, sink)) {
+                return emitted;
+            }
+            emitted++;
         }
         if (ackPending && (ackNow || nowNs >= ackDeadlineNs) && emitted < budget) {
             if (!emitCoalescedAck(nowNs, sink)) {
@@ -852,7 +931,8 @@ final class Responder {
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
         w.header(buffer, offset, opcode, 0, qp.destQpn(), ownTriggerPsn[j], 0, pathId, nowNs, qp.qpn());
-        writeAckState(w, buffer, offset, opcode, ownTimestamp[j], nowNs - ownArrivalNs[j], ownPathId[j], ownAckFlags[j]);
+        writeAckState(w, buffer, offset, opcode, nowNs, ownTimestamp[j], nowNs - ownArrivalNs[j], ownPathId[j],
+            ownAckFlags[j]);
         if (nack) {
             w.nack(buffer, offset, opcode).reason(ownReason[j]).rnrTimer(ownRnrUnits[j]).nackPsn(ownNackPsn[j]);
             counters.increment(EndpointCounter.NACKS_OUT);
@@ -861,6 +941,24 @@ final class Responder {
         }
         final int length = w.seal(buffer, offset, opcode, 0);
         qp.commit(sink, offset, length, qp.paths().entropy(pathId));
+        return true;
+    }
+
+    /** A CNP: Destination QPN the peer, PSN of the CE-marked packet, no extension headers [CC-020], [WIRE-065]. */
+    private boolean emitCnp(final long nowNs, final TransmitSink sink) {
+        final Opcode opcode = Opcode.CNP;
+        final int pathId = qp.paths().next(nowNs);
+        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
+        if (offset == TransmitSink.NO_ROOM) {
+            return false;
+        }
+        final MutableDirectBuffer buffer = sink.buffer();
+        final PacketWriter w = qp.writer();
+        w.header(buffer, offset, opcode, 0, qp.destQpn(), cnpPsn, 0, pathId, nowNs, qp.qpn());
+        final int length = w.seal(buffer, offset, opcode, 0);
+        qp.commit(sink, offset, length, qp.paths().entropy(pathId));
+        counters.increment(EndpointCounter.CNPS_OUT);
+        cnpPending = false;
         return true;
     }
 
@@ -874,7 +972,7 @@ final class Responder {
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
         w.header(buffer, offset, opcode, 0, qp.destQpn(), triggerPsn, 0, pathId, nowNs, qp.qpn());
-        writeAckState(w, buffer, offset, opcode, triggerTimestamp, nowNs - triggerArrivalNs, triggerPathId,
+        writeAckState(w, buffer, offset, opcode, nowNs, triggerTimestamp, nowNs - triggerArrivalNs, triggerPathId,
             triggerAckFlags);
         counters.increment(EndpointCounter.ACKS_OUT);
         final int length = w.seal(buffer, offset, opcode, 0);
@@ -889,11 +987,14 @@ final class Responder {
 
     /** The responder's current state, as every ACK and NACK carries it [REL-012], [REL-013]. */
     private void writeAckState(final PacketWriter w, final MutableDirectBuffer buffer, final int offset,
-                               final Opcode opcode, final int echoedTimestamp, final long ackDelay,
+                               final Opcode opcode, final long nowNs, final int echoedTimestamp, final long ackDelay,
                                final int echoedPathId, final int ackFlags) {
-        w.ack(buffer, offset, opcode).cumulativePsn(window.expectedPsn()).sackBitmap(window.sackBitmap())
+        final int credit = qp.creditToGrant(nowNs, window.size());
+        advertisedCumulative = window.expectedPsn();
+        advertisedCredit = credit;
+        w.ack(buffer, offset, opcode).cumulativePsn(advertisedCumulative).sackBitmap(window.sackBitmap())
             .echoedTimestamp(echoedTimestamp).ackDelay(Math.max(0, ackDelay)).ceCount(ceCount)
-            .credit(window.size()).echoedPathId(echoedPathId).ackFlags(ackFlags);
+            .credit(credit).echoedPathId(echoedPathId).ackFlags(ackFlags);
     }
 
     private boolean emitAtomicResponse(final long nowNs, final TransmitSink sink) {
@@ -985,7 +1086,7 @@ final class Responder {
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
             return Long.MAX_VALUE;
         }
-        if (atomicOutCount > 0 || (readQueued > 0 && readExecutable()) || (ackPending && ackNow)) {
+        if (cnpPending || atomicOutCount > 0 || (readQueued > 0 && readExecutable()) || (ackPending && ackNow)) {
             return Long.MIN_VALUE;
         }
         return ackPending ? ackDeadlineNs : Long.MAX_VALUE;

@@ -44,14 +44,18 @@ public final class QpAttributeMask {
     public static final int CONGESTION_WINDOW = 1 << 17;
     /** The driver's identifier of the peer's address (which datagrams come from and go to). */
     public static final int REMOTE_PEER = 1 << 18;
+    /** Negotiated Capability Flags: GO_BACK_N, RECEIVER_CREDIT, ECN (table 4.3, section 9). */
+    public static final int CAPABILITIES = 1 << 19;
+    /** Congestion-control algorithm of the requester (table 4.3, section 8). */
+    public static final int CC_ALGORITHM = 1 << 20;
     /** Every bit defined above. */
-    public static final int ALL = (1 << 19) - 1;
+    public static final int ALL = (1 << 21) - 1;
 
     private static final String[] NAMES = {
         "PORT", "ACCESS_FLAGS", "PATH_MTU", "DEST_QPN", "RQ_PSN", "SQ_PSN", "RETRY_CNT",
         "RNR_RETRY", "TIMEOUT", "MIN_RNR_TIMER", "MAX_QP_RD_ATOMIC", "MAX_DEST_RD_ATOMIC",
         "PATHS", "SEND_QUEUE_DEPTH", "RECV_QUEUE_DEPTH", "MAX_SEND_SGE", "MAX_RECV_SGE",
-        "CONGESTION_WINDOW", "REMOTE_PEER",
+        "CONGESTION_WINDOW", "REMOTE_PEER", "CAPABILITIES", "CC_ALGORITHM",
     };
 
     private QpAttributeMask() {

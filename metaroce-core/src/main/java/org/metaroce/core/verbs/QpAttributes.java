@@ -2,6 +2,9 @@ package org.metaroce.core.verbs;
 
 import java.util.Arrays;
 
+import org.metaroce.core.congestion.CongestionControlAlgorithm;
+import org.metaroce.core.wire.ConnectHeader;
+
 /**
  * A bag of queue-pair attributes plus a mask of which ones are set, in the role of ibv_qp_attr
  * with its attribute mask. Each setter validates at once and names the attribute and its
@@ -46,6 +49,8 @@ public final class QpAttributes {
     private int maxRecvSge;
     private int congestionWindowPackets;
     private int remotePeer;
+    private int capabilities;
+    private CongestionControlAlgorithm ccAlgorithm;
 
     /**
      * @return {@link QpAttributeMask} bits of the attributes that are set
@@ -88,6 +93,8 @@ public final class QpAttributes {
         maxRecvSge = 0;
         congestionWindowPackets = 0;
         remotePeer = 0;
+        capabilities = 0;
+        ccAlgorithm = null;
         return this;
     }
 
@@ -513,6 +520,52 @@ public final class QpAttributes {
         return congestionWindowPackets;
     }
 
+    /**
+     * @param flags negotiated Capability Flags (section 9): any subset of
+     *     {@link ConnectHeader#CAP_RECEIVER_CREDIT}, {@link ConnectHeader#CAP_GO_BACK_N} and
+     *     {@link ConnectHeader#CAP_ECN} (0x0007) [QP-003]
+     * @return this
+     */
+    public QpAttributes capabilities(final int flags) {
+        final int known = ConnectHeader.CAP_RECEIVER_CREDIT | ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_ECN;
+        if ((flags & ~known) != 0) {
+            throw new IllegalArgumentException(String.format(
+                "capabilities must be a subset of 0x%04x (RECEIVER_CREDIT, GO_BACK_N, ECN), was 0x%04x", known, flags));
+        }
+        this.capabilities = flags;
+        mask |= QpAttributeMask.CAPABILITIES;
+        return this;
+    }
+
+    /**
+     * @return negotiated Capability Flags
+     */
+    public int capabilities() {
+        require(QpAttributeMask.CAPABILITIES);
+        return capabilities;
+    }
+
+    /**
+     * @param algorithm congestion-control algorithm the requester runs (section 8)
+     * @return this
+     */
+    public QpAttributes ccAlgorithm(final CongestionControlAlgorithm algorithm) {
+        if (algorithm == null) {
+            throw new IllegalArgumentException("ccAlgorithm must be one of DEFAULT, RECEIVER_CREDIT, DCQCN, FIXED, was null");
+        }
+        this.ccAlgorithm = algorithm;
+        mask |= QpAttributeMask.CC_ALGORITHM;
+        return this;
+    }
+
+    /**
+     * @return congestion-control algorithm
+     */
+    public CongestionControlAlgorithm ccAlgorithm() {
+        require(QpAttributeMask.CC_ALGORITHM);
+        return ccAlgorithm;
+    }
+
     private void require(final int bit) {
         if ((mask & bit) == 0) {
             throw new IllegalStateException("QP attribute " + QpAttributeMask.toString(bit) + " is not set");
@@ -558,6 +611,12 @@ public final class QpAttributes {
         appendIfSet(sb, QpAttributeMask.MAX_SEND_SGE, "maxSendSge", maxSendSge);
         appendIfSet(sb, QpAttributeMask.MAX_RECV_SGE, "maxRecvSge", maxRecvSge);
         appendIfSet(sb, QpAttributeMask.CONGESTION_WINDOW, "congestionWindowPackets", congestionWindowPackets);
+        if ((mask & QpAttributeMask.CAPABILITIES) != 0) {
+            sep(sb).append("capabilities=0x").append(Integer.toHexString(capabilities));
+        }
+        if ((mask & QpAttributeMask.CC_ALGORITHM) != 0) {
+            sep(sb).append("ccAlgorithm=").append(ccAlgorithm);
+        }
         return sb.append('}').toString();
     }
 

@@ -24,11 +24,12 @@ public final class QpStateMachine {
             QpAttributeMask.PATH_MTU | QpAttributeMask.DEST_QPN | QpAttributeMask.RQ_PSN
                 | QpAttributeMask.MAX_DEST_RD_ATOMIC | QpAttributeMask.MIN_RNR_TIMER | QpAttributeMask.PATHS
                 | QpAttributeMask.REMOTE_PEER,
-            QpAttributeMask.ACCESS_FLAGS);
+            QpAttributeMask.ACCESS_FLAGS | QpAttributeMask.CAPABILITIES);
         allow(QpState.RTR, QpState.RTS,
             QpAttributeMask.SQ_PSN | QpAttributeMask.TIMEOUT | QpAttributeMask.RETRY_CNT
                 | QpAttributeMask.RNR_RETRY | QpAttributeMask.MAX_QP_RD_ATOMIC,
-            QpAttributeMask.ACCESS_FLAGS | QpAttributeMask.MIN_RNR_TIMER | QpAttributeMask.CONGESTION_WINDOW);
+            QpAttributeMask.ACCESS_FLAGS | QpAttributeMask.MIN_RNR_TIMER | QpAttributeMask.CONGESTION_WINDOW
+                | QpAttributeMask.CC_ALGORITHM);
         allow(QpState.RTS, QpState.RTS, 0, UPDATABLE);
         allow(QpState.RTS, QpState.SQD, 0, 0);
         allow(QpState.SQD, QpState.SQD, 0, UPDATABLE | QpAttributeMask.MAX_QP_RD_ATOMIC);

@@ -3,6 +3,7 @@ package org.metaroce.core.congestion;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** Reactions of the default algorithm of specification 8.5 [CC-010]..[CC-017]. */
@@ -27,7 +28,10 @@ class DelayBasedCongestionControlTest {
         cc.onAck(now += 1_000, 4, 10_000, false, 0);
         assertThat(cc.windowBytes()).as("fast increase: FAST_AI x PMTU x A / cwnd at q = 0")
             .isCloseTo(before + DelayBasedCongestionControl.FAST_AI * PMTU * (4.0 * PMTU / before), within(1.0));
-        // Queueing delay 20 us >= T (5 us): decrease by max(1 - 0.8 x 15/20, 0.5) = 0.5 x ... -> 0.4 floor 0.5.
+        // Two SRTT windows later only 30 us samples remain: queueing delay 20 us >= T (about 5.7 us
+        // with flow scaling at 30 packets): decrease by max(1 - 0.8 x (20 - T)/20, 0.5) = 0.5.
+        cc.onAck(now += 20_000, 0, 30_000, false, 0);
+        cc.onAck(now += 20_000, 0, 30_000, false, 0);
         final double high = cc.windowBytes();
         cc.onAck(now += 1_000, 1, 30_000, false, 0);
         assertThat(cc.windowBytes()).isCloseTo(high * 0.5, within(1.0));
@@ -98,8 +102,78 @@ class DelayBasedCongestionControlTest {
         final double w = cc.windowBytes();
         cc.onAck(1_000, 4, 10_000, true, 0);
         assertThat(cc.windowBytes()).as("hold").isEqualTo(w);
-        cc.onAck(2_000, 4, 30_000, false, 0);
+        // Two windows later the standing delay is 30 us (q = 20 us >= T), without marks.
+        cc.onAck(30_000, 0, 30_000, false, 0);
+        cc.onAck(60_000, 4, 30_000, false, 0);
         assertThat(cc.windowBytes()).as("fair increase").isCloseTo(w + PMTU * 4.0 * PMTU / w, within(1.0));
+    }
+
+    @Test
+    @DisplayName("[CC-026] a delay spike within an RTT of a low sample is noise, a standing delay is a queue")
+    void standingDelayFiltersSpikes() {
+        final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
+        long now = 0;
+        cc.onAck(now, 1, 10_000, false, 0);
+        final double w = cc.windowBytes();
+        // Host scheduling noise: one sample 200 us late, 2 us after a clean one.
+        cc.onAck(now += 2_000, 1, 210_000, false, 0);
+        assertThat(cc.decreases()).isZero();
+        assertThat(cc.windowBytes()).isGreaterThanOrEqualTo(w);
+        // A queue: every sample for two windows is high.
+        for (int i = 0; i < 40; i++) {
+            cc.onAck(now += 10_000, 1, 60_000, false, 0);
+        }
+        assertThat(cc.decreases()).isPositive();
+    }
+
+    @Test
+    @DisplayName("[CC-027] flow scaling: the target grows as the window shrinks, by up to FS_RANGE x the base")
+    void flowScalingRaisesTheTargetOfSmallWindows() {
+        final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
+        final double base = cc.targetQueueingDelayNs();
+        final double atBdp = cc.targetNs();
+        cc.onRetransmitTimeout(0); // one packet
+        final double atOne = cc.targetNs();
+        assertThat(atOne).isGreaterThan(atBdp);
+        for (int i = 0; i < 20; i++) {
+            cc.onLoss(1_000_000L * (i + 1), 0, false);
+        }
+        assertThat(cc.windowBytes()).isEqualTo(PMTU / 100.0);
+        assertThat(cc.targetNs()).isCloseTo(base * (1 + DelayBasedCongestionControl.FS_RANGE), within(1.0));
+        assertThat(atBdp).isBetween(base, base * 1.2);
+    }
+
+    @Test
+    @DisplayName("[CC-023] HOST_DELAY_ALLOWANCE adds to the target and to the BDP")
+    void hostDelayAllowance() {
+        final DelayBasedCongestionControl plain = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
+        final DelayBasedCongestionControl host = new DelayBasedCongestionControl(PMTU, GBPS_100, false, 0, 50_000);
+        assertThat(host.targetNs() - plain.targetNs()).isCloseTo(50_000, within(1_000.0));
+        // One BDP at baseRTT + allowance = 100 Gb/s x 60 us.
+        assertThat(host.windowBytes()).isCloseTo(750_000, within(1.0));
+    }
+
+    @Test
+    @DisplayName("[CC-014] [CC-013] after congestion clears the window recovers to the cap within a few RTTs")
+    void recoversAfterCongestionClears() {
+        final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
+        long now = 0;
+        cc.onAck(now, 1, 10_000, false, 0);
+        for (int i = 0; i < 50; i++) {
+            cc.onAck(now += 50_000, 1, 60_000, false, 0);
+        }
+        final double congested = cc.windowBytes();
+        assertThat(congested).isLessThan(PMTU);
+        // Congestion clears: RTT back to base; ACKs of one window each RTT.
+        int rtts = 0;
+        while (cc.windowBytes() < 1.5 * 125_000 - 1 && rtts < 200) {
+            now += 10_000;
+            cc.onAck(now, Math.max(1, cc.windowPackets()), 10_000, false, 0);
+            rtts++;
+        }
+        System.out.println("recovered from " + (long) congested + " B to the cap in " + rtts + " RTTs");
+        assertThat(cc.windowBytes()).isCloseTo(1.5 * 125_000, within(1.0));
+        assertThat(rtts).isLessThan(100);
     }
 
     /** Two flows on one bottleneck converge to fair shares (a fluid model of a FIFO queue). */

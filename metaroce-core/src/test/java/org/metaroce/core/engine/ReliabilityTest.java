@@ -328,7 +328,7 @@ class ReliabilityTest {
     }
 
     /**
-     * [REL-028], [REL-057] A responder that answers late (here: ACKs take 2.5 ms, longer than the
+     * [REL-028], [REL-058] A responder that answers late (here: ACKs take 2.5 ms, longer than the
      * 1 ms TIMEOUT before any RTT sample; on a real host, a descheduled receiver) makes the timer
      * expire once. Only the oldest packet is retransmitted; the late ACKs then deliver packets
      * sent before the expiry, which proves it spurious: its backoff is withdrawn and nothing else

@@ -6,6 +6,7 @@ import java.util.List;
 
 import org.agrona.BufferUtil;
 import org.metaroce.core.SeededRandomSource;
+import org.metaroce.core.congestion.CongestionControlAlgorithm;
 import org.metaroce.core.testwire.InMemoryWire;
 import org.metaroce.core.testwire.LinkProfile;
 import org.metaroce.core.verbs.AccessFlags;
@@ -108,6 +109,31 @@ final class TwoNodeFixture {
         bringUp(a.qp, b, mtu, psnB, psnA, retryCount, rnrRetry, timeoutNs);
         bringUp(b.qp, a, mtu, psnA, psnB, retryCount, rnrRetry, timeoutNs);
         return this;
+    }
+
+    /**
+     * Connects with negotiated Capability Flags (both QPs, as the connection manager would set the
+     * CAPABILITIES attribute) and, unless null, the CC_ALGORITHM attribute on both QPs.
+     */
+    TwoNodeFixture connect(final int mtu, final int capabilities, final CongestionControlAlgorithm cc) {
+        final int psnA = (int) (seed * 0x9E3779B97F4A7C15L);
+        final int psnB = (int) (seed * 0xC2B2AE3D27D4EB4FL) ^ 0x5555;
+        bringUp(a.qp, b, mtu, psnB, psnA, capabilities, cc);
+        bringUp(b.qp, a, mtu, psnA, psnB, capabilities, cc);
+        return this;
+    }
+
+    static void bringUp(final QueuePair qp, final Side peer, final int mtu, final int rqPsn, final int sqPsn,
+                        final int capabilities, final CongestionControlAlgorithm cc) {
+        qp.modify(QpState.INIT, new QpAttributes().port(1).accessFlags(AccessFlags.ALL));
+        qp.modify(QpState.RTR, new QpAttributes().pathMtu(mtu).destQpn(peer.qp.qpn()).rqPsn(rqPsn)
+            .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(PATHS).remotePeer(peer.node).capabilities(capabilities));
+        final QpAttributes rts = new QpAttributes().sqPsn(sqPsn).timeoutNs(1_000_000).retryCount(7).rnrRetry(7)
+            .maxRdAtomic(16);
+        if (cc != null) {
+            rts.ccAlgorithm(cc);
+        }
+        qp.modify(QpState.RTS, rts);
     }
 
     /** Connects with chosen initial PSNs: {@code psnA} is what A sends first, {@code psnB} what B sends first. */

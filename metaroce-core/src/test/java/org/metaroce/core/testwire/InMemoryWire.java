@@ -43,6 +43,7 @@ public final class InMemoryWire {
     private Link[][] links = new Link[0][0];
     private LinkProfile defaultProfile;
     private PacketFilter filter;
+    private Bottleneck[] bottlenecks = new Bottleneck[0];
     private long now;
     private long nextSequence;
     private int maxPollRounds = DEFAULT_MAX_POLL_ROUNDS;
@@ -151,6 +152,21 @@ public final class InMemoryWire {
     /** @return the profile in force from {@code from} to {@code to} */
     public LinkProfile profile(final int from, final int to) {
         return link(from, to).profile();
+    }
+
+    /**
+     * Puts a switch egress port in front of {@code node}: every packet to it, from any sender, then
+     * shares one FIFO drained at {@code rateBitsPerSecond}, tail-dropped beyond {@code bufferBytes}
+     * and CE-marked when it finds more than {@code markThresholdBytes} queued. The port sits after
+     * the sender's own link serialization; the link's delay applies after the port.
+     */
+    public void bottleneck(final int node, final long rateBitsPerSecond, final long bufferBytes,
+                           final long markThresholdBytes) {
+        checkNode(node);
+        if (bottlenecks.length <= node) {
+            bottlenecks = java.util.Arrays.copyOf(bottlenecks, node + 1);
+        }
+        bottlenecks[node] = new Bottleneck(rateBitsPerSecond, bufferBytes, markThresholdBytes);
     }
 
     /** @param filter the drop hook consulted for every packet sent, or null for none */
@@ -345,7 +361,7 @@ public final class InMemoryWire {
         final Link link = link(from, to);
         final LinkProfile profile = link.profile();
         packet.ecn = profile.ecn();
-        final long departNs = link.serialize(now, length);
+        long departNs = link.serialize(now, length);
 
         if (filter != null && filter.drop(from, to, packet.buffer, 0, length, now)) {
             stats.droppedFilter++;
@@ -362,7 +378,20 @@ public final class InMemoryWire {
             drop(packet, PacketFate.DROPPED_LOSS);
             return;
         }
-        if (link.ceMark()) {
+        final Bottleneck port = to < bottlenecks.length ? bottlenecks[to] : null;
+        boolean portMark = false;
+        if (port != null) {
+            final long backlog = port.backlogBytes(departNs);
+            if (port.overflows(backlog, length)) {
+                stats.droppedQueue++;
+                drop(packet, PacketFate.DROPPED_QUEUE);
+                return;
+            }
+            stats.maxQueueBytes = Math.max(stats.maxQueueBytes, backlog + length);
+            portMark = port.marks(backlog);
+            departNs = port.enqueue(departNs, length);
+        }
+        if (link.ceMark() | portMark) {
             packet.ecn = DatagramEndpoint.ECN_CE;
             stats.ceMarked++;
             trace.record(now, packet, PacketFate.CE_MARKED);

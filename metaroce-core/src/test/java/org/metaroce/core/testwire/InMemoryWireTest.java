@@ -358,8 +358,36 @@ class InMemoryWireTest {
         assertThat(second).isEqualTo(first);
         assertThat(other).isNotEqualTo(first);
         for (final PacketFate fate : PacketFate.values()) {
+            if (fate == PacketFate.DROPPED_QUEUE) {
+                continue; // needs a bottleneck port: bottleneckQueuesMarksAndTailDrops
+            }
             assertThat(first.stream().filter(e -> e.fate() == fate).count()).as(fate.name()).isPositive();
         }
+    }
+
+    @Test
+    void bottleneckQueuesMarksAndTailDrops() {
+        // Four senders burst 10 packets each at one receiver behind a 1 Gb/s port with a 4-packet
+        // buffer and a 1-packet marking threshold.
+        final InMemoryWire wire = wire(LinkProfile.perfect());
+        final PingEndpoint receiver = PingEndpoint.receiver();
+        wire.attach(receiver);
+        for (int i = 0; i < 4; i++) {
+            wire.attach(PingEndpoint.burst(0, 10));
+        }
+        final int length = PingEndpoint.MIN_LENGTH;
+        wire.bottleneck(0, 1_000_000_000L, 4L * length, length);
+        wire.runFor(1_000_000);
+        final WireStats stats = wire.stats();
+        assertThat(stats.droppedQueue()).as(stats.toString()).isEqualTo(40 - 4);
+        assertThat(wire.trace().count(PacketFate.DROPPED_QUEUE)).isEqualTo(36);
+        // The first packet finds an empty queue, the second one packet: only later ones are marked.
+        assertThat(stats.ceMarked()).isEqualTo(2);
+        assertThat(stats.maxQueueBytes()).isEqualTo(4L * length);
+        assertThat(receiver.receivedPsns).hasSize(4);
+        // Serialized one after another at the port: 8 ns per byte at 1 Gb/s, then the link delay.
+        final long txNs = length * 8L;
+        assertThat(receiver.receivedTimes.getLong(3)).isEqualTo(4 * txNs + DELAY);
     }
 
     private static List<TraceEvent> faultyPingEcho(final long seed) {

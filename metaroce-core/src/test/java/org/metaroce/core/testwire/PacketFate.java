@@ -15,6 +15,8 @@ public enum PacketFate {
     DROPPED_FILTER,
     /** Dropped because it was sent inside a blackhole window; recorded at send time. */
     DROPPED_BLACKHOLE,
+    /** Tail-dropped by a full {@link Bottleneck} queue; recorded at send time. */
+    DROPPED_QUEUE,
     /** A second copy was scheduled; recorded at send time. */
     DUPLICATED,
     /** Held back so later packets overtake it; recorded at send time. */
@@ -26,6 +28,6 @@ public enum PacketFate {
 
     /** @return whether this fate is one of the drops */
     public boolean isDrop() {
-        return this == DROPPED_LOSS || this == DROPPED_FILTER || this == DROPPED_BLACKHOLE;
+        return this == DROPPED_LOSS || this == DROPPED_FILTER || this == DROPPED_BLACKHOLE || this == DROPPED_QUEUE;
     }
 }

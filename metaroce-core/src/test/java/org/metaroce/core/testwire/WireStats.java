@@ -16,6 +16,8 @@ public final class WireStats {
     long corrupted;
     long reordered;
     long ceMarked;
+    long droppedQueue;
+    long maxQueueBytes;
 
     WireStats() {
     }
@@ -47,7 +49,17 @@ public final class WireStats {
 
     /** @return packets dropped for any cause */
     public long dropped() {
-        return droppedLoss + droppedFilter + droppedBlackhole;
+        return droppedLoss + droppedFilter + droppedBlackhole + droppedQueue;
+    }
+
+    /** @return packets tail-dropped by a full {@link Bottleneck} queue */
+    public long droppedQueue() {
+        return droppedQueue;
+    }
+
+    /** @return the largest backlog any bottleneck queue held, in bytes */
+    public long maxQueueBytes() {
+        return maxQueueBytes;
     }
 
     /** @return packets for which a second copy was scheduled */
@@ -75,6 +87,6 @@ public final class WireStats {
         return "WireStats{sent=" + sent + ", delivered=" + delivered + ", droppedLoss=" + droppedLoss
             + ", droppedFilter=" + droppedFilter + ", droppedBlackhole=" + droppedBlackhole
             + ", duplicated=" + duplicated + ", corrupted=" + corrupted + ", reordered=" + reordered
-            + ", ceMarked=" + ceMarked + '}';
+            + ", ceMarked=" + ceMarked + ", droppedQueue=" + droppedQueue + ", maxQueueBytes=" + maxQueueBytes + '}';
     }
 }

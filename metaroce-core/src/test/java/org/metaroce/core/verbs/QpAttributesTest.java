@@ -38,6 +38,8 @@ class QpAttributesTest {
         assertThatThrownBy(attrs::maxRecvSge).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(attrs::congestionWindowPackets).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(attrs::remotePeer).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(attrs::capabilities).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(attrs::ccAlgorithm).isInstanceOf(IllegalStateException.class);
         assertThat(attrs.toString()).isEqualTo("QpAttributes{}");
     }
 
@@ -47,6 +49,8 @@ class QpAttributesTest {
         assertThat(attrs.mask()).isEqualTo(QpAttributeMask.ALL);
         assertThat(attrs.port()).isEqualTo(1);
         assertThat(attrs.remotePeer()).isEqualTo(42);
+        assertThat(attrs.capabilities()).isEqualTo(0x7);
+        assertThat(attrs.ccAlgorithm()).isEqualTo(org.metaroce.core.congestion.CongestionControlAlgorithm.DCQCN);
         assertThat(attrs.accessFlags()).isEqualTo(AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
         assertThat(attrs.pathMtu()).isEqualTo(4096);
         assertThat(attrs.destQpn()).isEqualTo(0xFFFFFF);
@@ -140,7 +144,7 @@ class QpAttributesTest {
         attrs.port(255).destQpn(1).retryCount(0).rnrRetry(0).timeoutNs(1).minRnrTimerNs(1)
             .maxRdAtomic(1).maxDestRdAtomic(1).paths(new int[] {1}).sendQueueDepth(1).recvQueueDepth(1)
             .maxSendSge(1).maxRecvSge(1).congestionWindowPackets(1).accessFlags(0).pathMtu(256).rqPsn(0).sqPsn(0)
-            .remotePeer(0);
+            .remotePeer(0).capabilities(0).ccAlgorithm(org.metaroce.core.congestion.CongestionControlAlgorithm.FIXED);
         final int[] maxPaths = new int[QpAttributes.MAX_PATHS];
         java.util.Arrays.fill(maxPaths, 65535);
         assertThat(attrs.paths(maxPaths).pathCount()).isEqualTo(255);
@@ -234,6 +238,8 @@ class QpAttributesTest {
             .recvQueueDepth(QpAttributes.MAX_QUEUE_DEPTH)
             .maxSendSge(4)
             .maxRecvSge(QpAttributes.MAX_SGE)
-            .congestionWindowPackets(64);
+            .congestionWindowPackets(64)
+            .capabilities(0x7)
+            .ccAlgorithm(org.metaroce.core.congestion.CongestionControlAlgorithm.DCQCN);
     }
 }

@@ -94,6 +94,6 @@ class QpStateMachineTest {
         assertThat(QpAttributeMask.toString(QpAttributeMask.CONGESTION_WINDOW | 1 << 30))
             .isEqualTo("CONGESTION_WINDOW, 0x40000000");
         assertThat(QpAttributeMask.toString(1 << 31)).isEqualTo("0x80000000");
-        assertThat(QpAttributeMask.toString(QpAttributeMask.ALL).split(", ")).hasSize(19);
+        assertThat(QpAttributeMask.toString(QpAttributeMask.ALL).split(", ")).hasSize(21);
     }
 }
