@@ -262,6 +262,12 @@ final class Responder {
         final long messageOffset = MessageHeader.messageOffset(buffer, msg);
         final long messageLength = MessageHeader.messageLength(buffer, msg);
         final int payloadOffset = offset + opcode.headerLength();
+        if (opcode.maxPayload() > 0 && !segmentedAsSpecified(messageOffset, messageLength, payloadLength, flags)) {
+            // Step 3 of 6.3: a packet that cannot be part of a correctly segmented message [OPS-005].
+            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer, offset,
+                ce);
+            return;
+        }
         switch (opcode) {
             case SEND, SEND_WITH_IMM -> {
                 final RecvWqe recv = receiveFor(MessageHeader.rsn(buffer, msg));
@@ -286,9 +292,10 @@ final class Responder {
                 }
                 final int reth = offset + opcode.rethOffset();
                 final long va = RdmaHeader.virtualAddress(buffer, reth);
-                final MemoryRegion mr = checkRemote(RdmaHeader.rkey(buffer, reth), va, messageLength,
-                    AccessFlags.REMOTE_WRITE, psn, nowNs, buffer, offset, ce);
-                if (mr == null) {
+                // A zero-length WRITE needs no valid key and touches no memory [OPS-017, MEM-012].
+                final MemoryRegion mr = messageLength == 0 ? null : checkRemote(RdmaHeader.rkey(buffer, reth), va,
+                    messageLength, AccessFlags.REMOTE_WRITE, psn, nowNs, buffer, offset, ce);
+                if (mr == null && messageLength != 0) {
                     return;
                 }
                 RecvWqe recv = null;
@@ -302,7 +309,7 @@ final class Responder {
                         return;
                     }
                 }
-                if (payloadLength > 0) {
+                if (payloadLength > 0 && mr != null) {
                     mr.buffer().putBytes((int) (mr.offsetOf(va) + messageOffset), buffer, payloadOffset, payloadLength);
                 }
                 if (recv != null) {
@@ -320,6 +327,19 @@ final class Responder {
             }
         }
         accept(nowNs, buffer, offset, psn, flags, ce);
+    }
+
+    /**
+     * Whether a data packet is a packet the segmentation rule could have produced: Message Offset a
+     * multiple of the PMTU, Payload Length min(PMTU, Message Length - Message Offset), and LAST
+     * exactly on the packet that ends the message [OPS-002, OPS-005].
+     */
+    private boolean segmentedAsSpecified(final long messageOffset, final long messageLength, final int payloadLength,
+                                         final int flags) {
+        final int mtu = qp.pathMtu();
+        final boolean last = (flags & Flags.LAST) != 0;
+        return messageOffset % mtu == 0 && payloadLength == Math.min(mtu, messageLength - messageOffset)
+            && last == (messageOffset + payloadLength == messageLength);
     }
 
     /** Step 7 of 6.3: mark, acknowledge, complete and execute what became possible. */
@@ -447,9 +467,10 @@ final class Responder {
             return;
         }
         final long va = RdmaHeader.virtualAddress(buffer, reth);
-        final MemoryRegion mr = checkRemote(RdmaHeader.rkey(buffer, reth), va, messageLength, AccessFlags.REMOTE_READ,
-            psn, nowNs, buffer, offset, ce);
-        if (mr == null) {
+        // A zero-length READ needs no valid key and reads nothing [OPS-023, MEM-012].
+        final MemoryRegion mr = messageLength == 0 ? null : checkRemote(RdmaHeader.rkey(buffer, reth), va,
+            messageLength, AccessFlags.REMOTE_READ, psn, nowNs, buffer, offset, ce);
+        if (mr == null && messageLength != 0) {
             return;
         }
         if (readQueued == readJobs) {
@@ -466,7 +487,7 @@ final class Responder {
         }
         readPsn[j] = psn;
         readRegion[j] = mr;
-        readRegionOffset[j] = mr.offsetOf(va);
+        readRegionOffset[j] = mr == null ? 0 : mr.offsetOf(va);
         readMessageOffset[j] = messageOffset;
         readMessageLength[j] = messageLength;
         readMsn[j] = MessageHeader.msn(buffer, msg);
@@ -921,7 +942,7 @@ final class Responder {
         final int payload = (int) Math.min(mtu, readBytes[0] - within);
         final Opcode opcode = Opcode.READ_RESPONSE;
         final MemoryRegion mr = readRegion[0];
-        if (!mr.isValid()) {
+        if (mr != null && !mr.isValid()) {
             // Deregistered while the READ was being answered: the requester gets REM_ACCESS_ERR.
             final int psn = readPsn[0] + k;
             removeRead(0);
@@ -944,7 +965,7 @@ final class Responder {
         w.header(buffer, offset, opcode, flags, qp.destQpn(), readPsn[0] + k, payload, pathId, nowNs, qp.qpn());
         w.msg(buffer, offset, opcode).msn(readMsn[0]).messageOffset(messageOffset)
             .messageLength(readMessageLength[0]).rsn(0);
-        if (payload > 0) {
+        if (payload > 0 && mr != null) {
             buffer.putBytes(offset + opcode.headerLength(), mr.buffer(), (int) (readRegionOffset[0] + messageOffset),
                 payload);
         }
