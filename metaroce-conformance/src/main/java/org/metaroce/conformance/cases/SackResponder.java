@@ -1,0 +1,112 @@
+package org.metaroce.conformance.cases;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.metaroce.conformance.suite.CaseContext;
+import org.metaroce.conformance.tester.Packet;
+import org.metaroce.conformance.tester.TesterQp;
+import org.metaroce.core.wire.AckHeader;
+
+/**
+ * The tester as a minimal selective-repeat responder for the IUT's requests (specification 6.4),
+ * with scripted loss: it "loses" the first {@code drops[k]} transmissions of PSN base + k (they are
+ * recorded but neither marked nor acknowledged, as if a switch had dropped them) and answers every
+ * other arrival with an ACK carrying its cumulative point and SACK bitmap. Everything the IUT sent
+ * is recorded for the case to judge.
+ */
+final class SackResponder {
+    private final CaseContext ctx;
+    private final TesterQp t;
+    private final int base;
+    private final int n;
+    private final int[] drops;
+    private final int[] transmissions;
+    private final boolean[] received;
+    final List<Packet> arrivals = new ArrayList<>();
+
+    SackResponder(final CaseContext ctx, final TesterQp t, final int base, final int n, final int[] drops) {
+        this.ctx = ctx;
+        this.t = t;
+        this.base = base;
+        this.n = n;
+        this.drops = drops;
+        this.transmissions = new int[n];
+        this.received = new boolean[n];
+    }
+
+    /**
+     * Answers arrivals until every PSN has been received, then keeps answering for {@code settleMs}
+     * to catch needless retransmissions.
+     *
+     * @return whether every PSN arrived within {@code timeoutMs}
+     */
+    boolean run(final long timeoutMs, final long settleMs) {
+        final long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        while (cumulative() != n) {
+            final long left = (deadline - System.nanoTime()) / 1_000_000L;
+            if (left <= 0) {
+                return false;
+            }
+            handle(ctx.tester().poll(t::isRequest, left));
+        }
+        final long settleEnd = System.nanoTime() + settleMs * 1_000_000L;
+        while (true) {
+            final long left = (settleEnd - System.nanoTime()) / 1_000_000L;
+            if (left <= 0) {
+                return true;
+            }
+            handle(ctx.tester().poll(t::isRequest, left));
+        }
+    }
+
+    private void handle(final Packet p) {
+        if (p == null) {
+            return;
+        }
+        arrivals.add(p);
+        final int k = p.psn() - base;
+        if (k < 0 || k >= n) {
+            return;
+        }
+        final int tx = transmissions[k]++;
+        if (tx < drops[k]) {
+            return;
+        }
+        final boolean duplicate = received[k];
+        received[k] = true;
+        final int cum = cumulative();
+        long bitmap = 0;
+        for (int i = cum + 1; i < n && i - cum - 1 < 64; i++) {
+            if (received[i]) {
+                bitmap |= 1L << (i - cum - 1);
+            }
+        }
+        ctx.tester().inject(t.ack(p, base + cum).sack(bitmap).ackFlags(duplicate ? AckHeader.FLAG_DUPLICATE : 0)
+            .build());
+    }
+
+    private int cumulative() {
+        int c = 0;
+        while (c < n && received[c]) {
+            c++;
+        }
+        return c;
+    }
+
+    /** @return how many times PSN base + k was transmitted */
+    int transmissions(final int k) {
+        return transmissions[k];
+    }
+
+    /** @return the PSN offsets sent more than once */
+    List<Integer> retransmitted() {
+        final List<Integer> l = new ArrayList<>();
+        for (int k = 0; k < n; k++) {
+            if (transmissions[k] > 1) {
+                l.add(k);
+            }
+        }
+        return l;
+    }
+}
