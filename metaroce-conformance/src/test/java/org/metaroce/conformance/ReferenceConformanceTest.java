@@ -19,7 +19,7 @@ class ReferenceConformanceTest {
         System.out.println("conformance seed " + seed);
         try (ReferenceAgentFixture agent = new ReferenceAgentFixture()) {
             final SuiteRunner runner = new SuiteRunner(SuiteConfig.of(agent.control(), seed)
-                .withCases(List.of(System.getProperty("conformance.cases", "").split(",")).stream()
+                .withSections(List.of(System.getProperty("conformance.cases", "").split(",")).stream()
                     .filter(s -> !s.isBlank()).toList()));
             final List<CaseResult> results = runner.run(Catalog.all(), r -> System.out.println(r.verdict() + " "
                 + r.testCase().id() + (r.verdict() == Verdict.FAIL ? "\n   expected: " + r.expected()

@@ -19,6 +19,8 @@ public final class Catalog {
         l.addAll(WireCases.cases());
         l.addAll(OperationCases.cases());
         l.addAll(ReliabilityCases.cases());
+        l.addAll(MemoryCases.cases());
+        l.addAll(QpCases.cases());
         final Set<String> ids = new HashSet<>();
         for (final ConformanceCase c : l) {
             if (!ids.add(c.id())) {

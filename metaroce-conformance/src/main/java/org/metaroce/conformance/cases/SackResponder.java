@@ -99,6 +99,17 @@ final class SackResponder {
         return transmissions[k];
     }
 
+    /** @return the arrivals as "offset[R]@ms" for failure messages */
+    String describe() {
+        final StringBuilder sb = new StringBuilder();
+        final long t0 = arrivals.isEmpty() ? 0 : arrivals.get(0).receivedNs();
+        for (final Packet p : arrivals) {
+            sb.append(p.psn() - base).append(p.has(org.metaroce.core.wire.Flags.RETRANSMIT) ? "R" : "")
+                .append('@').append((p.receivedNs() - t0) / 1000).append("us ");
+        }
+        return sb.toString().trim();
+    }
+
     /** @return the PSN offsets sent more than once */
     List<Integer> retransmitted() {
         final List<Integer> l = new ArrayList<>();

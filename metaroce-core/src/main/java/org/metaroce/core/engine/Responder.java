@@ -93,6 +93,8 @@ final class Responder {
     private final int[] readCount;
     private final int[] readNext;
     private final long[] readBytes;
+    /** Whether the held READ re-executes a duplicate request (responses carry RETRANSMIT) [REL-044]. */
+    private final boolean[] readRepeat;
     private int readQueued;
 
     // Atomics accepted and not yet executed, sorted by PSN; executed ones wait in the response queue.
@@ -108,6 +110,8 @@ final class Responder {
     private final int[] atomicOutPsn;
     private final int[] atomicOutMsn;
     private final long[] atomicOutValue;
+    /** Whether the queued ATOMIC_RESPONSE replays a retained result (sent with RETRANSMIT) [REL-047]. */
+    private final boolean[] atomicOutReplay;
     private int atomicOutHead;
     private int atomicOutCount;
     private final int[] cachePsn;
@@ -146,6 +150,7 @@ final class Responder {
         readCount = new int[readJobs];
         readNext = new int[readJobs];
         readBytes = new long[readJobs];
+        readRepeat = new boolean[readJobs];
         atomicSlots = Math.max(4, 2 * maxDestRdAtomic);
         heldPsn = new int[atomicSlots];
         heldMsn = new int[atomicSlots];
@@ -157,6 +162,7 @@ final class Responder {
         atomicOutPsn = new int[atomicSlots];
         atomicOutMsn = new int[atomicSlots];
         atomicOutValue = new long[atomicSlots];
+        atomicOutReplay = new boolean[atomicSlots];
         cachePsn = new int[atomicSlots];
         cacheMsn = new int[atomicSlots];
         cacheValue = new long[atomicSlots];
@@ -494,6 +500,7 @@ final class Responder {
         readCount[j] = count;
         readNext[j] = 0;
         readBytes[j] = dmaLength;
+        readRepeat[j] = !anyNew;
         readQueued++;
         accepted = true;
         final boolean hadGap = window.hasGap();
@@ -531,6 +538,7 @@ final class Responder {
         readCount[to] = readCount[from];
         readNext[to] = readNext[from];
         readBytes[to] = readBytes[from];
+        readRepeat[to] = readRepeat[from];
     }
 
     private void removeRead(final int index) {
@@ -618,7 +626,7 @@ final class Responder {
             cacheValue[cacheNext] = original;
             cacheValid[cacheNext] = true;
             cacheNext = (cacheNext + 1) % atomicSlots;
-            queueAtomicResponse(psn, heldMsn[0], original);
+            queueAtomicResponse(psn, heldMsn[0], original, false);
             for (int i = 0; i < heldCount - 1; i++) {
                 moveHeld(i + 1, i);
             }
@@ -632,7 +640,7 @@ final class Responder {
         for (int i = 0; i < atomicSlots; i++) {
             if (cacheValid[i] && cachePsn[i] == psn) {
                 if (atomicOutCount < atomicSlots) {
-                    queueAtomicResponse(psn, cacheMsn[i], cacheValue[i]);
+                    queueAtomicResponse(psn, cacheMsn[i], cacheValue[i], true);
                     counters.increment(EndpointCounter.ATOMIC_REPLAYS);
                 }
                 return;
@@ -640,8 +648,9 @@ final class Responder {
         }
     }
 
-    private void queueAtomicResponse(final int psn, final int msn, final long value) {
+    private void queueAtomicResponse(final int psn, final int msn, final long value, final boolean replay) {
         final int j = (atomicOutHead + atomicOutCount) % atomicSlots;
+        atomicOutReplay[j] = replay;
         atomicOutPsn[j] = psn;
         atomicOutMsn[j] = msn;
         atomicOutValue[j] = value;
@@ -924,7 +933,8 @@ final class Responder {
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
         final int j = atomicOutHead;
-        w.header(buffer, offset, opcode, Flags.LAST, qp.destQpn(), atomicOutPsn[j], 0, pathId, nowNs, qp.qpn());
+        w.header(buffer, offset, opcode, Flags.LAST | (atomicOutReplay[j] ? Flags.RETRANSMIT : 0), qp.destQpn(),
+            atomicOutPsn[j], 0, pathId, nowNs, qp.qpn());
         w.msg(buffer, offset, opcode).msn(atomicOutMsn[j]).messageOffset(0).messageLength(8).rsn(0);
         w.aack(buffer, offset, opcode).originalData(atomicOutValue[j]);
         final int length = w.seal(buffer, offset, opcode, 0);
@@ -961,7 +971,8 @@ final class Responder {
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
         final long messageOffset = readMessageOffset[0] + within;
-        final int flags = messageOffset + payload == readMessageLength[0] ? Flags.LAST : 0;
+        final int flags = (messageOffset + payload == readMessageLength[0] ? Flags.LAST : 0)
+            | (readRepeat[0] ? Flags.RETRANSMIT : 0);
         w.header(buffer, offset, opcode, flags, qp.destQpn(), readPsn[0] + k, payload, pathId, nowNs, qp.qpn());
         w.msg(buffer, offset, opcode).msn(readMsn[0]).messageOffset(messageOffset)
             .messageLength(readMessageLength[0]).rsn(0);
