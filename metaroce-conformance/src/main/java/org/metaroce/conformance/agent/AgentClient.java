@@ -65,11 +65,15 @@ public final class AgentClient implements AutoCloseable {
             out.write(Json.line(request));
             out.write('\n');
             out.flush();
-            final String line = in.readLine();
-            if (line == null) {
-                throw new AgentException(AgentException.FAILED, "the agent closed the control channel");
-            }
-            final ObjectNode reply = Json.parseObject(line);
+            ObjectNode reply;
+            do {
+                // Replies to requests that timed out earlier arrive late: skip them.
+                final String line = in.readLine();
+                if (line == null) {
+                    throw new AgentException(AgentException.FAILED, "the agent closed the control channel");
+                }
+                reply = Json.parseObject(line);
+            } while (reply.path("id").asLong(-1) < id);
             if (reply.path("id").asLong(-1) != id) {
                 throw new AgentException(AgentException.FAILED, "reply id " + reply.get("id") + " for request " + id);
             }

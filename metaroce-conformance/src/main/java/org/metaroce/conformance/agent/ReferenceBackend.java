@@ -65,7 +65,8 @@ public final class ReferenceBackend implements AgentBackend {
     /** CM events, appended on the owning thread, drained by the events command. */
     private final LinkedBlockingQueue<ObjectNode> events = new LinkedBlockingQueue<>(MAX_EVENTS);
     private final WorkCompletion[] wcs = new WorkCompletion[64];
-    private int nextHandle = 1;
+    /** Handles of MRs and QPs; taken on the agent thread and on the device's owning thread. */
+    private final java.util.concurrent.atomic.AtomicInteger nextHandle = new java.util.concurrent.atomic.AtomicInteger(1);
 
     private static final class QpEntry {
         final int handle;
@@ -150,9 +151,9 @@ public final class ReferenceBackend implements AgentBackend {
         return null;
     }
 
-    private synchronized int register(final Connection c, final CompletionQueue sendCq,
+    private int register(final Connection c, final CompletionQueue sendCq,
                                       final CompletionQueue recvCq) {
-        final int handle = nextHandle++;
+        final int handle = nextHandle.getAndIncrement();
         qps.put(handle, new QpEntry(handle, c, sendCq, recvCq));
         return handle;
     }
@@ -286,7 +287,7 @@ public final class ReferenceBackend implements AgentBackend {
         } catch (final IllegalArgumentException ex) {
             throw new AgentException(AgentException.FAILED, ex.getMessage());
         }
-        final int handle = nextHandle++;
+        final int handle = nextHandle.getAndIncrement();
         regions.put(handle, mr);
         reply.put("mr", handle);
         reply.put("addr", Json.unsigned(mr.address()));
@@ -558,10 +559,7 @@ public final class ReferenceBackend implements AgentBackend {
 
     private QpEntry qp(final ObjectNode req) {
         final int handle = Json.requireInt(req, "qp", 0, Integer.MAX_VALUE);
-        final QpEntry q;
-        synchronized (this) {
-            q = qps.get(handle);
-        }
+        final QpEntry q = qps.get(handle);
         if (q == null) {
             throw new AgentException(AgentException.NOT_FOUND, "no queue pair " + handle);
         }

@@ -21,6 +21,7 @@ public final class Catalog {
         l.addAll(ReliabilityCases.cases());
         l.addAll(MemoryCases.cases());
         l.addAll(QpCases.cases());
+        l.addAll(ConnectionCases.cases());
         final Set<String> ids = new HashSet<>();
         for (final ConformanceCase c : l) {
             if (!ids.add(c.id())) {

@@ -723,6 +723,10 @@ final class Responder {
 
     /** A KEEPALIVE is answered at once with an ACK carrying the current state [CM-028], [WIRE-065]. */
     void onKeepalive(final long nowNs, final DirectBuffer buffer, final int offset) {
+        if ((BaseHeader.flags(buffer, offset) & Flags.ACK_REQ) == 0) {
+            // Only a probe asks for an answer; a KEEPALIVE without ACK_REQ just restarts the idle time.
+            return;
+        }
         queueOwn(0, 0, 0, nowNs, buffer, offset, false, false);
     }
 
