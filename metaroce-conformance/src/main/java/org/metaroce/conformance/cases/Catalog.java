@@ -22,6 +22,8 @@ public final class Catalog {
         l.addAll(MemoryCases.cases());
         l.addAll(QpCases.cases());
         l.addAll(ConnectionCases.cases());
+        l.addAll(RobustnessCases.cases());
+        l.addAll(ProxyCases.cases());
         final Set<String> ids = new HashSet<>();
         for (final ConformanceCase c : l) {
             if (!ids.add(c.id())) {
