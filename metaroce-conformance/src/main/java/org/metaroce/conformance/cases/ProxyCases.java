@@ -58,11 +58,9 @@ final class ProxyCases {
                 final SackResponder r = new SackResponder(c, s.t(), s.t().iutInitialPsn, 48, new int[48]);
                 check(r.run(5000, 100), "every PSN delivered despite the faults [REL-023, REL-028]",
                     "incomplete; proxy " + proxy.toClientStats());
-                final List<JsonNode> wc = c.poll(s.c(), "send", 1, EXPECT_MS);
-                check(!wc.isEmpty() && wc.get(0).get("status").asText().equals("SUCCESS"),
-                    "the WRITE completes SUCCESS [OPS-034]", wc.toString());
-                final List<JsonNode> more = c.poll(s.c(), "send", 1, 100);
-                check(more.isEmpty(), "exactly one completion [OPS-033]", more.toString());
+                checkEq("SUCCESS", ReliabilityCases.sendCompletion(c, s, EXPECT_MS).get("status").asText(),
+                    "the WRITE's status [OPS-034]");
+                ReliabilityCases.exactlyOne(c, s);
             }), "REL-023", "REL-028", "REL-041", "OPS-034"));
 
         l.add(must("cm.client-setup-under-loss", ConnectionCases.S, "the IUT as client connects over a link with 25% "

@@ -105,8 +105,10 @@ final class RobustnessCases {
                 final long service = ctx.newServiceId();
                 ctx.listen(service, org.metaroce.conformance.suite.QpOptions.defaults());
                 int challenges = 0;
+                final java.util.Set<Long> tids = new java.util.HashSet<>();
                 for (int i = 0; i < 200; i++) {
                     final long tid = ctx.random().nextLong();
+                    tids.add(tid);
                     final byte[] cookie = new byte[20];
                     if (i % 2 == 1) {
                         for (int k = 0; k < 20; k++) {
@@ -117,7 +119,7 @@ final class RobustnessCases {
                         .build());
                 }
                 final List<Packet> answers = ctx.tester().collect(p -> p.wellFormed() && p.opcode() != null
-                    && p.opcode().isConnectionManagement(), 300);
+                    && p.opcode().isConnectionManagement() && tids.contains(p.transactionId()), 300);
                 for (final Packet p : answers) {
                     check(p.opcode() == Opcode.CONNECT_CHALLENGE, "only CONNECT_CHALLENGE answers [CM-011, SEC-005]",
                         p.toString());

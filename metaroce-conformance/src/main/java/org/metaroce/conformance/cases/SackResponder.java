@@ -23,6 +23,10 @@ final class SackResponder {
     private final int[] drops;
     private final int[] transmissions;
     private final boolean[] received;
+    /** Per PSN offset: when the IUT had certainly processed the tester's ACK of it (0 = not yet). */
+    private final long[] settledNs;
+    private int originals;
+    private int fenceStamp = 0x7E570000;
     final List<Packet> arrivals = new ArrayList<>();
 
     SackResponder(final CaseContext ctx, final TesterQp t, final int base, final int n, final int[] drops) {
@@ -33,6 +37,7 @@ final class SackResponder {
         this.drops = drops;
         this.transmissions = new int[n];
         this.received = new boolean[n];
+        this.settledNs = new long[n];
     }
 
     /**
@@ -70,7 +75,11 @@ final class SackResponder {
             return;
         }
         final int tx = transmissions[k]++;
+        if (tx == 0) {
+            originals++;
+        }
         if (tx < drops[k]) {
+            fenceAfterOriginals();
             return;
         }
         final boolean duplicate = received[k];
@@ -84,6 +93,60 @@ final class SackResponder {
         }
         ctx.tester().inject(t.ack(p, base + cum).sack(bitmap).ackFlags(duplicate ? AckHeader.FLAG_DUPLICATE : 0)
             .build());
+        if (tx > 0 && !duplicate) {
+            // A lost packet just arrived: once the IUT has this ACK, any further copy is needless.
+            final long f = fence();
+            settledNs[k] = f;
+        }
+        fenceAfterOriginals();
+    }
+
+    /** Once every original has arrived: every PSN delivered so far is settled at the fence. */
+    private void fenceAfterOriginals() {
+        if (originals != n || settledNs.length == 0 || fenceDone) {
+            return;
+        }
+        fenceDone = true;
+        final long f = fence();
+        for (int j = 0; j < n; j++) {
+            if (received[j] && settledNs[j] == 0) {
+                settledNs[j] = f;
+            }
+        }
+    }
+
+    private boolean fenceDone;
+
+    /**
+     * Sends a KEEPALIVE with ACK_REQ and waits for its answer. The IUT handles a peer's packets in
+     * order, so when the answer arrives it has processed every ACK sent before the KEEPALIVE:
+     * what it sends afterwards is decided with that knowledge [CM-028].
+     *
+     * @return arrival time of the answer ({@link System#nanoTime()})
+     */
+    private long fence() {
+        final int stamp = ++fenceStamp;
+        ctx.tester().inject(org.metaroce.conformance.tester.PacketBuilder.of(org.metaroce.core.wire.Opcode.KEEPALIVE)
+            .destQpn(t.iutQpn).srcQpn(t.qpn).flags(org.metaroce.core.wire.Flags.ACK_REQ).psn(t.sendPsn)
+            .timestamp(stamp).build());
+        final Packet answer = ctx.tester().poll(q -> t.fromIut(q) && q.opcode() == org.metaroce.core.wire.Opcode.ACK
+            && q.echoedTimestamp() == stamp, CaseContext.EXPECT_MS);
+        return answer != null ? answer.receivedNs() : System.nanoTime();
+    }
+
+    /**
+     * @return copies the IUT sent of PSNs it already knew were delivered, as "offset@us-after-fence",
+     *     i.e. needless retransmissions
+     */
+    List<String> needless() {
+        final List<String> out = new ArrayList<>();
+        for (final Packet p : arrivals) {
+            final int k = p.psn() - base;
+            if (k >= 0 && k < n && settledNs[k] != 0 && p.receivedNs() > settledNs[k]) {
+                out.add(k + "@" + (p.receivedNs() - settledNs[k]) / 1000 + "us");
+            }
+        }
+        return out;
     }
 
     private int cumulative() {

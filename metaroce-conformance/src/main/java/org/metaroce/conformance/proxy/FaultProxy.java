@@ -183,6 +183,16 @@ public final class FaultProxy implements AutoCloseable {
         toClient.profile = toClientProfile;
     }
 
+    /**
+     * Sends a datagram as if it had passed the proxy (for mutators that add packets of their own).
+     *
+     * @param towardsTarget direction
+     * @param datagram the packet
+     */
+    public void inject(final boolean towardsTarget, final byte[] datagram) {
+        send(towardsTarget ? toTarget : toClient, datagram);
+    }
+
     /** @return the address clients send to */
     public InetSocketAddress listenAddress() {
         try {
