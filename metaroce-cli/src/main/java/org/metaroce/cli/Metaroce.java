@@ -42,6 +42,9 @@ public final class Metaroce implements Runnable {
                 + " SERVER    Both ends here: metaroce " + kind.command + " --loopback");
             cl.addSubcommand(kind.command, sub);
         }
+        cl.addSubcommand("agent", new org.metaroce.cli.conformance.AgentCommand());
+        cl.addSubcommand("conformance", new org.metaroce.cli.conformance.ConformanceCommand());
+        cl.addSubcommand("proxy", new org.metaroce.cli.conformance.ProxyCommand());
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             final PrintWriter err = commandLine.getErr();
             if (ex instanceof BenchException) {

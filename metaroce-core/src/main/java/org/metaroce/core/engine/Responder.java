@@ -110,6 +110,8 @@ final class Responder {
     private final int[] readCount;
     private final int[] readNext;
     private final long[] readBytes;
+    /** Whether the held READ re-executes a duplicate request (responses carry RETRANSMIT) [REL-044]. */
+    private final boolean[] readRepeat;
     private int readQueued;
 
     // Atomics accepted and not yet executed, sorted by PSN; executed ones wait in the response queue.
@@ -125,6 +127,8 @@ final class Responder {
     private final int[] atomicOutPsn;
     private final int[] atomicOutMsn;
     private final long[] atomicOutValue;
+    /** Whether the queued ATOMIC_RESPONSE replays a retained result (sent with RETRANSMIT) [REL-047]. */
+    private final boolean[] atomicOutReplay;
     private int atomicOutHead;
     private int atomicOutCount;
     private final int[] cachePsn;
@@ -163,6 +167,7 @@ final class Responder {
         readCount = new int[readJobs];
         readNext = new int[readJobs];
         readBytes = new long[readJobs];
+        readRepeat = new boolean[readJobs];
         atomicSlots = Math.max(4, 2 * maxDestRdAtomic);
         heldPsn = new int[atomicSlots];
         heldMsn = new int[atomicSlots];
@@ -174,6 +179,7 @@ final class Responder {
         atomicOutPsn = new int[atomicSlots];
         atomicOutMsn = new int[atomicSlots];
         atomicOutValue = new long[atomicSlots];
+        atomicOutReplay = new boolean[atomicSlots];
         cachePsn = new int[atomicSlots];
         cacheMsn = new int[atomicSlots];
         cacheValue = new long[atomicSlots];
@@ -298,6 +304,12 @@ final class Responder {
         final long messageOffset = MessageHeader.messageOffset(buffer, msg);
         final long messageLength = MessageHeader.messageLength(buffer, msg);
         final int payloadOffset = offset + opcode.headerLength();
+        if (opcode.maxPayload() > 0 && !segmentedAsSpecified(messageOffset, messageLength, payloadLength, flags)) {
+            // Step 3 of 6.3: a packet that cannot be part of a correctly segmented message [OPS-005].
+            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer, offset,
+                ce);
+            return;
+        }
         switch (opcode) {
             case SEND, SEND_WITH_IMM -> {
                 final RecvWqe recv = receiveFor(MessageHeader.rsn(buffer, msg));
@@ -322,9 +334,10 @@ final class Responder {
                 }
                 final int reth = offset + opcode.rethOffset();
                 final long va = RdmaHeader.virtualAddress(buffer, reth);
-                final MemoryRegion mr = checkRemote(RdmaHeader.rkey(buffer, reth), va, messageLength,
-                    AccessFlags.REMOTE_WRITE, psn, nowNs, buffer, offset, ce);
-                if (mr == null) {
+                // A zero-length WRITE needs no valid key and touches no memory [OPS-017, MEM-012].
+                final MemoryRegion mr = messageLength == 0 ? null : checkRemote(RdmaHeader.rkey(buffer, reth), va,
+                    messageLength, AccessFlags.REMOTE_WRITE, psn, nowNs, buffer, offset, ce);
+                if (mr == null && messageLength != 0) {
                     return;
                 }
                 RecvWqe recv = null;
@@ -338,7 +351,7 @@ final class Responder {
                         return;
                     }
                 }
-                if (payloadLength > 0) {
+                if (payloadLength > 0 && mr != null) {
                     mr.buffer().putBytes((int) (mr.offsetOf(va) + messageOffset), buffer, payloadOffset, payloadLength);
                 }
                 if (recv != null) {
@@ -387,6 +400,19 @@ final class Responder {
     /** @return time of the latest request packet classified, MIN_VALUE before any */
     long lastRequestNs() {
         return lastRequestNs;
+    }
+
+    /**
+     * Whether a data packet is a packet the segmentation rule could have produced: Message Offset a
+     * multiple of the PMTU, Payload Length min(PMTU, Message Length - Message Offset), and LAST
+     * exactly on the packet that ends the message [OPS-002, OPS-005].
+     */
+    private boolean segmentedAsSpecified(final long messageOffset, final long messageLength, final int payloadLength,
+                                         final int flags) {
+        final int mtu = qp.pathMtu();
+        final boolean last = (flags & Flags.LAST) != 0;
+        return messageOffset % mtu == 0 && payloadLength == Math.min(mtu, messageLength - messageOffset)
+            && last == (messageOffset + payloadLength == messageLength);
     }
 
     /** Step 7 of 6.3: mark, acknowledge, complete and execute what became possible. */
@@ -518,9 +544,10 @@ final class Responder {
             return;
         }
         final long va = RdmaHeader.virtualAddress(buffer, reth);
-        final MemoryRegion mr = checkRemote(RdmaHeader.rkey(buffer, reth), va, messageLength, AccessFlags.REMOTE_READ,
-            psn, nowNs, buffer, offset, ce);
-        if (mr == null) {
+        // A zero-length READ needs no valid key and reads nothing [OPS-023, MEM-012].
+        final MemoryRegion mr = messageLength == 0 ? null : checkRemote(RdmaHeader.rkey(buffer, reth), va,
+            messageLength, AccessFlags.REMOTE_READ, psn, nowNs, buffer, offset, ce);
+        if (mr == null && messageLength != 0) {
             return;
         }
         if (readQueued == readJobs) {
@@ -537,13 +564,14 @@ final class Responder {
         }
         readPsn[j] = psn;
         readRegion[j] = mr;
-        readRegionOffset[j] = mr.offsetOf(va);
+        readRegionOffset[j] = mr == null ? 0 : mr.offsetOf(va);
         readMessageOffset[j] = messageOffset;
         readMessageLength[j] = messageLength;
         readMsn[j] = MessageHeader.msn(buffer, msg);
         readCount[j] = count;
         readNext[j] = 0;
         readBytes[j] = dmaLength;
+        readRepeat[j] = !anyNew;
         readQueued++;
         accepted = true;
         final boolean hadGap = window.hasGap();
@@ -581,6 +609,7 @@ final class Responder {
         readCount[to] = readCount[from];
         readNext[to] = readNext[from];
         readBytes[to] = readBytes[from];
+        readRepeat[to] = readRepeat[from];
     }
 
     private void removeRead(final int index) {
@@ -668,7 +697,7 @@ final class Responder {
             cacheValue[cacheNext] = original;
             cacheValid[cacheNext] = true;
             cacheNext = (cacheNext + 1) % atomicSlots;
-            queueAtomicResponse(psn, heldMsn[0], original);
+            queueAtomicResponse(psn, heldMsn[0], original, false);
             for (int i = 0; i < heldCount - 1; i++) {
                 moveHeld(i + 1, i);
             }
@@ -682,7 +711,7 @@ final class Responder {
         for (int i = 0; i < atomicSlots; i++) {
             if (cacheValid[i] && cachePsn[i] == psn) {
                 if (atomicOutCount < atomicSlots) {
-                    queueAtomicResponse(psn, cacheMsn[i], cacheValue[i]);
+                    queueAtomicResponse(psn, cacheMsn[i], cacheValue[i], true);
                     counters.increment(EndpointCounter.ATOMIC_REPLAYS);
                 }
                 return;
@@ -690,8 +719,9 @@ final class Responder {
         }
     }
 
-    private void queueAtomicResponse(final int psn, final int msn, final long value) {
+    private void queueAtomicResponse(final int psn, final int msn, final long value, final boolean replay) {
         final int j = (atomicOutHead + atomicOutCount) % atomicSlots;
+        atomicOutReplay[j] = replay;
         atomicOutPsn[j] = psn;
         atomicOutMsn[j] = msn;
         atomicOutValue[j] = value;
@@ -764,6 +794,10 @@ final class Responder {
 
     /** A KEEPALIVE is answered at once with an ACK carrying the current state [CM-028], [WIRE-065]. */
     void onKeepalive(final long nowNs, final DirectBuffer buffer, final int offset) {
+        if ((BaseHeader.flags(buffer, offset) & Flags.ACK_REQ) == 0) {
+            // Only a probe asks for an answer; a KEEPALIVE without ACK_REQ just restarts the idle time.
+            return;
+        }
         queueOwn(0, 0, 0, nowNs, buffer, offset, false, false);
     }
 
@@ -1007,7 +1041,8 @@ final class Responder {
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
         final int j = atomicOutHead;
-        w.header(buffer, offset, opcode, Flags.LAST, qp.destQpn(), atomicOutPsn[j], 0, pathId, nowNs, qp.qpn());
+        w.header(buffer, offset, opcode, Flags.LAST | (atomicOutReplay[j] ? Flags.RETRANSMIT : 0), qp.destQpn(),
+            atomicOutPsn[j], 0, pathId, nowNs, qp.qpn());
         w.msg(buffer, offset, opcode).msn(atomicOutMsn[j]).messageOffset(0).messageLength(8).rsn(0);
         w.aack(buffer, offset, opcode).originalData(atomicOutValue[j]);
         final int length = w.seal(buffer, offset, opcode, 0);
@@ -1025,7 +1060,7 @@ final class Responder {
         final int payload = (int) Math.min(mtu, readBytes[0] - within);
         final Opcode opcode = Opcode.READ_RESPONSE;
         final MemoryRegion mr = readRegion[0];
-        if (!mr.isValid()) {
+        if (mr != null && !mr.isValid()) {
             // Deregistered while the READ was being answered: the requester gets REM_ACCESS_ERR.
             final int psn = readPsn[0] + k;
             removeRead(0);
@@ -1044,11 +1079,12 @@ final class Responder {
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
         final long messageOffset = readMessageOffset[0] + within;
-        final int flags = messageOffset + payload == readMessageLength[0] ? Flags.LAST : 0;
+        final int flags = (messageOffset + payload == readMessageLength[0] ? Flags.LAST : 0)
+            | (readRepeat[0] ? Flags.RETRANSMIT : 0);
         w.header(buffer, offset, opcode, flags, qp.destQpn(), readPsn[0] + k, payload, pathId, nowNs, qp.qpn());
         w.msg(buffer, offset, opcode).msn(readMsn[0]).messageOffset(messageOffset)
             .messageLength(readMessageLength[0]).rsn(0);
-        if (payload > 0) {
+        if (payload > 0 && mr != null) {
             buffer.putBytes(offset + opcode.headerLength(), mr.buffer(), (int) (readRegionOffset[0] + messageOffset),
                 payload);
         }

@@ -109,6 +109,20 @@ class AsyncEventTest {
         assertThat(AckHeader.cumulativePsn(sink.buffer, Opcode.ACK.ackOffset())).isEqualTo(f.b.qp.expectedReceivePsn());
     }
 
+    @Test
+    void keepaliveWithoutAckReqIsNotAnswered() {
+        // Found by the compliance suite (cm.keepalive-no-ackreq) [CM-028].
+        final TwoNodeFixture f = new TwoNodeFixture(5006).connect(1024);
+        final UnsafeBuffer packet = new UnsafeBuffer(new byte[64]);
+        final PacketWriter w = new PacketWriter();
+        w.header(packet, 0, Opcode.KEEPALIVE, 0, f.b.qp.qpn(), 1234, 0, 0, 777, f.a.qp.qpn());
+        final int length = w.seal(packet, 0, Opcode.KEEPALIVE, 0);
+        f.b.endpoint.onDatagram(1_000, packet, 0, length, f.a.node, DatagramEndpoint.ECN_NOT_ECT);
+        final CapturingSink sink = new CapturingSink();
+        f.b.endpoint.poll(2_000, sink);
+        assertThat(sink.opcodes).isEmpty();
+    }
+
     /** Keeps the first packet at offset 0 and records every opcode. */
     private static final class CapturingSink implements TransmitSink {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[1 << 16]);

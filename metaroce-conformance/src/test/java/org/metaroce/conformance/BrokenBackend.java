@@ -1,0 +1,64 @@
+package org.metaroce.conformance;
+
+import java.util.function.UnaryOperator;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.metaroce.conformance.agent.AgentBackend;
+import org.metaroce.conformance.agent.AgentProtocol;
+import org.metaroce.conformance.agent.Json;
+
+/**
+ * An agent-level mutant: the reference backend with its completions rewritten, as an
+ * implementation with broken completion handling would report them.
+ */
+final class BrokenBackend implements AgentBackend {
+    private final AgentBackend inner;
+    private final UnaryOperator<ArrayNode> completions;
+
+    BrokenBackend(final AgentBackend inner, final UnaryOperator<ArrayNode> completions) {
+        this.inner = inner;
+        this.completions = completions;
+    }
+
+    /** Does not flush on error: WR_FLUSH_ERR completions never appear. */
+    static UnaryOperator<ArrayNode> noFlush() {
+        return list -> {
+            final ArrayNode out = Json.MAPPER.createArrayNode();
+            for (final JsonNode n : list) {
+                if (!n.get("status").asText().equals("WR_FLUSH_ERR")) {
+                    out.add(n);
+                }
+            }
+            return out;
+        };
+    }
+
+    /** Completes twice: every successful completion is reported two times. */
+    static UnaryOperator<ArrayNode> completesTwice() {
+        return list -> {
+            final ArrayNode out = Json.MAPPER.createArrayNode();
+            for (final JsonNode n : list) {
+                out.add(n);
+                if (n.get("status").asText().equals("SUCCESS")) {
+                    out.add(n.deepCopy());
+                }
+            }
+            return out;
+        };
+    }
+
+    @Override
+    public void execute(final String command, final ObjectNode request, final ObjectNode reply) {
+        inner.execute(command, request, reply);
+        if (command.equals(AgentProtocol.POLL_CQ)) {
+            reply.set("completions", completions.apply((ArrayNode) reply.get("completions")));
+        }
+    }
+
+    @Override
+    public void close() {
+        inner.close();
+    }
+}

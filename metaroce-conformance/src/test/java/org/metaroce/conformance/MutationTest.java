@@ -1,0 +1,160 @@
+package org.metaroce.conformance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.metaroce.conformance.agent.AgentServer;
+import org.metaroce.conformance.agent.ReferenceBackend;
+import org.metaroce.conformance.cases.Catalog;
+import org.metaroce.conformance.proxy.FaultProfile;
+import org.metaroce.conformance.proxy.FaultProxy;
+import org.metaroce.conformance.proxy.PacketMutator;
+import org.metaroce.conformance.suite.CaseResult;
+import org.metaroce.conformance.suite.SuiteConfig;
+import org.metaroce.conformance.suite.SuiteRunner;
+import org.metaroce.conformance.suite.Verdict;
+
+/**
+ * Proof that the suite catches bugs [CONF-001]: each mutant IUT (a packet-rewriting shim in front
+ * of the reference agent, or an agent that misreports completions) runs the cases that should
+ * catch it, and each of those cases must FAIL. A control run through a shim that changes nothing
+ * shows the same cases PASS, so the failures come from the mutation alone.
+ */
+class MutationTest {
+    private static final long SEED = 4242;
+    private static ReferenceAgentFixture agent;
+    private static InetSocketAddress endpoint;
+
+    @BeforeAll
+    static void start() {
+        System.out.println("mutation seed " + SEED);
+        agent = new ReferenceAgentFixture();
+        endpoint = agent.backend.dataAddress();
+    }
+
+    @AfterAll
+    static void stop() {
+        agent.close();
+    }
+
+    private static Map<String, Verdict> runThroughShim(final Function<AtomicReference<FaultProxy>, PacketMutator> m,
+                                                       final List<String> caseIds) {
+        final AtomicReference<FaultProxy> ref = new AtomicReference<>();
+        try (FaultProxy shim = new FaultProxy(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), endpoint,
+            FaultProfile.NONE, FaultProfile.NONE, SEED, m.apply(ref))) {
+            ref.set(shim);
+            return run(agent.control(), shim.listenAddress(), caseIds);
+        }
+    }
+
+    private static Map<String, Verdict> run(final InetSocketAddress control, final InetSocketAddress target,
+                                            final List<String> caseIds) {
+        final SuiteConfig config = SuiteConfig.of(control, SEED).withCases(caseIds).withTarget(target);
+        final List<CaseResult> results = new SuiteRunner(config).run(Catalog.all(), r -> System.out.println(
+            "  " + r.verdict() + " " + r.testCase().id() + (r.actual() != null ? " (actual: " + r.actual() + ")" : "")));
+        return results.stream().collect(Collectors.toMap(r -> r.testCase().id(), CaseResult::verdict));
+    }
+
+    private static void assertKilled(final String mutant, final Map<String, Verdict> verdicts,
+                                     final List<String> killers) {
+        System.out.println("mutant " + mutant + ": " + verdicts);
+        assertThat(verdicts).as(mutant).containsOnlyKeys(killers);
+        assertThat(verdicts.values()).as("every selected case fails the mutant " + mutant)
+            .containsOnly(Verdict.FAIL);
+    }
+
+    private static void shim(final String name, final Function<AtomicReference<FaultProxy>, PacketMutator> m,
+                             final String... killers) {
+        assertKilled(name, runThroughShim(m, List.of(killers)), List.of(killers));
+    }
+
+    @Test
+    @DisplayName("control: the same cases pass through a shim that changes nothing")
+    void controlShimPasses() {
+        final List<String> all = List.of("wire.integrity-check", "mem.bad-rkey", "rel.one-loss-one-retransmit",
+            "rel.ack-echo", "ops.rnr-then-success", "rel.psn-out-of-range", "cm.keepalive-no-ackreq",
+            "rel.duplicate", "cm.challenge", "sec.spoofed-handshakes");
+        final Map<String, Verdict> v = runThroughShim(ref -> PacketMutator.NONE, all);
+        assertThat(v.values()).as(v.toString()).containsOnly(Verdict.PASS);
+        assertThat(v).hasSize(all.size());
+    }
+
+    @Test
+    void ignoresIntegrityCheck() {
+        shim("ignores the integrity check", ref -> Mutants.ignoresIntegrityCheck(), "wire.integrity-check");
+    }
+
+    @Test
+    void acceptsBadRkey() {
+        shim("accepts a bad rkey", ref -> Mutants.acceptsBadRkey(), "mem.bad-rkey", "mem.deregistered");
+    }
+
+    @Test
+    void resendsEverything() {
+        shim("go-back-N instead of selective repeat", Mutants::resendsEverything,
+            "rel.one-loss-one-retransmit", "rel.multi-gap");
+    }
+
+    @Test
+    void acksWrongPsn() {
+        shim("ACKs the wrong PSN", ref -> Mutants.acksWrongPsn(), "rel.ack-echo", "rel.sack-bitmap");
+    }
+
+    @Test
+    void neverSendsRnr() {
+        shim("never sends RNR", ref -> Mutants.neverSendsRnr(), "ops.rnr-then-success");
+    }
+
+    @Test
+    void acceptsAnyPsn() {
+        shim("accepts any PSN", ref -> Mutants.acceptsAnyPsn(), "rel.psn-out-of-range", "rel.psn-beyond-window");
+    }
+
+    @Test
+    void answersEveryKeepalive() {
+        shim("answers KEEPALIVE without ACK_REQ", ref -> Mutants.answersEveryKeepalive(), "cm.keepalive-no-ackreq");
+    }
+
+    @Test
+    void noDuplicateFlag() {
+        shim("no DUPLICATE flag on duplicate ACKs", ref -> Mutants.noDuplicateFlag(), "rel.duplicate");
+    }
+
+    @Test
+    void keepsStateForUnverifiedHandshakes() {
+        shim("keeps state for unverified handshakes", Mutants::skipsCookieCheck, "cm.challenge",
+            "sec.spoofed-handshakes");
+    }
+
+    private static void agentMutant(final String name, final UnaryOperator<ArrayNode> completions,
+                                    final String... killers) {
+        try (AgentServer broken = new AgentServer(new BrokenBackend(new ReferenceBackend(
+            InetAddress.getLoopbackAddress(), 0), completions), InetAddress.getLoopbackAddress(), 0)) {
+            assertKilled(name, run(broken.address(), null, List.of(killers)), List.of(killers));
+        }
+    }
+
+    @Test
+    void doesNotFlushOnError() {
+        agentMutant("does not flush on error", BrokenBackend.noFlush(), "mem.error-flush", "rel.nack-remote-access",
+            "qp.post-in-err");
+    }
+
+    @Test
+    void completesTwice() {
+        agentMutant("completes twice", BrokenBackend.completesTwice(), "rel.lost-acks", "rel.lossy-link-transfer");
+    }
+}

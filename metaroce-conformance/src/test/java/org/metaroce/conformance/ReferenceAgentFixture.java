@@ -1,0 +1,27 @@
+package org.metaroce.conformance;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+
+import org.metaroce.conformance.agent.AgentServer;
+import org.metaroce.conformance.agent.ReferenceBackend;
+
+/** The reference implementation behind an agent on loopback, for tests. */
+final class ReferenceAgentFixture implements AutoCloseable {
+    final AgentServer server;
+    final ReferenceBackend backend;
+
+    ReferenceAgentFixture() {
+        backend = new ReferenceBackend(InetAddress.getLoopbackAddress(), 0);
+        server = new AgentServer(backend, InetAddress.getLoopbackAddress(), 0);
+    }
+
+    InetSocketAddress control() {
+        return server.address();
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+}
