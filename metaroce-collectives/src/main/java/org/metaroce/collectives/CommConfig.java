@@ -18,6 +18,19 @@ public final class CommConfig {
     private int pathMtu = 4096;
     private IdleStrategy idleStrategy;
 
+    /** @return a copy of these settings (the idle strategy is shared only if one was set) */
+    public CommConfig copy() {
+        final CommConfig c = new CommConfig();
+        c.chunkBytes = chunkBytes;
+        c.slots = slots;
+        c.smallAllReduceBytes = smallAllReduceBytes;
+        c.operationTimeout = operationTimeout;
+        c.setupTimeout = setupTimeout;
+        c.pathMtu = pathMtu;
+        c.idleStrategy = idleStrategy;
+        return c;
+    }
+
     /** @return bytes per pipelined chunk (one slot, one RDMA WRITE with immediate) */
     public int chunkBytes() {
         return chunkBytes;

@@ -45,6 +45,7 @@ public final class Communicator implements AutoCloseable {
     private final Mem[] result = new Mem[1];
     private volatile Thread user;
     private boolean closed;
+    private boolean ownsDevice;
 
     Communicator(final Wiring wiring, final CommConfig config) {
         this.wiring = wiring;
@@ -55,6 +56,11 @@ public final class Communicator implements AutoCloseable {
         this.device = wiring.device;
         this.registrations = new Registrations(device, wiring.pd, 32);
         this.tiny = registerScratch(64);
+    }
+
+    /** Makes {@link #close()} close the device too (the bootstrap opened it). */
+    void ownDevice() {
+        ownsDevice = true;
     }
 
     /** @return this rank, 0..size-1 */
@@ -500,8 +506,8 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * Disconnects from every peer and releases the memory; the device stays open (its owner
-     * closes it). Idempotent.
+     * Disconnects from every peer and releases the memory; the device stays open unless the
+     * bootstrap opened it. Idempotent.
      */
     @Override
     public void close() {
@@ -515,7 +521,13 @@ public final class Communicator implements AutoCloseable {
         try {
             registrations.clear();
         } finally {
-            wiring.close();
+            try {
+                wiring.close();
+            } finally {
+                if (ownsDevice) {
+                    device.close();
+                }
+            }
         }
     }
 
