@@ -2,6 +2,7 @@ package org.metaroce.cli;
 
 import java.io.PrintWriter;
 
+import org.metaroce.cli.collectives.CollectivePerfCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
@@ -42,6 +43,11 @@ public final class Metaroce implements Runnable {
                 + " SERVER    Both ends here: metaroce " + kind.command + " --loopback");
             cl.addSubcommand(kind.command, sub);
         }
+        cl.addSubcommand("all_reduce_perf", CollectivePerfCommand.commandLine("all_reduce_perf"));
+        cl.addSubcommand("all_gather_perf", CollectivePerfCommand.commandLine("all_gather_perf"));
+        cl.addSubcommand("reduce_scatter_perf", CollectivePerfCommand.commandLine("reduce_scatter_perf"));
+        cl.addSubcommand("broadcast_perf", CollectivePerfCommand.commandLine("broadcast_perf"));
+        cl.addSubcommand("all_to_all_perf", CollectivePerfCommand.commandLine("all_to_all_perf"));
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             final PrintWriter err = commandLine.getErr();
             if (ex instanceof BenchException) {

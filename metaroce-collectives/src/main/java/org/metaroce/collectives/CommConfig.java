@@ -16,6 +16,7 @@ public final class CommConfig {
     private Duration operationTimeout = Duration.ofSeconds(60);
     private Duration setupTimeout = Duration.ofSeconds(60);
     private int pathMtu = 4096;
+    private long qpTimeoutNs = 10_000_000;
     private IdleStrategy idleStrategy;
 
     /** @return a copy of these settings (the idle strategy is shared only if one was set) */
@@ -27,6 +28,7 @@ public final class CommConfig {
         c.operationTimeout = operationTimeout;
         c.setupTimeout = setupTimeout;
         c.pathMtu = pathMtu;
+        c.qpTimeoutNs = qpTimeoutNs;
         c.idleStrategy = idleStrategy;
         return c;
     }
@@ -129,6 +131,24 @@ public final class CommConfig {
      */
     public CommConfig pathMtu(final int mtu) {
         this.pathMtu = mtu;
+        return this;
+    }
+
+    /** @return the queue pairs' TIMEOUT: the initial retransmission timeout, which also caps the device's floor */
+    public long qpTimeoutNs() {
+        return qpTimeoutNs;
+    }
+
+    /**
+     * @param ns queue pair TIMEOUT in ns (> 0); the retransmission floor is the smaller of this and
+     *     the device's {@code EndpointConfig.minRtoNs}
+     * @return this
+     */
+    public CommConfig qpTimeoutNs(final long ns) {
+        if (ns <= 0) {
+            throw new IllegalArgumentException("qpTimeoutNs must be > 0, got " + ns);
+        }
+        this.qpTimeoutNs = ns;
         return this;
     }
 

@@ -70,7 +70,7 @@ public final class LocalCluster implements AutoCloseable {
 
     /**
      * @param template device settings to start from, or null for the defaults: loopback,
-     *     ephemeral ports, 4 entropy ports, a 1 ms retransmission floor
+     *     ephemeral ports, 4 entropy ports, a 10 ms retransmission floor
      * @return a device configuration for one rank (threading mode not yet set)
      */
     static DeviceConfig deviceConfig(final DeviceConfig template) {
@@ -79,9 +79,10 @@ public final class LocalCluster implements AutoCloseable {
         }
         return new DeviceConfig().bindAddress(InetAddress.getLoopbackAddress()).endpointPort(0)
             .entropyPortRange(4, 0).transport(Transport.AUTO)
-            // Software endpoints share cores with the JIT, the GC and the other ranks: a 1 ms
-            // retransmission floor keeps scheduling stalls from looking like loss.
-            .endpointConfig(new EndpointConfig().minRtoNs(1_000_000));
+            // One driver thread serves every rank's device and shares the cores with the ranks'
+            // reductions, the JIT and the GC: a duty cycle can take a millisecond under load, so a
+            // 10 ms retransmission floor keeps late acknowledgements from looking like loss.
+            .endpointConfig(new EndpointConfig().minRtoNs(10_000_000));
     }
 
     /**

@@ -101,7 +101,7 @@ final class Wiring implements AutoCloseable {
             return null;
         });
         service.listen(SERVICE, new ListenParams().resources(pd, cq, cq, caps).accessFlags(AccessFlags.ALL)
-            .pathMtu(config.pathMtu()).paths(device.entropyPorts()));
+            .pathMtu(config.pathMtu()).paths(device.entropyPorts()).timeoutNs(config.qpTimeoutNs()));
         final long deadline = System.nanoTime() + config.setupTimeout().toNanos();
         final Link[] links = new Link[size];
         final AtomicReference<Throwable> acceptFailure = new AtomicReference<>();
@@ -160,7 +160,7 @@ final class Wiring implements AutoCloseable {
             try {
                 final Connection c = service.connect(address, SERVICE, new ConnectParams()
                     .resources(pd, cq, cq, caps).accessFlags(AccessFlags.ALL).pathMtu(config.pathMtu())
-                    .paths(device.entropyPorts()).privateData(hello)
+                    .paths(device.entropyPorts()).timeoutNs(config.qpTimeoutNs()).privateData(hello)
                     .connectTimeoutNs(Math.min(left, TimeUnit.SECONDS.toNanos(3))), Duration.ofNanos(left));
                 links[peer] = link(peer, c, c.peerPrivateData(), slots, chunk);
                 return;
