@@ -126,10 +126,13 @@ public final class CommConfig {
     }
 
     /**
-     * @param mtu 256, 512, 1024, 2048 or 4096
+     * @param mtu 256, 512, 1024, 2048, 4096 or 8192
      * @return this
      */
     public CommConfig pathMtu(final int mtu) {
+        if (mtu < 256 || mtu > 8192 || Integer.bitCount(mtu) != 1) {
+            throw new IllegalArgumentException("pathMtu must be one of 256, 512, 1024, 2048, 4096, 8192, got " + mtu);
+        }
         this.pathMtu = mtu;
         return this;
     }

@@ -86,6 +86,10 @@ public final class CollectivePerfCommand implements Callable<Integer> {
         description = "Slots each rank grants each peer (default: ${DEFAULT-VALUE}).")
     int slots;
 
+    @Option(names = "--mtu", defaultValue = "4096", paramLabel = "BYTES",
+        description = "Path MTU of the queue pairs: 256..4096 (default: ${DEFAULT-VALUE}).")
+    int mtu;
+
     @Option(names = "--timeout", defaultValue = "60", paramLabel = "SECONDS",
         description = "Bound on setup and on each operation (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds;
@@ -171,7 +175,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             } else {
                 ops.add(ReduceOp.parse(op));
             }
-            config = new CommConfig().chunkBytes((int) parseSize(chunk)).slots(slots)
+            config = new CommConfig().chunkBytes((int) parseSize(chunk)).slots(slots).pathMtu(mtu)
                 .operationTimeout(Duration.ofSeconds(timeoutSeconds)).setupTimeout(Duration.ofSeconds(timeoutSeconds));
             sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root);
         } catch (final IllegalArgumentException ex) {
