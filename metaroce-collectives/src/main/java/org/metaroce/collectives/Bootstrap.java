@@ -19,7 +19,7 @@ import org.metaroce.netty.Transport;
 
 /**
  * Builds a {@link Communicator} for a process started by a launcher (torchrun, Open MPI, Slurm)
- * or with explicit arguments [COLL-030..COLL-034]: opens a device (DEDICATED driver thread) on
+ * or with explicit arguments [COLL-021..COLL-025]: opens a device (DEDICATED driver thread) on
  * the address this host uses to reach the master, exchanges endpoint addresses through the TCP
  * rendezvous at the master, and connects to every rank. The communicator owns the device and
  * closes it.

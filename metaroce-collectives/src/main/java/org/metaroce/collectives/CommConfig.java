@@ -40,7 +40,7 @@ public final class CommConfig {
 
     /**
      * @param bytes bytes per chunk: a multiple of 8 in 8..{@value Engine#MAX_CHUNK_BYTES}
-     *     (the immediate carries the length) [COLL-012]
+     *     (the immediate carries the length) [COLL-007]
      * @return this
      */
     public CommConfig chunkBytes(final int bytes) {

@@ -19,7 +19,7 @@ import org.metaroce.netty.MetaRoceDevice;
  * announced at connection time; the immediate tells the receiver which chunk arrived. A sender
  * writes a chunk only into a slot the receiver has granted, and the receiver grants a slot back
  * once it has consumed (copied or reduced) the chunk in it: receiver-driven admission, with
- * {@link CommConfig#slots()} chunks pipelined per peer and direction [COLL-010..COLL-016].
+ * {@link CommConfig#slots()} chunks pipelined per peer and direction [COLL-005..COLL-011].
  *
  * <p>Buffers are direct {@link ByteBuffer}s; an operation uses the bytes from each buffer's
  * position (which it does not change). Buffers that are sent from are registered with the
@@ -88,7 +88,7 @@ public final class Communicator implements AutoCloseable {
     /**
      * All-reduce: every rank's {@code recv} gets the element-wise reduction of all ranks'
      * {@code send}. Recursive doubling up to {@link CommConfig#smallAllReduceBytes()}, the ring
-     * above [COLL-020, COLL-021]. {@code send == recv} works in place.
+     * above [COLL-012, COLL-013]. {@code send == recv} works in place.
      *
      * @param send {@code count} elements
      * @param recv room for {@code count} elements
@@ -143,7 +143,7 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Reduce-scatter (NCCL semantics): {@code send} holds {@code size * recvCount} elements; rank
-     * i's {@code recv} gets block i of the reduction [COLL-022]. In place when {@code recv} is
+     * i's {@code recv} gets block i of the reduction [COLL-014]. In place when {@code recv} is
      * block {@code rank} of {@code send}.
      *
      * @param send {@code size * recvCount} elements
@@ -179,7 +179,7 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * All-gather (NCCL semantics): rank i's {@code send} ({@code sendCount} elements) lands in
-     * block i of every rank's {@code recv} [COLL-023]. In place when {@code send} is block
+     * block i of every rank's {@code recv} [COLL-015]. In place when {@code send} is block
      * {@code rank} of {@code recv}.
      *
      * @param send {@code sendCount} elements
@@ -212,7 +212,7 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Broadcast: {@code root}'s {@code send} lands in every rank's {@code recv} (pipelined chain)
-     * [COLL-024]. {@code send} is read at the root only; {@code send == recv} works in place.
+     * [COLL-016]. {@code send} is read at the root only; {@code send == recv} works in place.
      *
      * @param send {@code count} elements (root)
      * @param recv room for {@code count} elements
@@ -261,7 +261,7 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Reduce: {@code root}'s {@code recv} gets the reduction of all ranks' {@code send}
-     * (pipelined chain) [COLL-025]; {@code recv} is ignored (may be null) elsewhere.
+     * (pipelined chain) [COLL-017]; {@code recv} is ignored (may be null) elsewhere.
      *
      * @param send {@code count} elements
      * @param recv room for {@code count} elements at the root
@@ -295,7 +295,7 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
-    /** Barrier: returns once every rank has called it (an all-reduce of one integer) [COLL-027]. */
+    /** Barrier: returns once every rank has called it (an all-reduce of one integer) [COLL-019]. */
     public void barrier() {
         final String name = "barrier";
         enter(name);
@@ -321,7 +321,7 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * All-to-all: block j of rank i's {@code send} lands in block i of rank j's {@code recv}
-     * (pairwise exchange) [COLL-026]. {@code send == recv} works in place.
+     * (pairwise exchange) [COLL-018]. {@code send == recv} works in place.
      *
      * @param send {@code size * countPerPeer} elements
      * @param recv room for {@code size * countPerPeer} elements
@@ -353,7 +353,7 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Sends {@code count} elements to {@code peer}, which must call {@link #recv} with the same
-     * count; messages between two ranks are received in the order they were sent [COLL-028].
+     * count; messages between two ranks are received in the order they were sent [COLL-020].
      * Returns once the data is in the peer's memory.
      *
      * @param buffer {@code count} elements
@@ -380,7 +380,7 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * Receives {@code count} elements from {@code peer}'s matching {@link #send} [COLL-028].
+     * Receives {@code count} elements from {@code peer}'s matching {@link #send} [COLL-020].
      *
      * @param buffer room for {@code count} elements
      * @param count elements, >= 0

@@ -17,7 +17,7 @@ import org.metaroce.core.verbs.WrOpcode;
 /**
  * Runs an operation's plan on the calling thread: polls the completion queue, processes arrived
  * chunks (copy or reduce out of the slot, then grant the slot back), and posts chunk WRITEs as
- * grants and dependencies allow [COLL-011..COLL-016]. Posting goes through a {@link PostRing} to
+ * grants and dependencies allow [COLL-006..COLL-011]. Posting goes through a {@link PostRing} to
  * the device's owning thread; the completion queue is read directly. Nothing here allocates per
  * chunk.
  */
@@ -88,7 +88,7 @@ final class Engine {
 
     /**
      * Runs transfers to completion: every receive processed and every send's WRITEs completed, so
-     * the caller's buffers may be reused when this returns [COLL-015].
+     * the caller's buffers may be reused when this returns [COLL-010].
      *
      * @param name operation name for errors
      * @param transfers the plan, in the order both ends agree on
@@ -231,7 +231,7 @@ final class Engine {
     private void onReceive(final Link l, final WorkCompletion wc) {
         if ((wc.wcFlags() & WorkCompletion.WC_WITH_IMM) == 0) {
             throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer
-                + " sent a message without immediate data [COLL-012]", op, l.peer, null);
+                + " sent a message without immediate data [COLL-007]", op, l.peer, null);
         }
         final int imm = wc.immData();
         final int type = imm >>> 30;
@@ -240,7 +240,7 @@ final class Engine {
             if (seq != (int) (l.arrived & SEQ_MASK) || l.arrived - l.consumed >= l.localSlots) {
                 throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " wrote chunk sequence "
                     + seq + " where " + (l.arrived & SEQ_MASK) + " was due, or into a slot it was not granted "
-                    + "[COLL-013]", op, l.peer, null);
+                    + "[COLL-008]", op, l.peer, null);
             }
             l.slotLength[(int) (l.arrived % l.localSlots)] = imm & LENGTH_MASK;
             l.arrived++;
@@ -248,7 +248,7 @@ final class Engine {
             l.granted += ((imm & GRANT_MASK) - l.granted) & GRANT_MASK;
         } else {
             throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " sent immediate type "
-                + type + " [COLL-012]", op, l.peer, null);
+                + type + " [COLL-007]", op, l.peer, null);
         }
         rr.clear().wrId(l.peer);
         ring.postRecv(l.qp, rr);
@@ -271,7 +271,7 @@ final class Engine {
             if (l.slotLength[slot] != length) {
                 throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " sent a chunk of "
                     + l.slotLength[slot] + " bytes where " + length + " were expected: the ranks disagree on the "
-                    + "operation's arguments (count, type, root) or on the order of calls [COLL-014]", op, l.peer, null);
+                    + "operation's arguments (count, type, root) or on the order of calls [COLL-009]", op, l.peer, null);
             }
             final long src = l.localBase + (long) slot * chunkBytes;
             final long dst = t.address + t.chunkOffset(j);
@@ -290,7 +290,7 @@ final class Engine {
         return work;
     }
 
-    /** Announces freed slots to the peer as one cumulative grant [COLL-011]. */
+    /** Announces freed slots to the peer as one cumulative grant [COLL-006]. */
     private int progressGrant(final Link l) {
         final long due = l.consumed + l.localSlots;
         if (due == l.grantsAnnounced || l.sqPosted - l.sqCompleted >= sqDepth) {

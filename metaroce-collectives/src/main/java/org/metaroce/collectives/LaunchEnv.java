@@ -3,7 +3,7 @@ package org.metaroce.collectives;
 import java.util.Map;
 
 /**
- * Where this process sits in a job, read from the launcher's environment [COLL-030..COLL-033]:
+ * Where this process sits in a job, read from the launcher's environment [COLL-021..COLL-024]:
  * torchrun ({@code RANK}, {@code WORLD_SIZE}, {@code MASTER_ADDR}, {@code MASTER_PORT}), Open MPI
  * ({@code OMPI_COMM_WORLD_RANK}, {@code OMPI_COMM_WORLD_SIZE}, with {@code MASTER_ADDR}) or
  * Slurm ({@code SLURM_PROCID}, {@code SLURM_NTASKS}, master = first host of
@@ -43,8 +43,8 @@ public record LaunchEnv(int rank, int worldSize, String masterAddress, int maste
 
     /**
      * Reads the first launcher whose variables are present, in the order torchrun, Open MPI,
-     * Slurm [COLL-031]. A launcher's variables must be complete and well formed; torchrun's and
-     * Open MPI's must agree when both are present [COLL-032].
+     * Slurm [COLL-022]. A launcher's variables must be complete and well formed; torchrun's and
+     * Open MPI's must agree when both are present [COLL-023].
      *
      * @param env environment variables
      * @return the launch

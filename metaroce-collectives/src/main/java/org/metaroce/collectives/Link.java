@@ -5,7 +5,7 @@ import java.util.ArrayDeque;
 import org.metaroce.core.engine.QueuePair;
 
 /**
- * The reliable connection to one peer and the state of both directed streams over it [COLL-010]:
+ * The reliable connection to one peer and the state of both directed streams over it [COLL-005]:
  * chunks this rank writes into the peer's slots (admitted by the peer's grants) and chunks the
  * peer writes into this rank's slots (granted back as they are consumed). Sequence numbers count
  * chunks since the communicator was created and carry across operations, so a fast sender may

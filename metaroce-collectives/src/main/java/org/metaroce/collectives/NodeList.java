@@ -2,7 +2,7 @@ package org.metaroce.collectives;
 
 /**
  * Slurm host lists ({@code node[01-04,07],gpu-a,rack[1-2]-n[3-5]}): enough of the syntax to name
- * the first host, the one Slurm starts task 0 on by default [COLL-033].
+ * the first host, the one Slurm starts task 0 on by default [COLL-024].
  */
 public final class NodeList {
     private NodeList() {

@@ -4,7 +4,7 @@ import java.util.ArrayList;
 
 /**
  * The algorithms, as plans: for one rank, the ordered list of transfers to and from its peers
- * [COLL-020..COLL-027]. Every rank builds its plan from the same arguments, so the sends on a
+ * [COLL-012..COLL-019]. Every rank builds its plan from the same arguments, so the sends on a
  * link match the peer's receives one for one, with equal lengths. Local copies are not part of
  * the plan; the caller does them.
  */
@@ -31,7 +31,7 @@ final class Plans {
 
     /**
      * Ring all-reduce: a reduce-scatter pass, then an all-gather pass, over {@code n} segments;
-     * every chunk is forwarded as soon as it is reduced [COLL-020].
+     * every chunk is forwarded as soon as it is reduced [COLL-012].
      */
     static ArrayList<Transfer> ringAllReduce(final int r, final int n, final long count, final DataType type,
                                              final ReduceOp op, final Mem in, final Mem out, final int chunk) {
@@ -74,7 +74,7 @@ final class Plans {
 
     /**
      * Recursive doubling all-reduce over the largest power of two p <= n; ranks p..n-1 first fold
-     * their vector into rank r-p and get the result back from it [COLL-021]. Intermediate results
+     * their vector into rank r-p and get the result back from it [COLL-013]. Intermediate results
      * alternate between the two halves {@code a} and {@code b} of scratch memory.
      *
      * @return the plan; {@code result[0]} is set to the memory holding the result afterwards
@@ -124,7 +124,7 @@ final class Plans {
         return plan;
     }
 
-    /** Ring reduce-scatter: rank r ends with segment r (of {@code recvCount} elements) reduced [COLL-022]. */
+    /** Ring reduce-scatter: rank r ends with segment r (of {@code recvCount} elements) reduced [COLL-014]. */
     static ArrayList<Transfer> ringReduceScatter(final int r, final int n, final long recvCount, final DataType type,
                                                  final ReduceOp op, final Mem in, final Mem out, final Mem scratch,
                                                  final int chunk) {
@@ -146,7 +146,7 @@ final class Plans {
         return plan;
     }
 
-    /** Ring all-gather: block i of {@code out} comes from rank i's {@code in} [COLL-023]. */
+    /** Ring all-gather: block i of {@code out} comes from rank i's {@code in} [COLL-015]. */
     static ArrayList<Transfer> ringAllGather(final int r, final int n, final long sendCount, final DataType type,
                                              final Mem in, final Mem out, final int chunk) {
         final ArrayList<Transfer> plan = new ArrayList<>();
@@ -166,7 +166,7 @@ final class Plans {
         return plan;
     }
 
-    /** Pipelined chain broadcast from {@code root} along increasing ranks [COLL-024]. */
+    /** Pipelined chain broadcast from {@code root} along increasing ranks [COLL-016]. */
     static ArrayList<Transfer> chainBroadcast(final int r, final int n, final int root, final long bytes,
                                               final Mem in, final Mem out, final int chunk) {
         final ArrayList<Transfer> plan = new ArrayList<>();
@@ -185,7 +185,7 @@ final class Plans {
         return plan;
     }
 
-    /** Pipelined chain reduce toward {@code root}, along decreasing ranks [COLL-025]. */
+    /** Pipelined chain reduce toward {@code root}, along decreasing ranks [COLL-017]. */
     static ArrayList<Transfer> chainReduce(final int r, final int n, final int root, final long count,
                                            final DataType type, final ReduceOp op, final Mem in, final Mem out,
                                            final Mem scratch, final int chunk) {
@@ -207,7 +207,7 @@ final class Plans {
         return plan;
     }
 
-    /** Pairwise all-to-all: in step s, block to rank r+s and block from rank r-s [COLL-026]. */
+    /** Pairwise all-to-all: in step s, block to rank r+s and block from rank r-s [COLL-018]. */
     static ArrayList<Transfer> allToAll(final int r, final int n, final long countPerPeer, final DataType type,
                                         final Mem in, final Mem out, final int chunk) {
         final ArrayList<Transfer> plan = new ArrayList<>();

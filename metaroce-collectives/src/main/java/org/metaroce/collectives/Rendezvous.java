@@ -15,7 +15,7 @@ import java.util.TreeSet;
 
 /**
  * The small TCP rendezvous at the master that tells every rank every rank's endpoint address
- * [COLL-034]. Each rank other than 0 connects to {@code MASTER_ADDR:MASTER_PORT} (retrying until
+ * [COLL-025]. Each rank other than 0 connects to {@code MASTER_ADDR:MASTER_PORT} (retrying until
  * the master is up), sends a hello (magic, rank, world size, endpoint host and port) and waits
  * for the table; rank 0 listens, collects a hello from every other rank, and answers every one
  * with the table, or with an error naming the contradiction or the ranks that never showed up.

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The TCP rendezvous and setup, each rank on its own thread with its own device as in separate
- * processes [COLL-034].
+ * processes [COLL-025].
  */
 class BootstrapTest {
     private final ExecutorService pool = Executors.newCachedThreadPool();
@@ -37,7 +37,7 @@ class BootstrapTest {
     }
 
     @Test
-    @DisplayName("COLL-034: three ranks meet at the master (started last) and all-reduce")
+    @DisplayName("COLL-025: three ranks meet at the master (started last) and all-reduce")
     void ranksMeetAndAllReduce() throws Exception {
         final int port = freePort();
         final CommConfig cfg = new CommConfig().setupTimeout(Duration.ofSeconds(30));
@@ -67,7 +67,7 @@ class BootstrapTest {
     }
 
     @Test
-    @DisplayName("COLL-034: a rank that never shows up is named by the master's timeout")
+    @DisplayName("COLL-025: a rank that never shows up is named by the master's timeout")
     void missingRankIsNamed() throws Exception {
         final int port = freePort();
         final CommConfig cfg = new CommConfig().setupTimeout(Duration.ofSeconds(2));
@@ -82,7 +82,7 @@ class BootstrapTest {
     }
 
     @Test
-    @DisplayName("COLL-034: contradictory world sizes are refused")
+    @DisplayName("COLL-025: contradictory world sizes are refused")
     void contradictoryWorldSize() throws Exception {
         final int port = freePort();
         final CommConfig cfg = new CommConfig().setupTimeout(Duration.ofSeconds(10));

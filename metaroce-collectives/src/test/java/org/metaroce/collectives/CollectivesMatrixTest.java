@@ -28,7 +28,7 @@ class CollectivesMatrixTest {
 
     @ParameterizedTest(name = "{0} ranks")
     @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8})
-    @DisplayName("COLL-020..COLL-028: every op x type x reduction matches the reference")
+    @DisplayName("COLL-012..COLL-020: every op x type x reduction matches the reference")
     void everyOperationMatchesTheReference(final int ranks) throws Exception {
         System.out.println("CollectivesMatrixTest seed=" + SEED + " ranks=" + ranks);
         // Larger worlds run the large size with fewer type/reduction combinations to stay fast.

@@ -10,7 +10,7 @@ import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** A dead peer, a missing peer and disagreeing arguments end in exceptions naming the rank [COLL-040..COLL-042]. */
+/** A dead peer, a missing peer and disagreeing arguments end in exceptions naming the rank [COLL-026..COLL-028]. */
 class FailureTest {
     static CommConfig config() {
         return new CommConfig().chunkBytes(4096).operationTimeout(Duration.ofSeconds(3))
@@ -18,7 +18,7 @@ class FailureTest {
     }
 
     @Test
-    @DisplayName("COLL-040: a peer that dies fails the operation on the others, naming it")
+    @DisplayName("COLL-026: a peer that dies fails the operation on the others, naming it")
     void deadPeer() throws Exception {
         try (LocalCluster cluster = LocalCluster.start(3, config())) {
             cluster.communicator(2).device().close(); // rank 2 dies
@@ -44,7 +44,7 @@ class FailureTest {
     }
 
     @Test
-    @DisplayName("COLL-041: a rank that never calls the operation is named by the timeout")
+    @DisplayName("COLL-027: a rank that never calls the operation is named by the timeout")
     void absentPeerTimesOut() throws Exception {
         try (LocalCluster cluster = LocalCluster.start(2, config())) {
             final long start = System.nanoTime();
@@ -67,7 +67,7 @@ class FailureTest {
     }
 
     @Test
-    @DisplayName("COLL-042: ranks that disagree on the count get an error, not a wrong answer")
+    @DisplayName("COLL-028: ranks that disagree on the count get an error, not a wrong answer")
     void disagreeingCounts() throws Exception {
         try (LocalCluster cluster = LocalCluster.start(2, config())) {
             final List<String> errors = cluster.run(c -> {

@@ -8,10 +8,10 @@ import java.util.Map;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** Launcher environments [COLL-030..COLL-033]. */
+/** Launcher environments [COLL-021..COLL-024]. */
 class LaunchEnvTest {
     @Test
-    @DisplayName("COLL-030: torchrun variables")
+    @DisplayName("COLL-021: torchrun variables")
     void torchrun() {
         final LaunchEnv e = LaunchEnv.resolve(Map.of("RANK", "3", "WORLD_SIZE", "8", "MASTER_ADDR", "10.0.0.1",
             "MASTER_PORT", "29400"));
@@ -19,7 +19,7 @@ class LaunchEnvTest {
     }
 
     @Test
-    @DisplayName("COLL-031: Open MPI needs MASTER_ADDR; the port defaults to 29500")
+    @DisplayName("COLL-022: Open MPI needs MASTER_ADDR; the port defaults to 29500")
     void openMpi() {
         assertThat(LaunchEnv.resolve(Map.of("OMPI_COMM_WORLD_RANK", "1", "OMPI_COMM_WORLD_SIZE", "2",
             "MASTER_ADDR", "h0"))).isEqualTo(new LaunchEnv(1, 2, "h0", 29500, "openmpi"));
@@ -28,7 +28,7 @@ class LaunchEnvTest {
     }
 
     @Test
-    @DisplayName("COLL-033: Slurm, master = first host of the node list")
+    @DisplayName("COLL-024: Slurm, master = first host of the node list")
     void slurm() {
         assertThat(LaunchEnv.resolve(Map.of("SLURM_PROCID", "2", "SLURM_NTASKS", "4", "SLURM_JOB_NODELIST",
             "node[01-04]"))).isEqualTo(new LaunchEnv(2, 4, "node01", 29500, "slurm"));
@@ -39,7 +39,7 @@ class LaunchEnvTest {
     }
 
     @Test
-    @DisplayName("COLL-033: Slurm node lists")
+    @DisplayName("COLL-024: Slurm node lists")
     void nodeLists() {
         assertThat(NodeList.firstHost("node[01-04]")).isEqualTo("node01");
         assertThat(NodeList.firstHost("node[007-010,12]")).isEqualTo("node007");
@@ -51,7 +51,7 @@ class LaunchEnvTest {
     }
 
     @Test
-    @DisplayName("COLL-032: missing, malformed and contradictory variables are named")
+    @DisplayName("COLL-023: missing, malformed and contradictory variables are named")
     void errors() {
         assertThatThrownBy(() -> LaunchEnv.resolve(Map.of())).hasMessageContaining("no launcher variables");
         assertThatThrownBy(() -> LaunchEnv.resolve(Map.of("RANK", "0", "MASTER_ADDR", "h", "MASTER_PORT", "1")))

@@ -229,7 +229,7 @@ class MultiHostCollectivesTest {
     }
 
     @Test
-    @DisplayName("COLL-034: four hosts all-reduce, every element checked")
+    @DisplayName("COLL-025: four hosts all-reduce, every element checked")
     void allReduceAcrossFourHosts() throws Exception {
         final List<Result> r = runEverywhere("all_reduce_perf", "-b", "4K", "-e", "1M", "-f", "16", "-n", "2", "-w",
             "1", "--chunk", "64K", "--mtu", "1024", "-o", "all");
@@ -237,7 +237,7 @@ class MultiHostCollectivesTest {
     }
 
     @Test
-    @DisplayName("COLL-026: four hosts all-to-all, every element checked")
+    @DisplayName("COLL-018: four hosts all-to-all, every element checked")
     void allToAllAcrossFourHosts() throws Exception {
         final List<Result> r = runEverywhere("all_to_all_perf", "-b", "4K", "-e", "1M", "-f", "16", "-n", "2", "-w",
             "1", "--chunk", "64K", "--mtu", "1024", "-d", "int64");
