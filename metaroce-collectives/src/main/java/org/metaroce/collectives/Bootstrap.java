@@ -10,9 +10,9 @@ import java.net.SocketException;
 import java.util.List;
 import java.util.function.Function;
 
-import org.agrona.concurrent.BackoffIdleStrategy;
 import org.metaroce.core.engine.EndpointConfig;
 import org.metaroce.netty.DeviceConfig;
+import org.metaroce.netty.EventLoopIdleStrategy;
 import org.metaroce.netty.MetaRoceDevice;
 import org.metaroce.netty.ThreadingMode;
 import org.metaroce.netty.Transport;
@@ -41,11 +41,11 @@ public final class Bootstrap {
     /**
      * @param bind the local address the device binds
      * @return the default device configuration: ephemeral endpoint port, 4 entropy ports, a 1 ms
-     *     retransmission floor, DEDICATED threading
+     *     retransmission floor, DEDICATED threading idling in the event loop
      */
     public static DeviceConfig defaultDeviceConfig(final InetAddress bind) {
         return new DeviceConfig().bindAddress(bind).endpointPort(0).entropyPortRange(4, 0).transport(Transport.AUTO)
-            .threadingMode(ThreadingMode.DEDICATED).idleStrategy(new BackoffIdleStrategy())
+            .threadingMode(ThreadingMode.DEDICATED).idleStrategy(new EventLoopIdleStrategy())
             .endpointConfig(new EndpointConfig().minRtoNs(1_000_000));
     }
 

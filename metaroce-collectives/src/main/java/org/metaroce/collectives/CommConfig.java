@@ -18,6 +18,8 @@ public final class CommConfig {
     private int pathMtu = 4096;
     private long qpTimeoutNs = 10_000_000;
     private IdleStrategy idleStrategy;
+    private boolean spinWait;
+    private boolean parkWait;
 
     /** @return a copy of these settings (the idle strategy is shared only if one was set) */
     public CommConfig copy() {
@@ -30,6 +32,8 @@ public final class CommConfig {
         c.pathMtu = pathMtu;
         c.qpTimeoutNs = qpTimeoutNs;
         c.idleStrategy = idleStrategy;
+        c.spinWait = spinWait;
+        c.parkWait = parkWait;
         return c;
     }
 
@@ -155,10 +159,43 @@ public final class CommConfig {
         return this;
     }
 
-    /** @return how the calling thread waits for progress (a new backoff strategy when unset) */
+    /**
+     * @return how the calling thread waits for progress; unless set, a new backoff strategy that
+     *     parks almost at once (1 us doubling to 50 us): spinning ranks steal the cores the
+     *     driver threads need when ranks outnumber cores
+     */
     public IdleStrategy idleStrategy() {
-        return idleStrategy != null ? idleStrategy
-            : new BackoffIdleStrategy(100, 100, 1_000, 200_000);
+        if (idleStrategy != null) {
+            return idleStrategy;
+        }
+        if (spinWait) {
+            return new org.agrona.concurrent.BusySpinIdleStrategy();
+        }
+        if (parkWait) {
+            return new org.agrona.concurrent.SleepingIdleStrategy(50_000);
+        }
+        return new BackoffIdleStrategy(1, 1, 1_000, 50_000);
+    }
+
+    /**
+     * @param spin whether waiting threads busy-spin (a new strategy per communicator; lowest
+     *     latency, a core per rank)
+     * @return this
+     */
+    public CommConfig spinWait(final boolean spin) {
+        this.spinWait = spin;
+        this.parkWait = false;
+        return this;
+    }
+
+    /**
+     * @param park whether waiting threads park 50 us at a time (leaves the cores to the drivers)
+     * @return this
+     */
+    public CommConfig parkWait(final boolean park) {
+        this.parkWait = park;
+        this.spinWait = false;
+        return this;
     }
 
     /**

@@ -52,6 +52,8 @@ final class Engine {
     private volatile CollectiveException broken;
     private String op = "setup";
     private long opCount;
+    /** Device and endpoint counters, appended to failures so they can be diagnosed. */
+    java.util.function.Supplier<String> diagnostics = () -> "";
 
     Engine(final int rank, final int size, final Link[] links, final CompletionQueue cq, final PostRing ring,
            final IdleStrategy idle, final long opTimeoutNs, final int chunkBytes, final int sqDepth) {
@@ -216,7 +218,7 @@ final class Engine {
                 : wc.status() == WcStatus.WR_FLUSH_ERR ? " (the connection to rank " + l.peer + " is in error)" : "";
             throw new CollectiveException(op + " on rank " + rank + ": " + (wc.opcode() == WcOpcode.RECV
                 || wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? "receive" : "send") + " to/from rank " + l.peer
-                + " failed: " + wc.status() + hint, op, l.peer, null);
+                + " failed: " + wc.status() + hint + diagnostics.get(), op, l.peer, null);
         }
         if (wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM || wc.opcode() == WcOpcode.RECV) {
             onReceive(l, wc);

@@ -151,7 +151,9 @@ final class Rendezvous {
         out.writeUTF(self.getAddress().getHostAddress());
         out.writeInt(self.getPort());
         out.flush();
-        final long leftMs = Math.max(1, (deadlineNs - System.nanoTime()) / 1_000_000);
+        // A grace period past the deadline: the master, which has the same deadline, then names
+        // the missing ranks before this side gives up on its own.
+        final long leftMs = Math.max(1, (deadlineNs - System.nanoTime()) / 1_000_000) + 5_000;
         toMaster.setSoTimeout((int) Math.min(Integer.MAX_VALUE, leftMs));
         final DataInputStream in = new DataInputStream(toMaster.getInputStream());
         try {

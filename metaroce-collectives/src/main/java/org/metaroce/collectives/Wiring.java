@@ -148,6 +148,7 @@ final class Wiring implements AutoCloseable {
         final int ringCapacity = 4 * (size - 1) * (sqDepth + rqDepth) + 64;
         engine = new Engine(rank, size, links, cq, new PostRing(device, ringCapacity), config.idleStrategy(),
             config.operationTimeout().toNanos(), chunk, sqDepth);
+        engine.diagnostics = () -> " [endpoint counters: " + device.endpoint().counters() + "]";
     }
 
     private void connectTo(final int peer, final InetSocketAddress address, final QueuePairCapabilities caps,

@@ -94,6 +94,16 @@ public final class CollectivePerfCommand implements Callable<Integer> {
         description = "Bound on setup and on each operation (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds;
 
+    @Option(names = "--driver", defaultValue = "dedicated", paramLabel = "shared|dedicated",
+        description = "With --ranks: one driver thread for every rank's device (shared) or one each (dedicated; "
+            + "default: ${DEFAULT-VALUE}).")
+    String driverMode;
+
+    @Option(names = "--wait", defaultValue = "backoff", paramLabel = "spin|backoff|park",
+        description = "How a rank's thread waits for the network: busy spin, spin-yield-park backoff, or park "
+            + "50 us (default: ${DEFAULT-VALUE}).")
+    String waitMode;
+
     @Option(names = "--counters", description = "Print each rank's driver and endpoint counters at the end.")
     boolean counters;
 
@@ -177,6 +187,15 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             }
             config = new CommConfig().chunkBytes((int) parseSize(chunk)).slots(slots).pathMtu(mtu)
                 .operationTimeout(Duration.ofSeconds(timeoutSeconds)).setupTimeout(Duration.ofSeconds(timeoutSeconds));
+            switch (waitMode) {
+                case "spin" -> config.idleStrategy(null).spinWait(true);
+                case "park" -> config.parkWait(true);
+                case "backoff" -> { }
+                default -> throw bad("--wait must be spin, backoff or park (got " + waitMode + ")");
+            }
+            if (!driverMode.equals("shared") && !driverMode.equals("dedicated")) {
+                throw bad("--driver must be shared or dedicated (got " + driverMode + ")");
+            }
             sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root);
         } catch (final IllegalArgumentException ex) {
             throw bad(ex.getMessage());
@@ -202,7 +221,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 throw bad("--root must be below --ranks");
             }
             out.printf("# metaroce %s: %d ranks in this process over loopback%n", kind.command, ranks);
-            try (LocalCluster cluster = LocalCluster.start(ranks, config)) {
+            try (LocalCluster cluster = driverMode.equals("dedicated") ? LocalCluster.startDedicated(ranks, config, null)
+                : LocalCluster.start(ranks, config)) {
                 final List<Long> results = cluster.run(c -> sweep.run(c, c.rank() == 0 ? out : null),
                     Duration.ofHours(2));
                 wrong = results.get(0);
