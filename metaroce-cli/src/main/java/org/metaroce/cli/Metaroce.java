@@ -2,6 +2,7 @@ package org.metaroce.cli;
 
 import java.io.PrintWriter;
 
+import org.metaroce.cli.collectives.CollectivePerfCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
@@ -45,6 +46,11 @@ public final class Metaroce implements Runnable {
         cl.addSubcommand("agent", new org.metaroce.cli.conformance.AgentCommand());
         cl.addSubcommand("conformance", new org.metaroce.cli.conformance.ConformanceCommand());
         cl.addSubcommand("proxy", new org.metaroce.cli.conformance.ProxyCommand());
+        cl.addSubcommand("all_reduce_perf", CollectivePerfCommand.commandLine("all_reduce_perf"));
+        cl.addSubcommand("all_gather_perf", CollectivePerfCommand.commandLine("all_gather_perf"));
+        cl.addSubcommand("reduce_scatter_perf", CollectivePerfCommand.commandLine("reduce_scatter_perf"));
+        cl.addSubcommand("broadcast_perf", CollectivePerfCommand.commandLine("broadcast_perf"));
+        cl.addSubcommand("all_to_all_perf", CollectivePerfCommand.commandLine("all_to_all_perf"));
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             final PrintWriter err = commandLine.getErr();
             if (ex instanceof BenchException) {

@@ -63,6 +63,7 @@ public final class DeviceConfig {
     private String threadName;
     private SharedDriver sharedDriver;
     private long callTimeoutNs = 30_000_000_000L;
+    private InboundFaults inboundFaults;
 
     private static InetAddress anyLocal() {
         try {
@@ -610,5 +611,22 @@ public final class DeviceConfig {
             throw new IllegalArgumentException(name + " must be in 0..65535, got " + port);
         }
         return port;
+    }
+
+    /** @return the fault profile applied to received datagrams, or null (none: the default) */
+    public InboundFaults inboundFaults() {
+        return inboundFaults;
+    }
+
+    /**
+     * Injects seeded loss and reordering into what the endpoint socket receives (tests and
+     * experiments; see {@link InboundFaults}).
+     *
+     * @param faults the profile, or null for none
+     * @return this
+     */
+    public DeviceConfig inboundFaults(final InboundFaults faults) {
+        this.inboundFaults = faults;
+        return this;
     }
 }

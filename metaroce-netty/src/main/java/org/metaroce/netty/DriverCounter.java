@@ -31,7 +31,11 @@ public enum DriverCounter {
     /** Commands refused because the command queue was full or the device closed. */
     COMMANDS_REJECTED,
     /** Channel flushes (each may be one sendmmsg). */
-    FLUSHES;
+    FLUSHES,
+    /** Received datagrams discarded by the configured {@link InboundFaults}. */
+    FAULT_DROPPED,
+    /** Received datagrams held back by the configured {@link InboundFaults} and delivered late. */
+    FAULT_REORDERED;
 
     private static final DriverCounter[] VALUES = values();
 

@@ -32,6 +32,12 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
     private long batchNowNs;
     private boolean clockValid;
     private long errorsLogged;
+    /** Fault injection (null when off): the decisions, and the one datagram held back. */
+    private java.util.SplittableRandom faultRandom;
+    private InboundFaults faults;
+    private UnsafeBuffer held;
+    private int heldLength = -1;
+    private int heldPeer;
 
     /**
      * @param receives whether this handler sits on the endpoint socket (true) or a send socket
@@ -44,6 +50,13 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
         this.counters = counters;
         this.sink = sink;
         this.receives = receives;
+    }
+
+    /** Turns on seeded loss and reordering of received datagrams (before the device starts). */
+    void injectFaults(final InboundFaults profile, final int maxDatagramBytes) {
+        faults = profile;
+        faultRandom = new java.util.SplittableRandom(profile.seed());
+        held = new UnsafeBuffer(new byte[Math.max(maxDatagramBytes, DeviceConfig.GRO_SLOT_BYTES)]);
     }
 
     @Override
@@ -92,11 +105,44 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
         }
         counters.increment(DriverCounter.DATAGRAMS_RECEIVED);
         counters.add(DriverCounter.BYTES_RECEIVED, length);
+        if (faults != null) {
+            if (faultRandom.nextDouble() < faults.dropProbability()) {
+                counters.increment(DriverCounter.FAULT_DROPPED);
+                return;
+            }
+            if (heldLength < 0 && length <= held.capacity()
+                && faultRandom.nextDouble() < faults.reorderProbability()) {
+                // Copied: the receive buffer is reused as soon as this returns.
+                held.putBytes(0, view, offset, length);
+                heldLength = length;
+                heldPeer = peerId;
+                counters.increment(DriverCounter.FAULT_REORDERED);
+                return;
+            }
+        }
         endpoint.onDatagram(batchNowNs, view, offset, length, peerId, DatagramEndpoint.ECN_NOT_ECT);
+        releaseHeld();
+    }
+
+    /** Delivers the datagram held back by fault injection, if any, now. */
+    private void releaseHeld() {
+        if (heldLength >= 0) {
+            final int length = heldLength;
+            heldLength = -1;
+            endpoint.onDatagram(batchNowNs, held, 0, length, heldPeer, DatagramEndpoint.ECN_NOT_ECT);
+        }
     }
 
     @Override
     public void channelReadComplete(final ChannelHandlerContext ctx) {
+        if (heldLength >= 0) {
+            try {
+                releaseHeld(); // a held datagram waits at most until the end of its read batch
+            } catch (final Throwable t) {
+                counters.increment(DriverCounter.ENGINE_ERRORS);
+                logError("the endpoint threw while processing a datagram", t);
+            }
+        }
         // The next batch reads the clock again.
         clockValid = false;
     }

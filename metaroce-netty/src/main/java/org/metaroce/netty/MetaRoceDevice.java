@@ -106,6 +106,9 @@ public final class MetaRoceDevice implements AutoCloseable {
         this.counters = new DriverCounters(config.entropyPortCount());
         this.commands = new ManyToOneConcurrentArrayQueue<>(config.commandQueueCapacity());
         this.receiveHandler = new InboundHandler(endpoint, peers, counters, sinkHolder, true);
+        if (config.inboundFaults() != null) {
+            receiveHandler.injectFaults(config.inboundFaults(), config.maxDatagramBytes());
+        }
         switch (mode) {
             case INVOKER -> {
                 loop = null;

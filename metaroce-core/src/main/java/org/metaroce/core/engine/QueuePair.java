@@ -51,6 +51,8 @@ public final class QueuePair {
     /** Time of the last packet from the peer that passed the origin check; MIN_VALUE until RTS polls. */
     private long lastHeardNs = Long.MIN_VALUE;
     private int keepalivesSent;
+    /** When the last KEEPALIVE probe left: each probe gets a full interval to be answered. */
+    private long lastProbeNs;
     private boolean peerDead;
     private boolean destroyed;
 
@@ -511,14 +513,20 @@ public final class QueuePair {
             return 0;
         }
         final long silentFor = nowNs - lastHeardNs;
-        if (silentFor >= config.keepaliveIdleNs() + config.keepaliveProbes() * config.keepaliveIntervalNs()) {
+        // Dead only once KEEPALIVE_PROBES probes really left and the last one had an interval to be
+        // answered [CM-030]: a driver that was not polled for seconds (a stalled thread, a loaded
+        // machine) must probe before it gives up on a peer that may be alive.
+        final boolean probesDone = keepalivesSent >= config.keepaliveProbes();
+        if (probesDone && silentFor >= config.keepaliveIdleNs() + config.keepaliveProbes() * config.keepaliveIntervalNs()
+            && nowNs - lastProbeNs >= config.keepaliveIntervalNs()) {
             peerDead = true;
             counters.increment(EndpointCounter.PEERS_DEAD);
             requester.failOldest(WcStatus.RETRY_EXC_ERR);
             enterError(AsyncEventType.QP_FATAL);
             return 0;
         }
-        if (silentFor < nextKeepaliveDelay(config)) {
+        if (probesDone || silentFor < nextKeepaliveDelay(config)
+            || (keepalivesSent > 0 && nowNs - lastProbeNs < config.keepaliveIntervalNs())) {
             return 0;
         }
         final Opcode opcode = Opcode.KEEPALIVE;
@@ -533,6 +541,7 @@ public final class QueuePair {
         commit(sink, offset, length, paths.entropy(pathId));
         counters.increment(EndpointCounter.KEEPALIVES_OUT);
         keepalivesSent++;
+        lastProbeNs = nowNs;
         return 1;
     }
 
@@ -561,9 +570,15 @@ public final class QueuePair {
         long deadline = responder.nextDeadlineNs();
         if ((state == QpState.RTS || state == QpState.SQD) && endpoint.config().keepaliveIdleNs() > 0) {
             final EndpointConfig config = endpoint.config();
-            deadline = lastHeardNs == Long.MIN_VALUE ? Long.MIN_VALUE
-                : Math.min(deadline, Math.min(lastHeardNs + nextKeepaliveDelay(config),
-                    lastHeardNs + config.keepaliveIdleNs() + config.keepaliveProbes() * config.keepaliveIntervalNs()));
+            if (lastHeardNs == Long.MIN_VALUE) {
+                deadline = Long.MIN_VALUE;
+            } else {
+                final long spacing = keepalivesSent > 0 ? lastProbeNs + config.keepaliveIntervalNs() : Long.MIN_VALUE;
+                final long next = keepalivesSent < config.keepaliveProbes()
+                    ? lastHeardNs + nextKeepaliveDelay(config)
+                    : lastHeardNs + config.keepaliveIdleNs() + config.keepaliveProbes() * config.keepaliveIntervalNs();
+                deadline = Math.min(deadline, Math.max(next, spacing));
+            }
         }
         if (state == QpState.RTS || state == QpState.SQD) {
             // Work the window holds back waits for an ACK (which makes the driver poll) or a timer.

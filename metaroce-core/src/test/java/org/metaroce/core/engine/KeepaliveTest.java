@@ -35,4 +35,30 @@ class KeepaliveTest {
         assertThat(f.a.qp.isPeerDead()).isTrue();
         assertThat(f.a.endpoint.asyncEvents().peekType()).isEqualTo(AsyncEventType.QP_FATAL);
     }
+
+    @Test
+    void aPollAfterALongStallProbesBeforeDeclaringThePeerDead() {
+        // CM-030: dead only after KEEPALIVE_PROBES unanswered probes. An endpoint whose driver was
+        // not scheduled for 3 s must not declare a live peer dead at its first poll.
+        final TwoNodeFixture f = new TwoNodeFixture(6003).connect(1024);
+        f.wire.runFor(1_000);
+        final org.metaroce.core.testwire.PacketFilterFreeSink sink = new org.metaroce.core.testwire.PacketFilterFreeSink();
+        final long later = f.wire.now() + 3_000_000_000L;
+        f.a.endpoint.poll(later, sink);
+        assertThat(f.a.qp.state()).isEqualTo(QpState.RTS);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.KEEPALIVES_OUT)).isEqualTo(1);
+        // Polled again at once: the next probe waits an interval, and nobody is declared dead.
+        f.a.endpoint.poll(later + 1_000, sink);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.KEEPALIVES_OUT)).isEqualTo(1);
+        // Four more probes an interval apart, all unanswered (the sink discards them): dead one
+        // interval after the fifth.
+        for (int i = 1; i <= 4; i++) {
+            f.a.endpoint.poll(later + i * 200_000_000L, sink);
+        }
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.KEEPALIVES_OUT)).isEqualTo(5);
+        assertThat(f.a.qp.state()).isEqualTo(QpState.RTS);
+        f.a.endpoint.poll(later + 5 * 200_000_000L, sink);
+        assertThat(f.a.qp.state()).isEqualTo(QpState.ERR);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.PEERS_DEAD)).isEqualTo(1);
+    }
 }

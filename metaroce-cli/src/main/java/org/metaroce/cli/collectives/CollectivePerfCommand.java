@@ -1,0 +1,448 @@
+package org.metaroce.cli.collectives;
+
+import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+import org.metaroce.collectives.CollectiveException;
+import org.metaroce.collectives.Bootstrap;
+import org.metaroce.collectives.CommConfig;
+import org.metaroce.collectives.Communicator;
+import org.metaroce.collectives.DataType;
+import org.metaroce.collectives.LaunchEnv;
+import org.metaroce.collectives.LocalCluster;
+import org.metaroce.collectives.ReduceOp;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * An nccl-tests-style collective benchmark ({@code all_reduce_perf} and friends): a size sweep,
+ * out-of-place and in-place, every result checked element by element. {@code --ranks N} runs N
+ * ranks in this process over loopback; without it this process is one rank of a job launched by
+ * torchrun, Open MPI or Slurm (or with RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set by hand), and
+ * rank 0 prints.
+ */
+@Command(mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true)
+public final class CollectivePerfCommand implements Callable<Integer> {
+    private final CollectiveKind kind;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = {"-b", "--minbytes"}, defaultValue = "8", paramLabel = "BYTES",
+        description = "Smallest size (K, M, G suffixes; default: ${DEFAULT-VALUE}).")
+    String minBytes;
+
+    @Option(names = {"-e", "--maxbytes"}, defaultValue = "32M", paramLabel = "BYTES",
+        description = "Largest size (default: ${DEFAULT-VALUE}).")
+    String maxBytes;
+
+    @Option(names = {"-f", "--stepfactor"}, defaultValue = "2", paramLabel = "F",
+        description = "Multiply the size by F each step (default: ${DEFAULT-VALUE}).")
+    int stepFactor;
+
+    @Option(names = {"-d", "--datatype"}, defaultValue = "float", paramLabel = "TYPE",
+        description = "float, double, int32, int64 or all (default: ${DEFAULT-VALUE}).")
+    String datatype;
+
+    @Option(names = {"-o", "--op"}, defaultValue = "sum", paramLabel = "OP",
+        description = "sum, prod, min, max or all (default: ${DEFAULT-VALUE}; ignored without a reduction).")
+    String op;
+
+    @Option(names = {"-n", "--iters"}, defaultValue = "20", paramLabel = "N",
+        description = "Timed iterations per size (default: ${DEFAULT-VALUE}).")
+    int iters;
+
+    @Option(names = {"-w", "--warmup_iters"}, defaultValue = "5", paramLabel = "N",
+        description = "Untimed iterations before timing (default: ${DEFAULT-VALUE}).")
+    int warmup;
+
+    @Option(names = {"-c", "--check"}, defaultValue = "1", paramLabel = "0|1",
+        description = "Check every result element against a reference (default: ${DEFAULT-VALUE}).")
+    int check;
+
+    @Option(names = {"-r", "--root"}, defaultValue = "0", paramLabel = "RANK",
+        description = "Root of broadcast (default: ${DEFAULT-VALUE}).")
+    int root;
+
+    @Option(names = "--ranks", paramLabel = "N",
+        description = "Run N ranks in this process over loopback; without it, bootstrap from the launcher's "
+            + "environment (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, OMPI_COMM_WORLD_*, SLURM_*).")
+    Integer ranks;
+
+    @Option(names = "--chunk", defaultValue = "256K", paramLabel = "BYTES",
+        description = "Pipelining chunk (one slot, one WRITE with immediate; default: ${DEFAULT-VALUE}).")
+    String chunk;
+
+    @Option(names = "--slots", defaultValue = "4", paramLabel = "N",
+        description = "Slots each rank grants each peer (default: ${DEFAULT-VALUE}).")
+    int slots;
+
+    @Option(names = "--mtu", defaultValue = "4096", paramLabel = "BYTES",
+        description = "Path MTU of the queue pairs: 256..4096 (default: ${DEFAULT-VALUE}).")
+    int mtu;
+
+    @Option(names = "--timeout", defaultValue = "60", paramLabel = "SECONDS",
+        description = "Bound on setup and on each operation (default: ${DEFAULT-VALUE}).")
+    int timeoutSeconds;
+
+    @Option(names = "--driver", defaultValue = "dedicated", paramLabel = "shared|dedicated",
+        description = "With --ranks: one driver thread for every rank's device (shared) or one each (dedicated; "
+            + "default: ${DEFAULT-VALUE}).")
+    String driverMode;
+
+    @Option(names = "--wait", defaultValue = "backoff", paramLabel = "spin|backoff|park",
+        description = "How a rank's thread waits for the network: busy spin, spin-yield-park backoff, or park "
+            + "50 us (default: ${DEFAULT-VALUE}).")
+    String waitMode;
+
+    @Option(names = "--counters", description = "Print each rank's driver and endpoint counters at the end.")
+    boolean counters;
+
+    /** @param command the tool's name (e.g. all_reduce_perf) */
+    public CollectivePerfCommand(final String command) {
+        this.kind = kindOf(command);
+    }
+
+    private static CollectiveKind kindOf(final String command) {
+        for (final CollectiveKind k : CollectiveKind.values()) {
+            if (k.command.equals(command)) {
+                return k;
+            }
+        }
+        throw new IllegalArgumentException("no collective tool " + command);
+    }
+
+    /**
+     * @param command a tool name: all_reduce_perf, all_gather_perf, reduce_scatter_perf,
+     *     broadcast_perf or all_to_all_perf
+     * @return the tool's command line, to add as a subcommand of {@code metaroce}
+     */
+    public static CommandLine commandLine(final String command) {
+        final CollectiveKind k = kindOf(command);
+        final CommandLine sub = new CommandLine(new CollectivePerfCommand(command));
+        sub.getCommandSpec().usageMessage().description(k.description());
+        sub.getCommandSpec().usageMessage().footer("", "In one process: metaroce " + k.command + " --ranks 4 -b 8 -e 64M",
+            "One rank per process: RANK=i WORLD_SIZE=n MASTER_ADDR=host MASTER_PORT=29500 metaroce " + k.command,
+            "See docs/collectives.md.");
+        return sub;
+    }
+
+    static long parseSize(final String s) {
+        final String t = s.trim().toUpperCase(Locale.ROOT);
+        long mult = 1;
+        String digits = t;
+        if (t.endsWith("K") || t.endsWith("M") || t.endsWith("G")) {
+            mult = t.endsWith("K") ? 1L << 10 : t.endsWith("M") ? 1L << 20 : 1L << 30;
+            digits = t.substring(0, t.length() - 1);
+        }
+        try {
+            return Long.parseLong(digits) * mult;
+        } catch (final NumberFormatException ex) {
+            throw new IllegalArgumentException("'" + s + "' is not a size (e.g. 8, 64K, 32M, 1G)");
+        }
+    }
+
+    private CommandLine.ParameterException bad(final String message) {
+        return new CommandLine.ParameterException(spec.commandLine(), message);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        final Sweep sweep;
+        final CommConfig config;
+        try {
+            final long b = parseSize(minBytes);
+            final long e = parseSize(maxBytes);
+            if (b < 0 || e < b || e > (1L << 30)) {
+                throw bad("-b/-e: need 0 <= minbytes <= maxbytes <= 1G (got " + b + ", " + e + ")");
+            }
+            if (stepFactor < 2) {
+                throw bad("-f must be >= 2 (got " + stepFactor + ")");
+            }
+            if (iters < 1 || warmup < 0) {
+                throw bad("-n must be >= 1 and -w >= 0");
+            }
+            final List<DataType> types = new ArrayList<>();
+            if (datatype.equalsIgnoreCase("all")) {
+                types.addAll(List.of(DataType.values()));
+            } else {
+                types.add(DataType.parse(datatype));
+            }
+            final List<ReduceOp> ops = new ArrayList<>();
+            if (!kind.reduces) {
+                ops.add(null);
+            } else if (op.equalsIgnoreCase("all")) {
+                ops.addAll(List.of(ReduceOp.values()));
+            } else {
+                ops.add(ReduceOp.parse(op));
+            }
+            config = new CommConfig().chunkBytes((int) parseSize(chunk)).slots(slots).pathMtu(mtu)
+                .operationTimeout(Duration.ofSeconds(timeoutSeconds)).setupTimeout(Duration.ofSeconds(timeoutSeconds));
+            switch (waitMode) {
+                case "spin" -> config.idleStrategy(null).spinWait(true);
+                case "park" -> config.parkWait(true);
+                case "backoff" -> { }
+                default -> throw bad("--wait must be spin, backoff or park (got " + waitMode + ")");
+            }
+            if (!driverMode.equals("shared") && !driverMode.equals("dedicated")) {
+                throw bad("--driver must be shared or dedicated (got " + driverMode + ")");
+            }
+            sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root);
+        } catch (final IllegalArgumentException ex) {
+            throw bad(ex.getMessage());
+        }
+        try {
+            return execute(sweep, config);
+        } catch (final CollectiveException ex) {
+            final PrintWriter err = spec.commandLine().getErr();
+            err.println(kind.command + ": " + ex.getMessage());
+            err.flush();
+            return 1;
+        }
+    }
+
+    private int execute(final Sweep sweep, final CommConfig config) throws Exception {
+        final PrintWriter out = spec.commandLine().getOut();
+        final long wrong;
+        if (ranks != null) {
+            if (ranks < 1 || ranks > 64) {
+                throw bad("--ranks must be in 1..64 (got " + ranks + ")");
+            }
+            if (root >= ranks) {
+                throw bad("--root must be below --ranks");
+            }
+            out.printf("# metaroce %s: %d ranks in this process over loopback%n", kind.command, ranks);
+            try (LocalCluster cluster = driverMode.equals("dedicated") ? LocalCluster.startDedicated(ranks, config, null)
+                : LocalCluster.start(ranks, config)) {
+                final List<Long> results = cluster.run(c -> sweep.run(c, c.rank() == 0 ? out : null),
+                    Duration.ofHours(2));
+                wrong = results.get(0);
+                if (counters) {
+                    for (int i = 0; i < cluster.size(); i++) {
+                        printCounters(out, cluster.communicator(i));
+                    }
+                }
+            }
+        } else {
+            final LaunchEnv env;
+            try {
+                env = LaunchEnv.fromEnvironment();
+            } catch (final IllegalArgumentException ex) {
+                throw bad(ex.getMessage() + " (or use --ranks N for ranks in this process)");
+            }
+            if (root >= env.worldSize()) {
+                throw bad("--root must be below the world size " + env.worldSize());
+            }
+            try (Communicator c = Bootstrap.connect(env, config, null)) {
+                if (c.rank() == 0) {
+                    out.printf("# metaroce %s: %d ranks (%s launch, master %s:%d)%n", kind.command, c.size(),
+                        env.launcher(), env.masterAddress(), env.masterPort());
+                }
+                wrong = sweep.run(c, c.rank() == 0 ? out : null);
+                if (c.rank() != 0) {
+                    out.printf("rank %d: %d wrong%n", c.rank(), wrong);
+                }
+                if (counters) {
+                    printCounters(out, c);
+                }
+            }
+        }
+        out.flush();
+        return wrong == 0 ? 0 : 1;
+    }
+
+    private static void printCounters(final PrintWriter out, final Communicator c) {
+        out.printf("# rank %d counters:%n#   driver: %s%n#   endpoint: %s%n", c.rank(), c.device().counters(),
+            c.device().endpoint().counters());
+    }
+
+    /** The sweep one rank runs; rank 0 prints. */
+    record Sweep(CollectiveKind kind, long minBytes, long maxBytes, int factor, List<DataType> types,
+                 List<ReduceOp> ops, int iters, int warmup, boolean check, int root) {
+
+        /** @return wrong elements over all ranks (the same on every rank) */
+        long run(final Communicator c, final PrintWriter out) {
+            final int n = c.size();
+            final ByteBuffer stat = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
+            if (out != null) {
+                out.printf("#  chunk %d B x %d slots per peer, %d iterations after %d warmup, check %s%n",
+                    c.config().chunkBytes(), c.config().slots(), iters, warmup, check ? "on" : "off");
+                out.println("#");
+                out.println("#                                                   out-of-place                       "
+                    + "in-place");
+                out.println("#       size         count      type   redop     time   algbw   busbw #wrong     time   "
+                    + "algbw   busbw #wrong");
+                out.println("#        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  "
+                    + "(GB/s)  (GB/s)");
+                out.flush();
+            }
+            long totalWrong = 0;
+            double busSum = 0;
+            int rows = 0;
+            for (final DataType t : types) {
+                final long maxCount = maxBytes / t.size();
+                final ByteBuffer a = ByteBuffer.allocateDirect((int) Math.max(8, maxCount * t.size()))
+                    .order(ByteOrder.nativeOrder());
+                final ByteBuffer b = ByteBuffer.allocateDirect((int) Math.max(8, maxCount * t.size()))
+                    .order(ByteOrder.nativeOrder());
+                for (final ReduceOp op : ops) {
+                    for (long size = minBytes; size <= maxBytes; size = Math.max(size * factor, size + 1)) {
+                        final int g = kind.granularity(n);
+                        final long count = size / t.size() / g * g;
+                        final double[] oop = measure(c, a, b, count, t, op, false, stat);
+                        final double[] ip = measure(c, a, b, count, t, op, true, stat);
+                        totalWrong += (long) oop[1] + (long) ip[1];
+                        final long bytes = count * t.size();
+                        final double algOop = bytes / oop[0] / 1e3;
+                        final double algIp = bytes / ip[0] / 1e3;
+                        busSum += algOop * kind.busFactor(n);
+                        rows++;
+                        if (out != null) {
+                            out.printf(Locale.ROOT, "%12d  %12d  %8s  %6s  %7.1f  %6.2f  %6.2f  %5d  %7.1f  %6.2f  %6.2f  "
+                                    + "%5d%n", bytes, count, t.shortName(), op == null ? "none" : op.shortName(), oop[0],
+                                algOop, algOop * kind.busFactor(n), (long) oop[1], ip[0], algIp,
+                                algIp * kind.busFactor(n), (long) ip[1]);
+                            out.flush();
+                        }
+                        if (size == 0) {
+                            size = 1;
+                        }
+                    }
+                }
+            }
+            if (out != null) {
+                out.printf(Locale.ROOT, "# Out of bounds values : %d %s%n", totalWrong, totalWrong == 0 ? "OK"
+                    : "FAILED");
+                out.printf(Locale.ROOT, "# Avg bus bandwidth    : %.4f%n", rows == 0 ? 0 : busSum / rows);
+                out.flush();
+            }
+            return totalWrong;
+        }
+
+        /** @return {max time per iteration over ranks in us, wrong elements over ranks} */
+        private double[] measure(final Communicator c, final ByteBuffer a, final ByteBuffer b, final long count,
+                                 final DataType t, final ReduceOp op, final boolean inPlace, final ByteBuffer stat) {
+            final int n = c.size();
+            final int r = c.rank();
+            final long block = count / kind.granularity(n);
+            for (int i = 0; i < warmup; i++) {
+                once(c, a, b, count, t, op, inPlace);
+            }
+            c.barrier();
+            final long start = System.nanoTime();
+            for (int i = 0; i < iters; i++) {
+                once(c, a, b, count, t, op, inPlace);
+            }
+            final double us = (System.nanoTime() - start) / 1e3 / iters;
+            long wrong = 0;
+            if (check && count > 0) {
+                prepare(a, b, count, block, t, op, inPlace, r);
+                once(c, a, b, count, t, op, inPlace);
+                wrong = verify(a, b, count, block, t, op, inPlace, r, n);
+            }
+            stat.putDouble(0, us);
+            c.allReduce(stat, 1, DataType.FLOAT64, ReduceOp.MAX);
+            final double time = stat.getDouble(0);
+            stat.putLong(0, wrong);
+            c.allReduce(stat, 1, DataType.INT64, ReduceOp.SUM);
+            return new double[] {time, stat.getLong(0)};
+        }
+
+        private static ByteBuffer slice(final ByteBuffer buf, final long from, final long bytes) {
+            return buf.duplicate().position((int) from).limit((int) (from + bytes)).slice()
+                .order(ByteOrder.nativeOrder());
+        }
+
+        private void once(final Communicator c, final ByteBuffer a, final ByteBuffer b, final long count,
+                          final DataType t, final ReduceOp op, final boolean inPlace) {
+            final int n = c.size();
+            final long es = t.size();
+            final long block = count / kind.granularity(n);
+            switch (kind) {
+                case ALL_REDUCE -> c.allReduce(a, inPlace ? a : b, count, t, op);
+                case ALL_GATHER -> c.allGather(inPlace ? slice(b, c.rank() * block * es, block * es) : a, b, block, t);
+                case REDUCE_SCATTER -> c.reduceScatter(a, inPlace ? slice(a, c.rank() * block * es, block * es) : b,
+                    block, t, op);
+                case BROADCAST -> c.broadcast(a, inPlace ? a : b, count, t, root);
+                case ALL_TO_ALL -> c.allToAll(a, inPlace ? a : b, block, t);
+                default -> throw new IllegalStateException(kind.toString());
+            }
+        }
+
+        private void prepare(final ByteBuffer a, final ByteBuffer b, final long count, final long block,
+                             final DataType t, final ReduceOp op, final boolean inPlace, final int r) {
+            final ReduceOp vop = op == null ? ReduceOp.SUM : op;
+            switch (kind) {
+                case ALL_REDUCE, REDUCE_SCATTER, ALL_TO_ALL -> CheckData.fill(a, t, r, 0, count, vop);
+                case ALL_GATHER -> {
+                    if (inPlace) {
+                        CheckData.fill(slice(b, r * block * t.size(), block * t.size()), t, r, 0, block, vop);
+                    } else {
+                        CheckData.fill(a, t, r, 0, block, vop);
+                    }
+                }
+                case BROADCAST -> {
+                    if (r == root) {
+                        CheckData.fill(a, t, r, 0, count, vop);
+                    } else {
+                        CheckData.fill(a, t, 99, 0, count, vop); // garbage the root's data must replace
+                    }
+                }
+                default -> throw new IllegalStateException(kind.toString());
+            }
+        }
+
+        private long verify(final ByteBuffer a, final ByteBuffer b, final long count, final long block,
+                            final DataType t, final ReduceOp op, final boolean inPlace, final int r, final int n) {
+            final ReduceOp vop = op == null ? ReduceOp.SUM : op;
+            long wrong = 0;
+            switch (kind) {
+                case ALL_REDUCE -> {
+                    final ByteBuffer out = inPlace ? a : b;
+                    for (long i = 0; i < count; i++) {
+                        wrong += CheckData.get(out, t, i) != CheckData.reduced(n, i, t, op) ? 1 : 0;
+                    }
+                }
+                case REDUCE_SCATTER -> {
+                    final ByteBuffer out = inPlace ? slice(a, r * block * t.size(), block * t.size()) : b;
+                    for (long i = 0; i < block; i++) {
+                        wrong += CheckData.get(out, t, i) != CheckData.reduced(n, r * block + i, t, op) ? 1 : 0;
+                    }
+                }
+                case ALL_GATHER -> {
+                    for (int q = 0; q < n; q++) {
+                        for (long i = 0; i < block; i++) {
+                            wrong += CheckData.get(b, t, q * block + i) != CheckData.value(q, i, vop) ? 1 : 0;
+                        }
+                    }
+                }
+                case BROADCAST -> {
+                    final ByteBuffer out = inPlace ? a : b;
+                    for (long i = 0; i < count; i++) {
+                        wrong += CheckData.get(out, t, i) != CheckData.value(root, i, vop) ? 1 : 0;
+                    }
+                }
+                case ALL_TO_ALL -> {
+                    final ByteBuffer out = inPlace ? a : b;
+                    for (int q = 0; q < n; q++) {
+                        for (long i = 0; i < block; i++) {
+                            wrong += CheckData.get(out, t, q * block + i) != CheckData.value(q, r * block + i, vop) ? 1
+                                : 0;
+                        }
+                    }
+                }
+                default -> throw new IllegalStateException(kind.toString());
+            }
+            return wrong;
+        }
+    }
+}

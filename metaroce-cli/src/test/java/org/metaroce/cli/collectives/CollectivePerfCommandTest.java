@@ -1,0 +1,98 @@
+package org.metaroce.cli.collectives;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.metaroce.cli.Metaroce;
+import picocli.CommandLine;
+
+/**
+ * The nccl-tests-style tools with {@code --ranks 3} in this process: the sweep's rows (size,
+ * count, type, redop, time, algbw, busbw, #wrong, out of place and in place), every result
+ * checked (#wrong 0), and argument errors.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class CollectivePerfCommandTest {
+    record Run(int exitCode, String out, String err) {
+        @Override
+        public String toString() {
+            return "exit " + exitCode + "\n--- stdout\n" + out + "--- stderr\n" + err;
+        }
+    }
+
+    static Run run(final String... args) {
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        final CommandLine cl = Metaroce.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        final int code = cl.execute(args);
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    /** @return the table's rows, split into cells */
+    static List<String[]> rows(final Run run) {
+        final List<String[]> rows = new ArrayList<>();
+        for (final String line : run.out().split("\\R")) {
+            if (!line.startsWith("#") && !line.isBlank()) {
+                rows.add(line.trim().split("\\s+"));
+            }
+        }
+        return rows;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "broadcast_perf",
+        "all_to_all_perf"})
+    void sweepIsCheckedAndPrinted(final String tool) {
+        final Run r = run(tool, "--ranks", "3", "-b", "24", "-e", "96K", "-f", "8", "-n", "2", "-w", "1",
+            "--chunk", "8K");
+        assertThat(r.exitCode()).as(r::toString).isZero();
+        assertThat(r.out()).contains("3 ranks in this process").contains("# Out of bounds values : 0 OK")
+            .contains("#wrong");
+        final List<String[]> rows = rows(r);
+        assertThat(rows).as(r::toString).hasSize(5); // 24, 192, 1536, 12288, 98304
+        final long[] sizes = {24, 192, 1536, 12288, 98304};
+        for (int i = 0; i < rows.size(); i++) {
+            final String[] cells = rows.get(i);
+            assertThat(cells).as(r::toString).hasSize(12);
+            assertThat(Long.parseLong(cells[0])).isEqualTo(sizes[i]);
+            assertThat(Long.parseLong(cells[1])).isEqualTo(sizes[i] / 4);
+            assertThat(cells[2]).isEqualTo("float");
+            assertThat(cells[3]).isEqualTo(tool.equals("all_reduce_perf") || tool.equals("reduce_scatter_perf")
+                ? "sum" : "none");
+            assertThat(Double.parseDouble(cells[4])).isPositive();
+            assertThat(cells[7]).isEqualTo("0");
+            assertThat(cells[11]).isEqualTo("0");
+        }
+    }
+
+    @Test
+    void everyTypeAndReduction() {
+        final Run r = run("all_reduce_perf", "--ranks", "2", "-b", "1K", "-e", "1K", "-d", "all", "-o", "all",
+            "-n", "1", "-w", "0");
+        assertThat(r.exitCode()).as(r::toString).isZero();
+        final List<String[]> rows = rows(r);
+        assertThat(rows).hasSize(16);
+        assertThat(rows).extracting(c -> c[2] + "/" + c[3]).contains("float/sum", "double/prod", "int32/min",
+            "int64/max");
+        assertThat(rows).allSatisfy(c -> assertThat(c[7] + c[11]).isEqualTo("00"));
+    }
+
+    @Test
+    void argumentErrors() {
+        assertThat(run("all_reduce_perf", "--ranks", "2", "-d", "half").err()).contains("unknown data type 'half'");
+        assertThat(run("all_reduce_perf", "--ranks", "2", "-o", "avg").err()).contains("unknown reduction 'avg'");
+        assertThat(run("all_reduce_perf", "--ranks", "2", "-b", "1M", "-e", "1K").exitCode()).isEqualTo(2);
+        assertThat(run("broadcast_perf", "--ranks", "2", "-r", "2").err()).contains("--root must be below --ranks");
+    }
+}

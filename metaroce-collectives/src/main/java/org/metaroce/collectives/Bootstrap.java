@@ -1,0 +1,133 @@
+package org.metaroce.collectives;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.util.List;
+import java.util.function.Function;
+
+import org.metaroce.core.engine.EndpointConfig;
+import org.metaroce.netty.DeviceConfig;
+import org.metaroce.netty.EventLoopIdleStrategy;
+import org.metaroce.netty.MetaRoceDevice;
+import org.metaroce.netty.ThreadingMode;
+import org.metaroce.netty.Transport;
+
+/**
+ * Builds a {@link Communicator} for a process started by a launcher (torchrun, Open MPI, Slurm)
+ * or with explicit arguments [COLL-021..COLL-025]: opens a device (DEDICATED driver thread) on
+ * the address this host uses to reach the master, exchanges endpoint addresses through the TCP
+ * rendezvous at the master, and connects to every rank. The communicator owns the device and
+ * closes it.
+ */
+public final class Bootstrap {
+    private Bootstrap() {
+    }
+
+    /**
+     * @param config communicator settings
+     * @return the communicator described by this process's environment ({@link LaunchEnv#fromEnvironment()})
+     * @throws IllegalArgumentException if the environment is incomplete or contradictory
+     * @throws CollectiveException if the rendezvous or a connection fails or times out
+     */
+    public static Communicator fromEnvironment(final CommConfig config) {
+        return connect(LaunchEnv.fromEnvironment(), config, null);
+    }
+
+    /**
+     * @param bind the local address the device binds
+     * @return the default device configuration: ephemeral endpoint port, 4 entropy ports, a 1 ms
+     *     retransmission floor, DEDICATED threading idling in the event loop
+     */
+    public static DeviceConfig defaultDeviceConfig(final InetAddress bind) {
+        return new DeviceConfig().bindAddress(bind).endpointPort(0).entropyPortRange(4, 0).transport(Transport.AUTO)
+            .threadingMode(ThreadingMode.DEDICATED).idleStrategy(new EventLoopIdleStrategy())
+            .endpointConfig(new EndpointConfig().minRtoNs(1_000_000));
+    }
+
+    /**
+     * @param launch rank, world size and master
+     * @param config communicator settings ({@link CommConfig#setupTimeout()} bounds the whole setup)
+     * @param devices makes the device configuration for a local address, or null for {@link #defaultDeviceConfig}
+     * @return the connected communicator, owning its device
+     */
+    public static Communicator connect(final LaunchEnv launch, final CommConfig config,
+                                       final Function<InetAddress, DeviceConfig> devices) {
+        final Function<InetAddress, DeviceConfig> make = devices != null ? devices : Bootstrap::defaultDeviceConfig;
+        final long deadline = System.nanoTime() + config.setupTimeout().toNanos();
+        final InetSocketAddress master;
+        try {
+            master = new InetSocketAddress(InetAddress.getByName(launch.masterAddress()), launch.masterPort());
+        } catch (final IOException ex) {
+            throw new IllegalArgumentException(launch.launcher() + ": cannot resolve the master address '"
+                + launch.masterAddress() + "': " + ex.getMessage(), ex);
+        }
+        MetaRoceDevice device = null;
+        try {
+            final List<InetSocketAddress> table;
+            if (launch.rank() == 0) {
+                final InetAddress bind = master.getAddress();
+                if (!isLocal(bind)) {
+                    throw new IllegalArgumentException(launch.launcher() + ": this is rank 0, but the master address "
+                        + launch.masterAddress() + " (" + bind.getHostAddress() + ") is not an address of this host");
+                }
+                try (ServerSocket server = new ServerSocket()) {
+                    server.setReuseAddress(true);
+                    server.bind(new InetSocketAddress(launch.masterPort()));
+                    device = new MetaRoceDevice(make.apply(bind));
+                    table = Rendezvous.master(server, launch.worldSize(), device.localAddress(), deadline);
+                }
+            } else {
+                try (Socket s = Rendezvous.connect(master, launch.rank(), deadline)) {
+                    // The address this host reaches the master from is the one the others can reach it on.
+                    device = new MetaRoceDevice(make.apply(s.getLocalAddress()));
+                    table = Rendezvous.join(s, launch.rank(), launch.worldSize(), device.localAddress(), deadline);
+                }
+            }
+            final CommConfig remaining = copyWithSetupTimeout(config, deadline);
+            final Communicator c = Wiring.connect(device, launch.rank(), table, remaining);
+            c.ownDevice();
+            return c;
+        } catch (final IOException ex) {
+            closeQuietly(device);
+            throw new CollectiveException("rank " + launch.rank() + ": rendezvous failed: " + ex, "rendezvous", -1, ex);
+        } catch (final InterruptedException ex) {
+            closeQuietly(device);
+            Thread.currentThread().interrupt();
+            throw new CollectiveException("rank " + launch.rank() + ": interrupted during setup", "rendezvous", -1, ex);
+        } catch (final RuntimeException | Error ex) {
+            closeQuietly(device);
+            throw ex;
+        }
+    }
+
+    private static CommConfig copyWithSetupTimeout(final CommConfig config, final long deadline) {
+        final long left = Math.max(1_000_000, deadline - System.nanoTime());
+        return config.copy().setupTimeout(java.time.Duration.ofNanos(left));
+    }
+
+    private static boolean isLocal(final InetAddress address) {
+        if (address.isLoopbackAddress() || address.isAnyLocalAddress()) {
+            return true;
+        }
+        try {
+            return NetworkInterface.getByInetAddress(address) != null;
+        } catch (final SocketException ex) {
+            return false;
+        }
+    }
+
+    private static void closeQuietly(final MetaRoceDevice device) {
+        if (device != null) {
+            try {
+                device.close();
+            } catch (final RuntimeException ignored) {
+                // Best effort.
+            }
+        }
+    }
+}

@@ -1,0 +1,209 @@
+package org.metaroce.collectives;
+
+import java.time.Duration;
+
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
+/**
+ * Tuning of a {@link Communicator}. Every rank of a communicator must use the same chunk size
+ * (checked at connection time); the other settings are local.
+ */
+public final class CommConfig {
+    private int chunkBytes = 256 << 10;
+    private int slots = 4;
+    private long smallAllReduceBytes = 64 << 10;
+    private Duration operationTimeout = Duration.ofSeconds(60);
+    private Duration setupTimeout = Duration.ofSeconds(60);
+    private int pathMtu = 4096;
+    private long qpTimeoutNs = 10_000_000;
+    private IdleStrategy idleStrategy;
+    private boolean spinWait;
+    private boolean parkWait;
+
+    /** @return a copy of these settings (the idle strategy is shared only if one was set) */
+    public CommConfig copy() {
+        final CommConfig c = new CommConfig();
+        c.chunkBytes = chunkBytes;
+        c.slots = slots;
+        c.smallAllReduceBytes = smallAllReduceBytes;
+        c.operationTimeout = operationTimeout;
+        c.setupTimeout = setupTimeout;
+        c.pathMtu = pathMtu;
+        c.qpTimeoutNs = qpTimeoutNs;
+        c.idleStrategy = idleStrategy;
+        c.spinWait = spinWait;
+        c.parkWait = parkWait;
+        return c;
+    }
+
+    /** @return bytes per pipelined chunk (one slot, one RDMA WRITE with immediate) */
+    public int chunkBytes() {
+        return chunkBytes;
+    }
+
+    /**
+     * @param bytes bytes per chunk: a multiple of 8 in 8..{@value Engine#MAX_CHUNK_BYTES}
+     *     (the immediate carries the length) [COLL-007]
+     * @return this
+     */
+    public CommConfig chunkBytes(final int bytes) {
+        if (bytes < 8 || bytes > Engine.MAX_CHUNK_BYTES || (bytes & 7) != 0) {
+            throw new IllegalArgumentException("chunkBytes must be a multiple of 8 in 8.." + Engine.MAX_CHUNK_BYTES
+                + ", got " + bytes);
+        }
+        this.chunkBytes = bytes;
+        return this;
+    }
+
+    /** @return slots this rank grants each peer (chunks in flight per direction and peer) */
+    public int slots() {
+        return slots;
+    }
+
+    /**
+     * @param count receive slots per peer, 1..64
+     * @return this
+     */
+    public CommConfig slots(final int count) {
+        if (count < 1 || count > 64) {
+            throw new IllegalArgumentException("slots must be in 1..64, got " + count);
+        }
+        this.slots = count;
+        return this;
+    }
+
+    /** @return all-reduce size (bytes) up to which recursive doubling is used instead of the ring */
+    public long smallAllReduceBytes() {
+        return smallAllReduceBytes;
+    }
+
+    /**
+     * @param bytes threshold, >= 0
+     * @return this
+     */
+    public CommConfig smallAllReduceBytes(final long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("smallAllReduceBytes must be >= 0, got " + bytes);
+        }
+        this.smallAllReduceBytes = bytes;
+        return this;
+    }
+
+    /** @return how long long one operation may take before it fails */
+    public Duration operationTimeout() {
+        return operationTimeout;
+    }
+
+    /**
+     * @param timeout bound on one operation, after which it fails naming the ranks it waits for
+     * @return this
+     */
+    public CommConfig operationTimeout(final Duration timeout) {
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("operationTimeout must be positive, got " + timeout);
+        }
+        this.operationTimeout = timeout;
+        return this;
+    }
+
+    /** @return bound on connecting to every peer */
+    public Duration setupTimeout() {
+        return setupTimeout;
+    }
+
+    /**
+     * @param timeout bound on connecting to every peer, after which setup fails naming the missing ranks
+     * @return this
+     */
+    public CommConfig setupTimeout(final Duration timeout) {
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("setupTimeout must be positive, got " + timeout);
+        }
+        this.setupTimeout = timeout;
+        return this;
+    }
+
+    /** @return path MTU proposed for the queue pairs */
+    public int pathMtu() {
+        return pathMtu;
+    }
+
+    /**
+     * @param mtu 256, 512, 1024, 2048, 4096 or 8192
+     * @return this
+     */
+    public CommConfig pathMtu(final int mtu) {
+        if (mtu < 256 || mtu > 8192 || Integer.bitCount(mtu) != 1) {
+            throw new IllegalArgumentException("pathMtu must be one of 256, 512, 1024, 2048, 4096, 8192, got " + mtu);
+        }
+        this.pathMtu = mtu;
+        return this;
+    }
+
+    /** @return the queue pairs' TIMEOUT: the initial retransmission timeout, which also caps the device's floor */
+    public long qpTimeoutNs() {
+        return qpTimeoutNs;
+    }
+
+    /**
+     * @param ns queue pair TIMEOUT in ns (> 0); the retransmission floor is the smaller of this and
+     *     the device's {@code EndpointConfig.minRtoNs}
+     * @return this
+     */
+    public CommConfig qpTimeoutNs(final long ns) {
+        if (ns <= 0) {
+            throw new IllegalArgumentException("qpTimeoutNs must be > 0, got " + ns);
+        }
+        this.qpTimeoutNs = ns;
+        return this;
+    }
+
+    /**
+     * @return how the calling thread waits for progress; unless set, a new backoff strategy that
+     *     parks almost at once (1 us doubling to 50 us): spinning ranks steal the cores the
+     *     driver threads need when ranks outnumber cores
+     */
+    public IdleStrategy idleStrategy() {
+        if (idleStrategy != null) {
+            return idleStrategy;
+        }
+        if (spinWait) {
+            return new org.agrona.concurrent.BusySpinIdleStrategy();
+        }
+        if (parkWait) {
+            return new org.agrona.concurrent.SleepingIdleStrategy(50_000);
+        }
+        return new BackoffIdleStrategy(1, 1, 1_000, 50_000);
+    }
+
+    /**
+     * @param spin whether waiting threads busy-spin (a new strategy per communicator; lowest
+     *     latency, a core per rank)
+     * @return this
+     */
+    public CommConfig spinWait(final boolean spin) {
+        this.spinWait = spin;
+        this.parkWait = false;
+        return this;
+    }
+
+    /**
+     * @param park whether waiting threads park 50 us at a time (leaves the cores to the drivers)
+     * @return this
+     */
+    public CommConfig parkWait(final boolean park) {
+        this.parkWait = park;
+        this.spinWait = false;
+        return this;
+    }
+
+    /**
+     * @param strategy how the calling thread waits; not shared between communicators
+     * @return this
+     */
+    public CommConfig idleStrategy(final IdleStrategy strategy) {
+        this.idleStrategy = strategy;
+        return this;
+    }
+}

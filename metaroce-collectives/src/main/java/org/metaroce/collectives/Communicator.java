@@ -1,0 +1,538 @@
+package org.metaroce.collectives;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.agrona.BufferUtil;
+import org.metaroce.core.verbs.AccessFlags;
+import org.metaroce.core.verbs.MemoryRegion;
+import org.metaroce.netty.MetaRoceDevice;
+
+/**
+ * A group of {@link #size()} ranks, each connected to every other by a reliable queue pair, that
+ * run collective operations together (the NCCL/MPI model): every rank calls the same operations
+ * in the same order with matching arguments, and each call returns when this rank's part is
+ * done and its buffers may be reused.
+ *
+ * <p>Data moves by RDMA WRITE with immediate data into slots of registered memory the peer
+ * announced at connection time; the immediate tells the receiver which chunk arrived. A sender
+ * writes a chunk only into a slot the receiver has granted, and the receiver grants a slot back
+ * once it has consumed (copied or reduced) the chunk in it: receiver-driven admission, with
+ * {@link CommConfig#slots()} chunks pipelined per peer and direction [COLL-005..COLL-011].
+ *
+ * <p>Buffers are direct {@link ByteBuffer}s; an operation uses the bytes from each buffer's
+ * position (which it does not change). Buffers that are sent from are registered with the
+ * device on first use and stay registered (a small cache) until {@link #close()}. Input and
+ * output may be the same buffer (in place) where the operation allows it.
+ *
+ * <p>One thread at a time per communicator: operations run on the calling thread, which polls
+ * the completion queue and reduces. A failed operation ({@link CollectiveException}: a peer died,
+ * timed out, or disagreed on the arguments) breaks the communicator; later calls fail at once.
+ * Build one with {@link Bootstrap} (launchers and environment variables) or {@link LocalCluster}
+ * (several ranks in one process).
+ */
+public final class Communicator implements AutoCloseable {
+    private final int rank;
+    private final int size;
+    private final CommConfig config;
+    private final Wiring wiring;
+    private final Engine engine;
+    private final Registrations registrations;
+    private final MetaRoceDevice device;
+    private MemoryRegion scratch;
+    private final MemoryRegion tiny;
+    private final Mem[] result = new Mem[1];
+    private volatile Thread user;
+    private boolean closed;
+    private boolean ownsDevice;
+
+    Communicator(final Wiring wiring, final CommConfig config) {
+        this.wiring = wiring;
+        this.rank = wiring.rank;
+        this.size = wiring.size;
+        this.config = config;
+        this.engine = wiring.engine;
+        this.device = wiring.device;
+        this.registrations = new Registrations(device, wiring.pd, 32);
+        this.tiny = registerScratch(64);
+    }
+
+    /** Makes {@link #close()} close the device too (the bootstrap opened it). */
+    void ownDevice() {
+        ownsDevice = true;
+    }
+
+    /** @return this rank, 0..size-1 */
+    public int rank() {
+        return rank;
+    }
+
+    /** @return number of ranks */
+    public int size() {
+        return size;
+    }
+
+    /** @return the device this rank's queue pairs live on */
+    public MetaRoceDevice device() {
+        return device;
+    }
+
+    /** @return the configuration */
+    public CommConfig config() {
+        return config;
+    }
+
+    // ----------------------------------------------------------------------------------- operations
+
+    /**
+     * All-reduce: every rank's {@code recv} gets the element-wise reduction of all ranks'
+     * {@code send}. Recursive doubling up to {@link CommConfig#smallAllReduceBytes()}, the ring
+     * above [COLL-012, COLL-013]. {@code send == recv} works in place.
+     *
+     * @param send {@code count} elements
+     * @param recv room for {@code count} elements
+     * @param count elements, >= 0 (any value: segments need not be equal)
+     * @param type element type
+     * @param op reduction
+     */
+    public void allReduce(final ByteBuffer send, final ByteBuffer recv, final long count, final DataType type,
+                          final ReduceOp op) {
+        final String name = "all_reduce";
+        enter(name);
+        try {
+            final long bytes = checkCount(name, count, type);
+            final long in = address(name, "send", send, bytes, false);
+            final long out = address(name, "recv", recv, bytes, true);
+            if (count == 0) {
+                return;
+            }
+            if (size == 1) {
+                Reductions.copy(in, out, bytes);
+                return;
+            }
+            final int chunk = chunk(type);
+            if (bytes <= config.smallAllReduceBytes() || count < size) {
+                final MemoryRegion s = scratch(2 * bytes);
+                final Mem a = new Mem(s.address(), s.lkey());
+                final Mem b = new Mem(s.address() + bytes, s.lkey());
+                engine.run(name, Plans.recursiveDoubling(rank, size, count, type, op,
+                    new Mem(in, registrations.lkey(send, bytes)), new Mem(out, 0), a, b, chunk, result));
+                Reductions.copy(result[0].address(), out, bytes);
+            } else {
+                final Mem inMem = new Mem(in, registrations.lkey(send, bytes));
+                final Mem outMem = in == out ? inMem : new Mem(out, registrations.lkey(recv, bytes));
+                engine.run(name, Plans.ringAllReduce(rank, size, count, type, op, inMem, outMem, chunk));
+            }
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * All-reduce in place.
+     *
+     * @param buffer {@code count} elements, replaced by the reduction
+     * @param count elements
+     * @param type element type
+     * @param op reduction
+     */
+    public void allReduce(final ByteBuffer buffer, final long count, final DataType type, final ReduceOp op) {
+        allReduce(buffer, buffer, count, type, op);
+    }
+
+    /**
+     * Reduce-scatter (NCCL semantics): {@code send} holds {@code size * recvCount} elements; rank
+     * i's {@code recv} gets block i of the reduction [COLL-014]. In place when {@code recv} is
+     * block {@code rank} of {@code send}.
+     *
+     * @param send {@code size * recvCount} elements
+     * @param recv room for {@code recvCount} elements
+     * @param recvCount elements per rank, >= 0
+     * @param type element type
+     * @param op reduction
+     */
+    public void reduceScatter(final ByteBuffer send, final ByteBuffer recv, final long recvCount,
+                              final DataType type, final ReduceOp op) {
+        final String name = "reduce_scatter";
+        enter(name);
+        try {
+            final long block = checkCount(name, recvCount, type);
+            final long total = checkCount(name, recvCount * size, type);
+            final long in = address(name, "send", send, total, false);
+            final long out = address(name, "recv", recv, block, true);
+            if (recvCount == 0) {
+                return;
+            }
+            if (size == 1) {
+                Reductions.copy(in, out, block);
+                return;
+            }
+            final MemoryRegion s = scratch(total);
+            engine.run(name, Plans.ringReduceScatter(rank, size, recvCount, type, op,
+                new Mem(in, registrations.lkey(send, total)), new Mem(out, 0), new Mem(s.address(), s.lkey()),
+                chunk(type)));
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * All-gather (NCCL semantics): rank i's {@code send} ({@code sendCount} elements) lands in
+     * block i of every rank's {@code recv} [COLL-015]. In place when {@code send} is block
+     * {@code rank} of {@code recv}.
+     *
+     * @param send {@code sendCount} elements
+     * @param recv room for {@code size * sendCount} elements
+     * @param sendCount elements per rank, >= 0
+     * @param type element type
+     */
+    public void allGather(final ByteBuffer send, final ByteBuffer recv, final long sendCount, final DataType type) {
+        final String name = "all_gather";
+        enter(name);
+        try {
+            final long block = checkCount(name, sendCount, type);
+            final long total = checkCount(name, sendCount * size, type);
+            final long in = address(name, "send", send, block, false);
+            final long out = address(name, "recv", recv, total, true);
+            if (sendCount == 0) {
+                return;
+            }
+            Reductions.copy(in, out + rank * block, block);
+            if (size == 1) {
+                return;
+            }
+            engine.run(name, Plans.ringAllGather(rank, size, sendCount, type,
+                new Mem(in, registrations.lkey(send, block)), new Mem(out, registrations.lkey(recv, total)),
+                chunk(type)));
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * Broadcast: {@code root}'s {@code send} lands in every rank's {@code recv} (pipelined chain)
+     * [COLL-016]. {@code send} is read at the root only; {@code send == recv} works in place.
+     *
+     * @param send {@code count} elements (root)
+     * @param recv room for {@code count} elements
+     * @param count elements, >= 0
+     * @param type element type
+     * @param root the rank whose data is broadcast
+     */
+    public void broadcast(final ByteBuffer send, final ByteBuffer recv, final long count, final DataType type,
+                          final int root) {
+        final String name = "broadcast";
+        enter(name);
+        try {
+            checkRank(name, "root", root);
+            final long bytes = checkCount(name, count, type);
+            final long in = rank == root ? address(name, "send", send, bytes, false) : 0;
+            final long out = address(name, "recv", recv, bytes, true);
+            if (count == 0) {
+                return;
+            }
+            if (rank == root) {
+                Reductions.copy(in, out, bytes);
+            }
+            if (size == 1) {
+                return;
+            }
+            final Mem inMem = rank == root ? new Mem(in, registrations.lkey(send, bytes)) : null;
+            final boolean forwards = Plans.mod(rank - root, size) != 0 && Plans.mod(rank - root, size) < size - 1;
+            final Mem outMem = new Mem(out, forwards ? registrations.lkey(recv, bytes) : 0);
+            engine.run(name, Plans.chainBroadcast(rank, size, root, bytes, inMem, outMem, chunk(type)));
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * Broadcast in place.
+     *
+     * @param buffer {@code count} elements: read at the root, written elsewhere
+     * @param count elements
+     * @param type element type
+     * @param root the rank whose data is broadcast
+     */
+    public void broadcast(final ByteBuffer buffer, final long count, final DataType type, final int root) {
+        broadcast(buffer, buffer, count, type, root);
+    }
+
+    /**
+     * Reduce: {@code root}'s {@code recv} gets the reduction of all ranks' {@code send}
+     * (pipelined chain) [COLL-017]; {@code recv} is ignored (may be null) elsewhere.
+     *
+     * @param send {@code count} elements
+     * @param recv room for {@code count} elements at the root
+     * @param count elements, >= 0
+     * @param type element type
+     * @param op reduction
+     * @param root the rank that gets the result
+     */
+    public void reduce(final ByteBuffer send, final ByteBuffer recv, final long count, final DataType type,
+                       final ReduceOp op, final int root) {
+        final String name = "reduce";
+        enter(name);
+        try {
+            checkRank(name, "root", root);
+            final long bytes = checkCount(name, count, type);
+            final long in = address(name, "send", send, bytes, false);
+            final long out = rank == root ? address(name, "recv", recv, bytes, true) : 0;
+            if (count == 0) {
+                return;
+            }
+            if (size == 1) {
+                Reductions.copy(in, out, bytes);
+                return;
+            }
+            final MemoryRegion s = scratch(bytes);
+            engine.run(name, Plans.chainReduce(rank, size, root, count, type, op,
+                new Mem(in, registrations.lkey(send, bytes)), new Mem(out, 0), new Mem(s.address(), s.lkey()),
+                chunk(type)));
+        } finally {
+            leave();
+        }
+    }
+
+    /** Barrier: returns once every rank has called it (an all-reduce of one integer) [COLL-019]. */
+    public void barrier() {
+        final String name = "barrier";
+        enter(name);
+        try {
+            if (size == 1) {
+                return;
+            }
+            final Mem in = new Mem(tiny.address(), tiny.lkey());
+            final Mem a = new Mem(tiny.address() + 8, tiny.lkey());
+            final Mem b = new Mem(tiny.address() + 16, tiny.lkey());
+            tiny.buffer().putInt(0, 1);
+            engine.run(name, Plans.recursiveDoubling(rank, size, 1, DataType.INT32, ReduceOp.SUM, in,
+                new Mem(tiny.address() + 24, 0), a, b, chunk(DataType.INT32), result));
+            final int arrived = tiny.buffer().getInt((int) (result[0].address() - tiny.address()));
+            if (arrived != size) {
+                throw new CollectiveException("barrier on rank " + rank + ": counted " + arrived + " ranks of " + size,
+                    name, -1, null);
+            }
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * All-to-all: block j of rank i's {@code send} lands in block i of rank j's {@code recv}
+     * (pairwise exchange) [COLL-018]. {@code send == recv} works in place.
+     *
+     * @param send {@code size * countPerPeer} elements
+     * @param recv room for {@code size * countPerPeer} elements
+     * @param countPerPeer elements per block, >= 0
+     * @param type element type
+     */
+    public void allToAll(final ByteBuffer send, final ByteBuffer recv, final long countPerPeer,
+                         final DataType type) {
+        final String name = "all_to_all";
+        enter(name);
+        try {
+            final long block = checkCount(name, countPerPeer, type);
+            final long total = checkCount(name, countPerPeer * size, type);
+            final long in = address(name, "send", send, total, false);
+            final long out = address(name, "recv", recv, total, true);
+            if (countPerPeer == 0) {
+                return;
+            }
+            Reductions.copy(in + rank * block, out + rank * block, block);
+            if (size == 1) {
+                return;
+            }
+            engine.run(name, Plans.allToAll(rank, size, countPerPeer, type,
+                new Mem(in, registrations.lkey(send, total)), new Mem(out, 0), chunk(type)));
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * Sends {@code count} elements to {@code peer}, which must call {@link #recv} with the same
+     * count; messages between two ranks are received in the order they were sent [COLL-020].
+     * Returns once the data is in the peer's memory.
+     *
+     * @param buffer {@code count} elements
+     * @param count elements, >= 0
+     * @param type element type
+     * @param peer destination rank (not this rank)
+     */
+    public void send(final ByteBuffer buffer, final long count, final DataType type, final int peer) {
+        final String name = "send";
+        enter(name);
+        try {
+            checkPeer(name, peer);
+            final long bytes = checkCount(name, count, type);
+            final long in = address(name, "buffer", buffer, bytes, false);
+            if (count == 0) {
+                return;
+            }
+            final ArrayList<Transfer> plan = new ArrayList<>(1);
+            plan.add(Transfer.send(peer, in, registrations.lkey(buffer, bytes), bytes, chunk(type)));
+            engine.run(name, plan);
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * Receives {@code count} elements from {@code peer}'s matching {@link #send} [COLL-020].
+     *
+     * @param buffer room for {@code count} elements
+     * @param count elements, >= 0
+     * @param type element type
+     * @param peer source rank (not this rank)
+     */
+    public void recv(final ByteBuffer buffer, final long count, final DataType type, final int peer) {
+        final String name = "recv";
+        enter(name);
+        try {
+            checkPeer(name, peer);
+            final long bytes = checkCount(name, count, type);
+            final long out = address(name, "buffer", buffer, bytes, true);
+            if (count == 0) {
+                return;
+            }
+            final ArrayList<Transfer> plan = new ArrayList<>(1);
+            plan.add(Transfer.copy(peer, out, bytes, chunk(type)));
+            engine.run(name, plan);
+        } finally {
+            leave();
+        }
+    }
+
+    // -------------------------------------------------------------------------------------- helpers
+
+    private int chunk(final DataType type) {
+        return config.chunkBytes() - config.chunkBytes() % type.size();
+    }
+
+    private void enter(final String name) {
+        final Thread me = Thread.currentThread();
+        synchronized (this) {
+            if (closed) {
+                throw new IllegalStateException(name + ": the communicator of rank " + rank + " is closed");
+            }
+            if (user != null) {
+                throw new IllegalStateException(name + ": rank " + rank + "'s communicator is in use by thread "
+                    + user.getName() + "; one thread at a time may run operations");
+            }
+            user = me;
+        }
+    }
+
+    private synchronized void leave() {
+        user = null;
+    }
+
+    private long checkCount(final String name, final long count, final DataType type) {
+        if (type == null) {
+            throw new NullPointerException(name + ": type");
+        }
+        if (count < 0 || count > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(name + ": count must be in 0.." + Integer.MAX_VALUE + ", got " + count);
+        }
+        return count * type.size();
+    }
+
+    private void checkRank(final String name, final String what, final int r) {
+        if (r < 0 || r >= size) {
+            throw new IllegalArgumentException(name + ": " + what + " must be a rank in 0.." + (size - 1) + ", got " + r);
+        }
+    }
+
+    private void checkPeer(final String name, final int peer) {
+        checkRank(name, "peer", peer);
+        if (peer == rank) {
+            throw new IllegalArgumentException(name + ": peer must be another rank, not this rank (" + rank + ")");
+        }
+    }
+
+    private static long address(final String name, final String what, final ByteBuffer buffer, final long bytes,
+                                final boolean written) {
+        if (buffer == null) {
+            throw new NullPointerException(name + ": " + what + " buffer");
+        }
+        if (!buffer.isDirect()) {
+            throw new IllegalArgumentException(name + ": the " + what + " buffer must be direct (off-heap): "
+                + "allocate it with ByteBuffer.allocateDirect");
+        }
+        if (written && buffer.isReadOnly()) {
+            throw new IllegalArgumentException(name + ": the " + what + " buffer is read-only");
+        }
+        if (buffer.remaining() < bytes) {
+            throw new IllegalArgumentException(name + ": the " + what + " buffer has " + buffer.remaining()
+                + " bytes remaining, " + bytes + " needed");
+        }
+        return BufferUtil.address(buffer) + buffer.position();
+    }
+
+    private MemoryRegion registerScratch(final long bytes) {
+        final ByteBuffer memory = BufferUtil.allocateDirectAligned((int) Math.max(64, bytes), 64);
+        return device.call(ep -> wiring.pd.registerMemory(memory, AccessFlags.LOCAL_WRITE));
+    }
+
+    /** @return registered scratch memory of at least {@code bytes}, grown (and re-registered) when needed */
+    private MemoryRegion scratch(final long bytes) {
+        if (bytes > Integer.MAX_VALUE - 64) {
+            throw new IllegalArgumentException("operation needs " + bytes + " bytes of scratch memory: at most 2 GiB");
+        }
+        if (scratch == null || scratch.length() < bytes) {
+            final MemoryRegion old = scratch;
+            if (old != null) {
+                device.call(ep -> {
+                    wiring.pd.deregister(old);
+                    return null;
+                });
+            }
+            scratch = registerScratch(Math.max(bytes, scratch == null ? 0 : 2L * scratch.length()));
+        }
+        return scratch;
+    }
+
+    /** @return the queue pairs' counterparts: peer ranks this rank is connected to */
+    List<Integer> peers() {
+        final List<Integer> peers = new ArrayList<>();
+        for (final Link l : engine.links) {
+            if (l != null) {
+                peers.add(l.peer);
+            }
+        }
+        return peers;
+    }
+
+    /**
+     * Disconnects from every peer and releases the memory; the device stays open unless the
+     * bootstrap opened it. Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        engine.breakWith(new CollectiveException("the communicator of rank " + rank + " is closed", null, -1, null));
+        try {
+            registrations.clear();
+        } finally {
+            try {
+                wiring.close();
+            } finally {
+                if (ownsDevice) {
+                    device.close();
+                }
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Communicator{rank=" + rank + ", size=" + size + ", device=" + device.localAddress() + '}';
+    }
+}

@@ -1,0 +1,341 @@
+package org.metaroce.collectives;
+
+import java.util.ArrayList;
+import java.util.concurrent.TimeUnit;
+
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.IdleStrategy;
+import org.metaroce.core.verbs.CompletionQueue;
+import org.metaroce.core.verbs.RecvRequest;
+import org.metaroce.core.verbs.SendFlags;
+import org.metaroce.core.verbs.SendRequest;
+import org.metaroce.core.verbs.WcOpcode;
+import org.metaroce.core.verbs.WcStatus;
+import org.metaroce.core.verbs.WorkCompletion;
+import org.metaroce.core.verbs.WrOpcode;
+
+/**
+ * Runs an operation's plan on the calling thread: polls the completion queue, processes arrived
+ * chunks (copy or reduce out of the slot, then grant the slot back), and posts chunk WRITEs as
+ * grants and dependencies allow [COLL-006..COLL-011]. Posting goes through a {@link PostRing} to
+ * the device's owning thread; the completion queue is read directly. Nothing here allocates per
+ * chunk.
+ */
+final class Engine {
+    /** Immediate data type field (bits 31..30). */
+    static final int IMM_DATA = 0;
+    static final int IMM_GRANT = 1;
+    static final int LENGTH_BITS = 24;
+    static final int LENGTH_MASK = (1 << LENGTH_BITS) - 1;
+    static final int SEQ_MASK = 0x3F;
+    static final long GRANT_MASK = (1L << 30) - 1;
+    /** Largest chunk the immediate's length field can describe. */
+    static final int MAX_CHUNK_BYTES = LENGTH_MASK;
+
+    private static final long WR_GRANT = 1L << 62;
+    private static final long WR_DATA = 1L << 61;
+
+    final int rank;
+    final int size;
+    final Link[] links;
+    private final Int2ObjectHashMap<Link> byQpn = new Int2ObjectHashMap<>();
+    private final CompletionQueue cq;
+    private final WorkCompletion[] wcs = new WorkCompletion[64];
+    private final PostRing ring;
+    private final SendRequest wr = new SendRequest(1);
+    private final RecvRequest rr = new RecvRequest(1);
+    private final IdleStrategy idle;
+    private final long opTimeoutNs;
+    final int chunkBytes;
+    private final int sqDepth;
+    private final ArrayList<Transfer> active = new ArrayList<>();
+    private volatile CollectiveException broken;
+    private String op = "setup";
+    private long opCount;
+    /** Device and endpoint counters, appended to failures so they can be diagnosed. */
+    java.util.function.Supplier<String> diagnostics = () -> "";
+
+    Engine(final int rank, final int size, final Link[] links, final CompletionQueue cq, final PostRing ring,
+           final IdleStrategy idle, final long opTimeoutNs, final int chunkBytes, final int sqDepth) {
+        this.rank = rank;
+        this.size = size;
+        this.links = links;
+        this.cq = cq;
+        this.ring = ring;
+        this.idle = idle;
+        this.opTimeoutNs = opTimeoutNs;
+        this.chunkBytes = chunkBytes;
+        this.sqDepth = sqDepth;
+        for (int i = 0; i < wcs.length; i++) {
+            wcs[i] = new WorkCompletion();
+        }
+        for (final Link l : links) {
+            if (l != null) {
+                byQpn.put(l.qp.qpn(), l);
+            }
+        }
+    }
+
+    /** @return the failure that broke the communicator, or null */
+    CollectiveException broken() {
+        return broken;
+    }
+
+    /** Marks the communicator broken (e.g. closed) so later operations fail at once. */
+    void breakWith(final CollectiveException ex) {
+        if (broken == null) {
+            broken = ex;
+        }
+    }
+
+    /**
+     * Runs transfers to completion: every receive processed and every send's WRITEs completed, so
+     * the caller's buffers may be reused when this returns [COLL-010].
+     *
+     * @param name operation name for errors
+     * @param transfers the plan, in the order both ends agree on
+     * @throws CollectiveException on a failed completion, a protocol violation or the timeout
+     */
+    void run(final String name, final ArrayList<Transfer> transfers) {
+        final CollectiveException b = broken;
+        if (b != null) {
+            throw new CollectiveException(name + " on rank " + rank + ": the communicator is broken by an "
+                + "earlier failure: " + b.getMessage(), name, b.peerRank(), b);
+        }
+        op = name;
+        opCount++;
+        for (int i = 0; i < transfers.size(); i++) {
+            final Transfer t = transfers.get(i);
+            if (t.chunks == 0) {
+                continue; // both ends skip empty transfers: nothing is sent for them
+            }
+            final Link l = links[t.peer];
+            (t.isSend() ? l.sends : l.recvs).addLast(t);
+            active.add(t);
+        }
+        try {
+            final long deadline = System.nanoTime() + opTimeoutNs;
+            idle.reset();
+            while (true) {
+                int work = poll();
+                for (final Link l : links) {
+                    if (l != null) {
+                        work += progressRecvs(l) + progressGrant(l) + progressSends(l);
+                    }
+                }
+                ring.flush();
+                final String postError = ring.error();
+                if (postError != null) {
+                    throw fail(new CollectiveException(name + " on rank " + rank + ": " + postError, name, -1, null));
+                }
+                if (allDone()) {
+                    break;
+                }
+                if (work == 0) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw fail(timeout(name));
+                    }
+                    idle.idle();
+                } else {
+                    idle.reset();
+                }
+            }
+        } catch (final CollectiveException ex) {
+            throw fail(ex);
+        } finally {
+            active.clear();
+            for (final Link l : links) {
+                if (l != null) {
+                    l.sends.clear();
+                    l.recvs.clear();
+                }
+            }
+        }
+    }
+
+    private CollectiveException fail(final CollectiveException ex) {
+        breakWith(ex);
+        return ex;
+    }
+
+    private boolean allDone() {
+        for (int i = 0; i < active.size(); i++) {
+            final Transfer t = active.get(i);
+            if (t.progressed < t.chunks) {
+                return false;
+            }
+            if (t.isSend() && links[t.peer].sendDone < t.firstSeq + t.chunks) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private CollectiveException timeout(final String name) {
+        final StringBuilder sb = new StringBuilder().append(name).append(" on rank ").append(rank)
+            .append(" timed out after ").append(TimeUnit.NANOSECONDS.toMillis(opTimeoutNs)).append(" ms:");
+        int culprit = -1;
+        for (final Link l : links) {
+            if (l == null) {
+                continue;
+            }
+            final Transfer r = l.recvs.peekFirst();
+            if (r != null) {
+                sb.append(" waiting for data from rank ").append(l.peer).append(" (chunk ").append(r.progressed + 1)
+                    .append(" of ").append(r.chunks).append(");");
+                culprit = culprit < 0 ? l.peer : culprit;
+            }
+            final Transfer s = l.sends.peekFirst();
+            if (s != null && l.sent >= l.granted) {
+                sb.append(" waiting for a slot grant from rank ").append(l.peer).append(';');
+                culprit = culprit < 0 ? l.peer : culprit;
+            }
+            if (l.sendDone < l.sent) {
+                sb.append(" waiting for rank ").append(l.peer).append(" to acknowledge ").append(l.sent - l.sendDone)
+                    .append(" chunk(s);");
+                culprit = culprit < 0 ? l.peer : culprit;
+            }
+        }
+        sb.append(" (a peer died, hangs, or called a different operation)");
+        return new CollectiveException(sb.toString(), name, culprit, null);
+    }
+
+    private int poll() {
+        final int n = cq.poll(wcs, wcs.length);
+        for (int i = 0; i < n; i++) {
+            onCompletion(wcs[i]);
+        }
+        return n;
+    }
+
+    private void onCompletion(final WorkCompletion wc) {
+        final Link l = byQpn.get(wc.qpNum());
+        if (l == null) {
+            return; // a queue pair of another user of the device
+        }
+        if (wc.status() != WcStatus.SUCCESS) {
+            final String hint = wc.status() == WcStatus.RETRY_EXC_ERR ? " (rank " + l.peer + " stopped answering)"
+                : wc.status() == WcStatus.WR_FLUSH_ERR ? " (the connection to rank " + l.peer + " is in error)" : "";
+            throw new CollectiveException(op + " on rank " + rank + ": " + (wc.opcode() == WcOpcode.RECV
+                || wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? "receive" : "send") + " to/from rank " + l.peer
+                + " failed: " + wc.status() + hint + diagnostics.get(), op, l.peer, null);
+        }
+        if (wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM || wc.opcode() == WcOpcode.RECV) {
+            onReceive(l, wc);
+            return;
+        }
+        l.sqCompleted++;
+        if ((wc.wrId() & WR_DATA) != 0) {
+            l.sendDone++;
+        }
+    }
+
+    private void onReceive(final Link l, final WorkCompletion wc) {
+        if ((wc.wcFlags() & WorkCompletion.WC_WITH_IMM) == 0) {
+            throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer
+                + " sent a message without immediate data [COLL-007]", op, l.peer, null);
+        }
+        final int imm = wc.immData();
+        final int type = imm >>> 30;
+        if (type == IMM_DATA) {
+            final int seq = (imm >>> LENGTH_BITS) & SEQ_MASK;
+            if (seq != (int) (l.arrived & SEQ_MASK) || l.arrived - l.consumed >= l.localSlots) {
+                throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " wrote chunk sequence "
+                    + seq + " where " + (l.arrived & SEQ_MASK) + " was due, or into a slot it was not granted "
+                    + "[COLL-008]", op, l.peer, null);
+            }
+            l.slotLength[(int) (l.arrived % l.localSlots)] = imm & LENGTH_MASK;
+            l.arrived++;
+        } else if (type == IMM_GRANT) {
+            l.granted += ((imm & GRANT_MASK) - l.granted) & GRANT_MASK;
+        } else {
+            throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " sent immediate type "
+                + type + " [COLL-007]", op, l.peer, null);
+        }
+        rr.clear().wrId(l.peer);
+        ring.postRecv(l.qp, rr);
+    }
+
+    private int progressRecvs(final Link l) {
+        int work = 0;
+        Transfer t;
+        while ((t = l.recvs.peekFirst()) != null && l.arrived > l.consumed) {
+            final int j = t.progressed;
+            if (t.dependsOn != null && t.dependsOn.progressed <= j) {
+                break; // the operand is the result of an earlier receive
+            }
+            final Transfer g = t.guard;
+            if (g != null && (g.firstSeq < 0 || g.progressed <= j || links[g.peer].sendDone <= g.firstSeq + j)) {
+                break; // the destination is still the source of an unacknowledged WRITE
+            }
+            final int slot = (int) (l.consumed % l.localSlots);
+            final int length = t.chunkLength(j);
+            if (l.slotLength[slot] != length) {
+                throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " sent a chunk of "
+                    + l.slotLength[slot] + " bytes where " + length + " were expected: the ranks disagree on the "
+                    + "operation's arguments (count, type, root) or on the order of calls [COLL-009]", op, l.peer, null);
+            }
+            final long src = l.localBase + (long) slot * chunkBytes;
+            final long dst = t.address + t.chunkOffset(j);
+            if (t.kind == Transfer.Kind.RECV_COPY) {
+                Reductions.copy(src, dst, length);
+            } else {
+                Reductions.reduce(t.type, t.reduceOp, dst, t.operand + t.chunkOffset(j), src, length / t.type.size());
+            }
+            l.consumed++;
+            t.progressed++;
+            if (t.progressed == t.chunks) {
+                l.recvs.pollFirst();
+            }
+            work++;
+        }
+        return work;
+    }
+
+    /** Announces freed slots to the peer as one cumulative grant [COLL-006]. */
+    private int progressGrant(final Link l) {
+        final long due = l.consumed + l.localSlots;
+        if (due == l.grantsAnnounced || l.sqPosted - l.sqCompleted >= sqDepth) {
+            return 0;
+        }
+        l.grantsAnnounced = due;
+        wr.clear().wrId(WR_GRANT | l.peer).opcode(WrOpcode.SEND_WITH_IMM).sendFlags(SendFlags.SIGNALED)
+            .immData((IMM_GRANT << 30) | (int) (due & GRANT_MASK));
+        ring.postSend(l.qp, wr);
+        l.sqPosted++;
+        return 1;
+    }
+
+    private int progressSends(final Link l) {
+        int work = 0;
+        Transfer t;
+        while ((t = l.sends.peekFirst()) != null && l.sent < l.granted && l.sqPosted - l.sqCompleted < sqDepth) {
+            final int j = t.progressed;
+            if (t.dependsOn != null && t.dependsOn.progressed <= j) {
+                break;
+            }
+            if (j == 0) {
+                t.firstSeq = l.sent;
+            }
+            final int length = t.chunkLength(j);
+            final long remote = l.remoteBase + (l.sent % l.remoteSlots) * (long) chunkBytes;
+            wr.clear().wrId(WR_DATA | l.peer).opcode(WrOpcode.RDMA_WRITE_WITH_IMM).sendFlags(SendFlags.SIGNALED)
+                .immData((IMM_DATA << 30) | ((int) (l.sent & SEQ_MASK) << LENGTH_BITS) | length)
+                .addSge(t.address + t.chunkOffset(j), length, t.lkey).remoteAddr(remote).rkey(l.remoteRkey);
+            ring.postSend(l.qp, wr);
+            l.sqPosted++;
+            l.sent++;
+            t.progressed++;
+            if (t.progressed == t.chunks) {
+                l.sends.pollFirst();
+            }
+            work++;
+        }
+        return work;
+    }
+
+    /** @return operations run so far */
+    long operations() {
+        return opCount;
+    }
+}

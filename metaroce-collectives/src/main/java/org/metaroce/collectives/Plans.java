@@ -1,0 +1,230 @@
+package org.metaroce.collectives;
+
+import java.util.ArrayList;
+
+/**
+ * The algorithms, as plans: for one rank, the ordered list of transfers to and from its peers
+ * [COLL-012..COLL-019]. Every rank builds its plan from the same arguments, so the sends on a
+ * link match the peer's receives one for one, with equal lengths. Local copies are not part of
+ * the plan; the caller does them.
+ */
+final class Plans {
+    private Plans() {
+    }
+
+    static int mod(final int a, final int n) {
+        final int m = a % n;
+        return m < 0 ? m + n : m;
+    }
+
+    /** @return element offset of segment {@code i} when {@code count} elements are cut into {@code n} segments */
+    static long segmentOffset(final long count, final int n, final int i) {
+        final long base = count / n;
+        final long rem = count % n;
+        return i * base + Math.min(i, rem);
+    }
+
+    /** @return element count of segment {@code i} (the first {@code count % n} segments hold one more) */
+    static long segmentLength(final long count, final int n, final int i) {
+        return count / n + (i < count % n ? 1 : 0);
+    }
+
+    /**
+     * Ring all-reduce: a reduce-scatter pass, then an all-gather pass, over {@code n} segments;
+     * every chunk is forwarded as soon as it is reduced [COLL-012].
+     */
+    static ArrayList<Transfer> ringAllReduce(final int r, final int n, final long count, final DataType type,
+                                             final ReduceOp op, final Mem in, final Mem out, final int chunk) {
+        final ArrayList<Transfer> plan = new ArrayList<>();
+        final int next = mod(r + 1, n);
+        final int prev = mod(r - 1, n);
+        final int es = type.size();
+        final Transfer[] rsSend = new Transfer[n];
+        Transfer prevRecv = null;
+        for (int s = 0; s < n - 1; s++) {
+            final int sendSeg = mod(r - s, n);
+            final int recvSeg = mod(r - s - 1, n);
+            final Mem src = (s == 0 ? in : out).plus(segmentOffset(count, n, sendSeg) * es);
+            final Transfer send = Transfer.send(next, src.address(), src.lkey(),
+                segmentLength(count, n, sendSeg) * es, chunk).after(prevRecv);
+            final long recvOff = segmentOffset(count, n, recvSeg) * es;
+            final Transfer recv = Transfer.reduce(prev, out.address() + recvOff, in.address() + recvOff,
+                segmentLength(count, n, recvSeg) * es, chunk, type, op);
+            plan.add(send);
+            plan.add(recv);
+            rsSend[sendSeg] = send;
+            prevRecv = recv;
+        }
+        for (int s = 0; s < n - 1; s++) {
+            final int sendSeg = mod(r + 1 - s, n);
+            final int recvSeg = mod(r - s, n);
+            final Mem src = out.plus(segmentOffset(count, n, sendSeg) * es);
+            final Transfer send = Transfer.send(next, src.address(), src.lkey(),
+                segmentLength(count, n, sendSeg) * es, chunk).after(prevRecv);
+            // Segment recvSeg's partial sum left from here during the first pass: overwrite it only
+            // once that WRITE has completed.
+            final Transfer recv = Transfer.copy(prev, out.address() + segmentOffset(count, n, recvSeg) * es,
+                segmentLength(count, n, recvSeg) * es, chunk).guardedBy(rsSend[recvSeg]);
+            plan.add(send);
+            plan.add(recv);
+            prevRecv = recv;
+        }
+        return plan;
+    }
+
+    /**
+     * Recursive doubling all-reduce over the largest power of two p <= n; ranks p..n-1 first fold
+     * their vector into rank r-p and get the result back from it [COLL-013]. Intermediate results
+     * alternate between the two halves {@code a} and {@code b} of scratch memory.
+     *
+     * @return the plan; {@code result[0]} is set to the memory holding the result afterwards
+     */
+    static ArrayList<Transfer> recursiveDoubling(final int r, final int n, final long count, final DataType type,
+                                                 final ReduceOp op, final Mem in, final Mem out, final Mem a,
+                                                 final Mem b, final int chunk, final Mem[] result) {
+        final ArrayList<Transfer> plan = new ArrayList<>();
+        final long bytes = count * type.size();
+        final int p = Integer.highestOneBit(n);
+        final int extra = n - p;
+        if (r >= p) {
+            plan.add(Transfer.send(r - p, in.address(), in.lkey(), bytes, chunk));
+            plan.add(Transfer.copy(r - p, out.address(), bytes, chunk));
+            result[0] = out;
+            return plan;
+        }
+        Mem cur = in;
+        Transfer lastRecv = null;
+        Transfer sentFromA = null;
+        Transfer sentFromB = null;
+        if (r < extra) {
+            lastRecv = Transfer.reduce(r + p, a.address(), in.address(), bytes, chunk, type, op);
+            plan.add(lastRecv);
+            cur = a;
+        }
+        for (int mask = 1; mask < p; mask <<= 1) {
+            final int partner = r ^ mask;
+            final Transfer send = Transfer.send(partner, cur.address(), cur.lkey(), bytes, chunk).after(lastRecv);
+            final Mem dst = cur == a ? b : a;
+            final Transfer recv = Transfer.reduce(partner, dst.address(), cur.address(), bytes, chunk, type, op)
+                .after(lastRecv).guardedBy(dst == a ? sentFromA : sentFromB);
+            if (cur == a) {
+                sentFromA = send;
+            } else if (cur == b) {
+                sentFromB = send;
+            }
+            plan.add(send);
+            plan.add(recv);
+            cur = dst;
+            lastRecv = recv;
+        }
+        if (r < extra) {
+            plan.add(Transfer.send(r + p, cur.address(), cur.lkey(), bytes, chunk).after(lastRecv));
+        }
+        result[0] = cur;
+        return plan;
+    }
+
+    /** Ring reduce-scatter: rank r ends with segment r (of {@code recvCount} elements) reduced [COLL-014]. */
+    static ArrayList<Transfer> ringReduceScatter(final int r, final int n, final long recvCount, final DataType type,
+                                                 final ReduceOp op, final Mem in, final Mem out, final Mem scratch,
+                                                 final int chunk) {
+        final ArrayList<Transfer> plan = new ArrayList<>();
+        final int next = mod(r + 1, n);
+        final int prev = mod(r - 1, n);
+        final long seg = recvCount * type.size();
+        Transfer prevRecv = null;
+        for (int s = 0; s < n - 1; s++) {
+            final int sendSeg = mod(r - s - 1, n);
+            final int recvSeg = mod(r - s - 2, n);
+            final Mem src = (s == 0 ? in : scratch).plus(sendSeg * seg);
+            plan.add(Transfer.send(next, src.address(), src.lkey(), seg, chunk).after(prevRecv));
+            final long dst = s == n - 2 ? out.address() : scratch.address() + recvSeg * seg;
+            final Transfer recv = Transfer.reduce(prev, dst, in.address() + recvSeg * seg, seg, chunk, type, op);
+            plan.add(recv);
+            prevRecv = recv;
+        }
+        return plan;
+    }
+
+    /** Ring all-gather: block i of {@code out} comes from rank i's {@code in} [COLL-015]. */
+    static ArrayList<Transfer> ringAllGather(final int r, final int n, final long sendCount, final DataType type,
+                                             final Mem in, final Mem out, final int chunk) {
+        final ArrayList<Transfer> plan = new ArrayList<>();
+        final int next = mod(r + 1, n);
+        final int prev = mod(r - 1, n);
+        final long seg = sendCount * type.size();
+        Transfer prevRecv = null;
+        for (int s = 0; s < n - 1; s++) {
+            final int sendSeg = mod(r - s, n);
+            final int recvSeg = mod(r - s - 1, n);
+            final Mem src = s == 0 ? in : out.plus(sendSeg * seg);
+            plan.add(Transfer.send(next, src.address(), src.lkey(), seg, chunk).after(prevRecv));
+            final Transfer recv = Transfer.copy(prev, out.address() + recvSeg * seg, seg, chunk);
+            plan.add(recv);
+            prevRecv = recv;
+        }
+        return plan;
+    }
+
+    /** Pipelined chain broadcast from {@code root} along increasing ranks [COLL-016]. */
+    static ArrayList<Transfer> chainBroadcast(final int r, final int n, final int root, final long bytes,
+                                              final Mem in, final Mem out, final int chunk) {
+        final ArrayList<Transfer> plan = new ArrayList<>();
+        final int pos = mod(r - root, n);
+        final int next = mod(r + 1, n);
+        final int prev = mod(r - 1, n);
+        if (pos == 0) {
+            plan.add(Transfer.send(next, in.address(), in.lkey(), bytes, chunk));
+            return plan;
+        }
+        final Transfer recv = Transfer.copy(prev, out.address(), bytes, chunk);
+        plan.add(recv);
+        if (pos < n - 1) {
+            plan.add(Transfer.send(next, out.address(), out.lkey(), bytes, chunk).after(recv));
+        }
+        return plan;
+    }
+
+    /** Pipelined chain reduce toward {@code root}, along decreasing ranks [COLL-017]. */
+    static ArrayList<Transfer> chainReduce(final int r, final int n, final int root, final long count,
+                                           final DataType type, final ReduceOp op, final Mem in, final Mem out,
+                                           final Mem scratch, final int chunk) {
+        final ArrayList<Transfer> plan = new ArrayList<>();
+        final long bytes = count * type.size();
+        final int pos = mod(r - root, n);
+        final int toward = mod(r - 1, n);
+        final int from = mod(r + 1, n);
+        if (pos == n - 1) {
+            plan.add(Transfer.send(toward, in.address(), in.lkey(), bytes, chunk));
+            return plan;
+        }
+        final Mem dst = pos == 0 ? out : scratch;
+        final Transfer recv = Transfer.reduce(from, dst.address(), in.address(), bytes, chunk, type, op);
+        plan.add(recv);
+        if (pos > 0) {
+            plan.add(Transfer.send(toward, dst.address(), dst.lkey(), bytes, chunk).after(recv));
+        }
+        return plan;
+    }
+
+    /** Pairwise all-to-all: in step s, block to rank r+s and block from rank r-s [COLL-018]. */
+    static ArrayList<Transfer> allToAll(final int r, final int n, final long countPerPeer, final DataType type,
+                                        final Mem in, final Mem out, final int chunk) {
+        final ArrayList<Transfer> plan = new ArrayList<>();
+        final long block = countPerPeer * type.size();
+        final boolean inPlace = in.address() == out.address();
+        final Transfer[] sends = new Transfer[n];
+        for (int s = 1; s < n; s++) {
+            final int to = mod(r + s, n);
+            sends[to] = Transfer.send(to, in.address() + to * block, in.lkey(), block, chunk);
+            plan.add(sends[to]);
+        }
+        for (int s = 1; s < n; s++) {
+            final int from = mod(r - s, n);
+            // In place, the block from a peer lands where the block to it came from.
+            plan.add(Transfer.copy(from, out.address() + from * block, block, chunk)
+                .guardedBy(inPlace ? sends[from] : null));
+        }
+        return plan;
+    }
+}

@@ -1,0 +1,102 @@
+package org.metaroce.collectives;
+
+/**
+ * One message of an operation's plan between this rank and one peer, cut into chunks of at most
+ * the communicator's chunk size. Both ends build their plans from the same arguments, so they
+ * agree on every transfer's length and hence on its chunking; chunk {@code j} of two transfers of
+ * equal length covers the same bytes, which is what {@link #dependsOn} and {@link #guard} rely on.
+ */
+final class Transfer {
+    enum Kind {
+        /** RDMA WRITE chunks from local memory into the peer's slots. */
+        SEND,
+        /** Copy each arriving chunk to {@link #address}. */
+        RECV_COPY,
+        /** {@code address[j] = operand[j] op chunk}. */
+        RECV_REDUCE
+    }
+
+    final Kind kind;
+    final int peer;
+    /** SEND: source address; RECV_*: destination address. */
+    final long address;
+    /** SEND: local key of the source. */
+    final int lkey;
+    /** RECV_REDUCE: the local operand's address (may equal {@link #address}). */
+    final long operand;
+    final long bytes;
+    final int chunks;
+    final int chunkBytes;
+    /** RECV_REDUCE: element type and operator. */
+    DataType type;
+    ReduceOp reduceOp;
+    /**
+     * Chunk j may go (SEND: forwarding) or be processed (RECV: its operand or destination was
+     * produced by an earlier receive) once chunk j of this receive is processed, or null.
+     */
+    Transfer dependsOn;
+    /** RECV_*: chunk j may be written once chunk j of this send has completed (its source is overwritten), or null. */
+    Transfer guard;
+
+    /** SEND: chunks posted; RECV: chunks processed. */
+    int progressed;
+    /** SEND: the link sequence number of chunk 0, once posted. */
+    long firstSeq = -1;
+
+    Transfer(final Kind kind, final int peer, final long address, final int lkey, final long operand,
+             final long bytes, final int chunkBytes) {
+        this.kind = kind;
+        this.peer = peer;
+        this.address = address;
+        this.lkey = lkey;
+        this.operand = operand;
+        this.bytes = bytes;
+        this.chunkBytes = chunkBytes;
+        this.chunks = (int) ((bytes + chunkBytes - 1) / chunkBytes);
+    }
+
+    static Transfer send(final int peer, final long address, final int lkey, final long bytes, final int chunkBytes) {
+        return new Transfer(Kind.SEND, peer, address, lkey, 0, bytes, chunkBytes);
+    }
+
+    static Transfer copy(final int peer, final long destination, final long bytes, final int chunkBytes) {
+        return new Transfer(Kind.RECV_COPY, peer, destination, 0, 0, bytes, chunkBytes);
+    }
+
+    static Transfer reduce(final int peer, final long destination, final long operand, final long bytes,
+                           final int chunkBytes, final DataType type, final ReduceOp op) {
+        final Transfer t = new Transfer(Kind.RECV_REDUCE, peer, destination, 0, operand, bytes, chunkBytes);
+        t.type = type;
+        t.reduceOp = op;
+        return t;
+    }
+
+    Transfer after(final Transfer dependency) {
+        this.dependsOn = dependency;
+        return this;
+    }
+
+    Transfer guardedBy(final Transfer send) {
+        this.guard = send;
+        return this;
+    }
+
+    /** @return byte offset of chunk {@code j} */
+    long chunkOffset(final int j) {
+        return (long) j * chunkBytes;
+    }
+
+    /** @return byte length of chunk {@code j} */
+    int chunkLength(final int j) {
+        return (int) Math.min(chunkBytes, bytes - (long) j * chunkBytes);
+    }
+
+    boolean isSend() {
+        return kind == Kind.SEND;
+    }
+
+    @Override
+    public String toString() {
+        return kind + "(peer " + peer + ", " + bytes + " B, " + progressed + "/" + chunks + " chunks)";
+    }
+}

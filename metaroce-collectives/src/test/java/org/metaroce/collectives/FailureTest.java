@@ -1,0 +1,104 @@
+package org.metaroce.collectives;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** A dead peer, a missing peer and disagreeing arguments end in exceptions naming the rank [COLL-026..COLL-028]. */
+class FailureTest {
+    static CommConfig config() {
+        return new CommConfig().chunkBytes(4096).operationTimeout(Duration.ofSeconds(3))
+            .setupTimeout(Duration.ofSeconds(20));
+    }
+
+    @Test
+    @DisplayName("COLL-026: a peer that dies fails the operation on the others, naming it")
+    void deadPeer() throws Exception {
+        try (LocalCluster cluster = LocalCluster.start(3, config())) {
+            cluster.communicator(2).device().close(); // rank 2 dies
+            final List<String> errors = cluster.run(c -> {
+                if (c.rank() == 2) {
+                    return "dead";
+                }
+                final ByteBuffer b = Reference.direct(4 * 100_000);
+                try {
+                    c.allReduce(b, 100_000, DataType.FLOAT32, ReduceOp.SUM);
+                    return "no exception";
+                } catch (final CollectiveException ex) {
+                    assertThat(ex.operation()).isEqualTo("all_reduce");
+                    // Broken from now on: the next call fails at once.
+                    assertThatThrownBy(c::barrier).isInstanceOf(CollectiveException.class)
+                        .hasMessageContaining("broken");
+                    return ex.getMessage();
+                }
+            }, Duration.ofSeconds(60));
+            assertThat(errors.get(0)).contains("rank 2").contains("all_reduce");
+            assertThat(errors.get(1)).contains("rank 2").contains("all_reduce");
+        }
+    }
+
+    @Test
+    @DisplayName("COLL-027: a rank that never calls the operation is named by the timeout")
+    void absentPeerTimesOut() throws Exception {
+        try (LocalCluster cluster = LocalCluster.start(2, config())) {
+            final long start = System.nanoTime();
+            final List<String> errors = cluster.run(c -> {
+                if (c.rank() == 1) {
+                    return "idle";
+                }
+                final ByteBuffer b = Reference.direct(64);
+                try {
+                    c.recv(b, 4, DataType.INT32, 1);
+                    return "no exception";
+                } catch (final CollectiveException ex) {
+                    assertThat(ex.peerRank()).isEqualTo(1);
+                    return ex.getMessage();
+                }
+            }, Duration.ofSeconds(60));
+            assertThat(errors.get(0)).contains("recv on rank 0 timed out").contains("waiting for data from rank 1");
+            assertThat(System.nanoTime() - start).isLessThan(Duration.ofSeconds(30).toNanos());
+        }
+    }
+
+    @Test
+    @DisplayName("COLL-028: ranks that disagree on the count get an error, not a wrong answer")
+    void disagreeingCounts() throws Exception {
+        try (LocalCluster cluster = LocalCluster.start(2, config())) {
+            final List<String> errors = cluster.run(c -> {
+                final ByteBuffer b = Reference.direct(8 * 1000);
+                try {
+                    if (c.rank() == 0) {
+                        c.send(b, 1000, DataType.INT64, 1);
+                    } else {
+                        c.recv(b, 999, DataType.INT64, 0);
+                    }
+                    return "no exception";
+                } catch (final CollectiveException ex) {
+                    return ex.getMessage();
+                }
+            }, Duration.ofSeconds(60));
+            assertThat(errors.get(1)).contains("rank 0 sent a chunk of").contains("disagree");
+        }
+    }
+
+    @Test
+    void misuseIsRejected() throws Exception {
+        try (LocalCluster cluster = LocalCluster.start(2, config())) {
+            final Communicator c = cluster.communicator(0);
+            assertThatThrownBy(() -> c.allReduce(ByteBuffer.allocate(16), 4, DataType.INT32, ReduceOp.SUM))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("direct");
+            assertThatThrownBy(() -> c.allReduce(Reference.direct(8), 4, DataType.INT32, ReduceOp.SUM))
+                .hasMessageContaining("8 bytes remaining, 16 needed");
+            assertThatThrownBy(() -> c.send(Reference.direct(8), 1, DataType.INT32, 0))
+                .hasMessageContaining("not this rank");
+            assertThatThrownBy(() -> c.broadcast(Reference.direct(8), 1, DataType.INT32, 5))
+                .hasMessageContaining("root must be a rank in 0..1");
+        }
+    }
+}
