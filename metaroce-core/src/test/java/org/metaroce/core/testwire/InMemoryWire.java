@@ -44,6 +44,7 @@ public final class InMemoryWire {
     private LinkProfile defaultProfile;
     private PacketFilter filter;
     private Bottleneck[] bottlenecks = new Bottleneck[0];
+    private PacketMatcher ceMarker;
     private long now;
     private long nextSequence;
     private int maxPollRounds = DEFAULT_MAX_POLL_ROUNDS;
@@ -167,6 +168,11 @@ public final class InMemoryWire {
             bottlenecks = java.util.Arrays.copyOf(bottlenecks, node + 1);
         }
         bottlenecks[node] = new Bottleneck(rateBitsPerSecond, bufferBytes, markThresholdBytes);
+    }
+
+    /** @param marker CE-marks exactly the packets it selects (besides random and port marks), or null */
+    public void ceMark(final PacketMatcher marker) {
+        this.ceMarker = marker;
     }
 
     /** @param filter the drop hook consulted for every packet sent, or null for none */
@@ -391,7 +397,8 @@ public final class InMemoryWire {
             portMark = port.marks(backlog);
             departNs = port.enqueue(departNs, length);
         }
-        if (link.ceMark() | portMark) {
+        if (link.ceMark() | portMark
+            | (ceMarker != null && ceMarker.matches(from, to, packet.buffer, 0, length))) {
             packet.ecn = DatagramEndpoint.ECN_CE;
             stats.ceMarked++;
             trace.record(now, packet, PacketFate.CE_MARKED);
