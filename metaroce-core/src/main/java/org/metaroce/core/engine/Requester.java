@@ -575,6 +575,9 @@ final class Requester {
                     markLost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
                     qp.paths().onTrim(nowNs, slotPath[s]);
                     qp.congestionControl().onLoss(nowNs, slotPath[s], true);
+                    // The responder is reachable and the packet goes out again at once: the
+                    // retransmission timer restarts, but the retry count is not reset [REL-036].
+                    progressNs = nowNs;
                 }
             }
             case PSN_WINDOW -> {
