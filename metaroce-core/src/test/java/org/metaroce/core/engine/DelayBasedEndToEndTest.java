@@ -19,16 +19,21 @@ class DelayBasedEndToEndTest {
 
     private static double goodputGbps(final CongestionControlAlgorithm cc, final long jitterNs, final long allowanceNs,
                                       final StringBuilder log) {
+        return goodputGbps(cc, 0, jitterNs, allowanceNs, log);
+    }
+
+    private static double goodputGbps(final CongestionControlAlgorithm cc, final int caps, final long jitterNs,
+                                      final long allowanceNs, final StringBuilder log) {
         final EndpointConfig config = new EndpointConfig().linkRateBitsPerSecond(RATE).hostDelayAllowanceNs(allowanceNs);
-        final IncastFixture f = new IncastFixture(9001, 1, config, 0, cc, MTU, 1 << 20,
+        final IncastFixture f = new IncastFixture(9001, 1, config, caps, cc, MTU, 1 << 20,
             LinkProfile.builder().delayNs(5_000).jitterNs(jitterNs).rateBitsPerSecond(RATE).build());
         f.postWrites(64, MESSAGE);
         assertThat(f.runUntilDone(10_000_000_000L)).as(f.wire.toString()).isTrue();
         assertThat(f.senders).noneMatch(s -> s.failed);
         assertThat(f.dataIntact(1 << 20)).isTrue();
         final double gbps = 64.0 * MESSAGE * 8 / f.lastCompletionNs();
-        log.append(String.format("%s jitter=%dus allowance=%dus: %.2f Gb/s (%s); ", cc, jitterNs / 1000,
-            allowanceNs / 1000, gbps, f.senders.get(0).qp.congestionControl()));
+        log.append(String.format("%s%s jitter=%dus allowance=%dus: %.2f Gb/s (%s); ", cc, caps != 0 ? "+ECN" : "",
+            jitterNs / 1000, allowanceNs / 1000, gbps, f.senders.get(0).qp.congestionControl()));
         return gbps;
     }
 
@@ -60,6 +65,30 @@ class DelayBasedEndToEndTest {
             allowance / fixed));
         System.out.println(log);
         assertThat(allowance).as(log.toString()).isGreaterThan(0.9 * fixed);
+    }
+
+    /**
+     * With ECN negotiated, delay without CE marks is not the fabric's: the quadrants of [CC-012]
+     * never decrease on it, and the unmarked-delay estimate [CC-029] widens MAX_CWND to the RTT the
+     * hosts impose, so the default algorithm keeps the pipe full under host noise with no
+     * configuration at all.
+     */
+    @Test
+    @DisplayName("[CC-012] [CC-029] with ECN negotiated, host noise neither shrinks the window nor caps it below the pipe")
+    void withEcnHostNoiseDoesNotStarve() {
+        final StringBuilder log = new StringBuilder("seed=9001: ");
+        for (final long jitter : new long[] {20_000, 50_000}) {
+            final double fixed = goodputGbps(CongestionControlAlgorithm.FIXED, 0, jitter, 0, log);
+            final double ecn = goodputGbps(CongestionControlAlgorithm.DEFAULT,
+                org.metaroce.core.wire.ConnectHeader.CAP_ECN, jitter, 0, log);
+            log.append(String.format("ratio at %d us: %.3f; ", jitter / 1000, ecn / fixed));
+            assertThat(ecn).as(log.toString()).isGreaterThan(0.85 * fixed);
+        }
+        // No noise: nothing is taken for host delay, and the queue is not inflated.
+        final double clean = goodputGbps(CongestionControlAlgorithm.DEFAULT,
+            org.metaroce.core.wire.ConnectHeader.CAP_ECN, 0, 0, log);
+        System.out.println(log);
+        assertThat(clean).as(log.toString()).isGreaterThan(9.5);
     }
 
     @Test
