@@ -1,5 +1,7 @@
 package org.metaroce.core.congestion;
 
+import org.metaroce.core.wire.ConnectHeader;
+
 /**
  * Values of the CC_ALGORITHM queue-pair attribute (specification 4.3 and 8.4): which algorithm a
  * QP's requester runs. RECEIVER_CREDIT needs the RECEIVER_CREDIT capability and DCQCN the ECN
@@ -15,11 +17,14 @@ public enum CongestionControlAlgorithm {
     /** Constant window, for tests and controlled experiments (8.8). */
     FIXED;
 
-    /** @return whether the algorithm needs a capability the peer must agree to */
+    /**
+     * @return the Capability Flag the peer must have agreed to for this algorithm to run
+     *     (RECEIVER_CREDIT for RECEIVER_CREDIT, ECN for DCQCN), 0 when it needs none [CC-008]
+     */
     public int requiredCapability() {
         return switch (this) {
-            case RECEIVER_CREDIT -> org.metaroce.core.wire.ConnectHeader.CAP_RECEIVER_CREDIT;
-            case DCQCN -> org.metaroce.core.wire.ConnectHeader.CAP_ECN;
+            case RECEIVER_CREDIT -> ConnectHeader.CAP_RECEIVER_CREDIT;
+            case DCQCN -> ConnectHeader.CAP_ECN;
             default -> 0;
         };
     }

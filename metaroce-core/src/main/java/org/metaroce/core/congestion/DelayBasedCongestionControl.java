@@ -53,6 +53,8 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private final boolean ecn;
     private final long hostDelayAllowanceNs;
     private long baseRttMaxNs;
+    /** With ECN: EWMA of the queueing delay of ACKs without a CE signal, taken as host delay [CC-029]. */
+    private double unmarkedDelayNs;
     // Per path, a two-bucket windowed minimum of RTT samples: the current bucket and the previous.
     private final long[] curMinNs = new long[MAX_PATHS];
     private final long[] curStartNs = new long[MAX_PATHS];
@@ -150,7 +152,12 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     }
 
     private double bdpBytes() {
-        return bytesPerNs * (baseRttNs() + hostDelayAllowanceNs);
+        return bytesPerNs * (baseRttNs() + Math.max(hostDelayAllowanceNs, unmarkedDelayNs));
+    }
+
+    /** @return the host delay estimated from unmarked delay (ECN only, [CC-029]), 0 without ECN */
+    public long unmarkedDelayNs() {
+        return (long) unmarkedDelayNs;
     }
 
     private double minCwnd() {
@@ -204,6 +211,11 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         final double target = targetNs();
         final double acked = (double) packets * pmtu;
         final boolean ce = ecn && ecnEcho;
+        if (ecn && !ce && cwnd < bytesPerNs * (baseRttNs() + q)) {
+            // Switches mark what queues in the fabric, and a window smaller than rate x RTT cannot
+            // have queued behind itself: delay seen then without marks is the hosts' [CC-029].
+            unmarkedDelayNs += (q - unmarkedDelayNs) / 8;
+        }
         if (q < target) {
             if (!ce) {
                 // Additive, scaled by headroom: an increase proportional to cwnd would keep the

@@ -163,7 +163,9 @@ public final class QueuePair {
     }
 
     /**
-     * Replaces the congestion-control algorithm (before RTS, or any time for experiments).
+     * Replaces the congestion-control instance, for experiments and tests with an algorithm of
+     * their own. The RTR→RTS modify builds the algorithm of the CC_ALGORITHM attribute and
+     * replaces whatever was set before, so call this in RTS.
      *
      * @param cc the algorithm
      */

@@ -92,6 +92,8 @@ final class Requester {
     /** Latest non-stale Cumulative PSN and Credit: the responder's admission limit [REL-019]. */
     private int creditCumulative;
     private long creditLimit = INITIAL_CREDIT;
+    /** CE Count of the latest non-stale ACK [REL-018]; an increase is a CE signal even when coalesced [CC-012]. */
+    private int lastCeCount;
     private long lossCheckDeadlineNs = Long.MAX_VALUE;
     private long progressNs;
     private long lastTransmitNs;
@@ -147,6 +149,7 @@ final class Requester {
         sndNxt = initialPsn;
         creditCumulative = initialPsn;
         creditLimit = INITIAL_CREDIT;
+        lastCeCount = 0;
         final long min = Math.min(config.minRtoNs(), initialRtoNs);
         rtt = new RttEstimator(initialRtoNs, min, Math.max(config.maxRtoNs(), initialRtoNs),
             config.ackCoalesceDelayNs());
@@ -510,10 +513,15 @@ final class Requester {
                 rackRttNs = sample;
             }
         }
+        boolean ceSeen = ecnEcho;
         if (!Psn.before(cumulative, creditCumulative)) {
             creditCumulative = cumulative;
             creditLimit = AckHeader.credit(buffer, ackOffset) & 0xFFFF_FFFFL;
             qp.congestionControl().onCredit(nowNs, creditLimit);
+            // Marks on packets that did not trigger this (coalesced) ACK show only in the count.
+            final int ceCount = AckHeader.ceCount(buffer, ackOffset);
+            ceSeen |= ceCount - lastCeCount > 0;
+            lastCeCount = ceCount;
         }
         // The slot of an already delivered PSN keeps its record until the PSN one window later
         // reuses it, so a late DUPLICATE report can still be judged.
@@ -551,8 +559,8 @@ final class Requester {
             // Only feedback about the transmission it came from is attributed to a path [MP-005].
             qp.paths().onFeedback(nowNs, echoedPath, sample, ecnEcho);
         }
-        if (delivered > 0 || ecnEcho) {
-            qp.congestionControl().onAck(nowNs, delivered, sample, ecnEcho, echoedPath);
+        if (delivered > 0 || ceSeen) {
+            qp.congestionControl().onAck(nowNs, delivered, sample, ceSeen, echoedPath);
         }
         afterDelivery(nowNs, delivered);
     }
@@ -572,6 +580,9 @@ final class Requester {
                     markLost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
                     qp.paths().onTrim(nowNs, slotPath[s]);
                     qp.congestionControl().onLoss(nowNs, slotPath[s], true);
+                    // The responder is reachable and the packet goes out again at once: the
+                    // retransmission timer restarts, but the retry count is not reset [REL-036].
+                    progressNs = nowNs;
                 }
             }
             case PSN_WINDOW -> {

@@ -897,6 +897,7 @@ final class Responder {
         fatalRepeats = 0;
         accepted = false;
         gapNacked = false;
+        ceCount = 0;
         cnpPending = false;
         lastCnpNs = Long.MIN_VALUE;
         lastRequestNs = Long.MIN_VALUE;

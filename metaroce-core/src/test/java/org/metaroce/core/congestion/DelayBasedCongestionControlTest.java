@@ -202,4 +202,33 @@ class DelayBasedCongestionControlTest {
         System.out.printf("fair share: a=%.0f B b=%.0f B ratio=%.3f%n", a.windowBytes(), b.windowBytes(), ratio);
         assertThat(ratio).isBetween(0.8, 1.25);
     }
+
+    @Test
+    @DisplayName("[CC-029] with ECN, delay the window cannot explain and no switch marked raises MAX_CWND; marks and no-ECN do not")
+    void unmarkedDelayWidensTheCapOnlyWithEcn() {
+        final long rate = 10_000_000_000L; // BDP at 10 us = 12,500 B, cap 18,750 B
+        final DelayBasedCongestionControl ecn = new DelayBasedCongestionControl(PMTU, rate, true);
+        final DelayBasedCongestionControl plain = new DelayBasedCongestionControl(PMTU, rate, false);
+        final DelayBasedCongestionControl marked = new DelayBasedCongestionControl(PMTU, rate, true);
+        long now = 0;
+        for (final DelayBasedCongestionControl cc : new DelayBasedCongestionControl[] {ecn, plain, marked}) {
+            cc.onAck(now, 1, 10_000, false, 0);
+        }
+        // 100 us of delay for many round trips: far more than a 3-packet window can queue.
+        for (int i = 0; i < 200; i++) {
+            now += 100_000;
+            ecn.onAck(now, 1, 110_000, false, 0);
+            plain.onAck(now, 1, 110_000, false, 0);
+            marked.onAck(now, 1, 110_000, true, 0);
+        }
+        assertThat(ecn.unmarkedDelayNs()).isCloseTo(100_000, within(1_000L));
+        // The window grows (fair increase, no decrease) past the old cap of 1.5 x 12,500 B, up to
+        // the cap that follows the RTT the hosts impose: 1.5 x 10 Gb/s x 110 us.
+        assertThat(ecn.windowBytes()).isGreaterThan(4 * 18_750.0).isLessThanOrEqualTo(1.5 * 137_500 + 1);
+        assertThat(ecn.decreases()).isZero();
+        assertThat(plain.unmarkedDelayNs()).isZero();
+        assertThat(plain.windowBytes()).isLessThan(PMTU);
+        assertThat(marked.unmarkedDelayNs()).isZero();
+        assertThat(marked.windowBytes()).isLessThan(PMTU);
+    }
 }

@@ -105,4 +105,55 @@ class CongestionControlSelectionTest {
         assertThat(f.a.endpoint.counters().get(EndpointCounter.CNP_IGNORED)).isEqualTo(1);
         assertThat(f.a.endpoint.counters().get(EndpointCounter.CNPS_IN)).isZero();
     }
+
+    /** Records the CE signal of every onAck; otherwise a fixed window of 64. */
+    private static final class RecordingCc implements org.metaroce.core.congestion.CongestionControl {
+        final java.util.List<Boolean> ce = new java.util.ArrayList<>();
+
+        @Override
+        public int windowPackets() {
+            return 64;
+        }
+
+        @Override
+        public long nextSendTimeNs(final long nowNs) {
+            return nowNs;
+        }
+
+        @Override
+        public void onPacketSent(final long nowNs, final int bytes, final int pathId) {
+        }
+
+        @Override
+        public void onAck(final long nowNs, final int packets, final long rttNs, final boolean ecnEcho,
+                          final int pathId) {
+            ce.add(ecnEcho);
+        }
+
+        @Override
+        public void onLoss(final long nowNs, final int pathId, final boolean trimmed) {
+        }
+
+        @Override
+        public void onRetransmitTimeout(final long nowNs) {
+        }
+    }
+
+    @Test
+    @DisplayName("[CC-012] [REL-018] a CE mark on a packet that did not trigger the coalesced ACK reaches CC through CE Count")
+    void ceCountIncreaseIsACongestionSignal() {
+        final TwoNodeFixture f = new TwoNodeFixture(77).connectWithPsns(1024, 1000, 5000);
+        final RecordingCc cc = new RecordingCc();
+        f.a.qp.congestionControl(cc);
+        // Only the second of four packets is marked; the fourth (LAST) triggers the one ACK.
+        f.wire.ceMark(org.metaroce.core.testwire.PacketMatcher.opcodePsn(
+            org.metaroce.core.wire.Opcode.WRITE.value(), 1001));
+        f.a.qp.postSend(new org.metaroce.core.verbs.SendRequest(1).wrId(1)
+            .opcode(org.metaroce.core.verbs.WrOpcode.RDMA_WRITE).addSge(f.a.address(0), 4096, f.a.mr.lkey())
+            .remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey()));
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.wire.stats().ceMarked()).isEqualTo(1);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.ACKS_IN)).isEqualTo(1);
+        assertThat(cc.ce).containsExactly(true);
+    }
 }

@@ -19,16 +19,21 @@ class DelayBasedEndToEndTest {
 
     private static double goodputGbps(final CongestionControlAlgorithm cc, final long jitterNs, final long allowanceNs,
                                       final StringBuilder log) {
+        return goodputGbps(cc, 0, jitterNs, allowanceNs, log);
+    }
+
+    private static double goodputGbps(final CongestionControlAlgorithm cc, final int caps, final long jitterNs,
+                                      final long allowanceNs, final StringBuilder log) {
         final EndpointConfig config = new EndpointConfig().linkRateBitsPerSecond(RATE).hostDelayAllowanceNs(allowanceNs);
-        final IncastFixture f = new IncastFixture(9001, 1, config, 0, cc, MTU, 1 << 20,
+        final IncastFixture f = new IncastFixture(9001, 1, config, caps, cc, MTU, 1 << 20,
             LinkProfile.builder().delayNs(5_000).jitterNs(jitterNs).rateBitsPerSecond(RATE).build());
         f.postWrites(64, MESSAGE);
         assertThat(f.runUntilDone(10_000_000_000L)).as(f.wire.toString()).isTrue();
         assertThat(f.senders).noneMatch(s -> s.failed);
         assertThat(f.dataIntact(1 << 20)).isTrue();
         final double gbps = 64.0 * MESSAGE * 8 / f.lastCompletionNs();
-        log.append(String.format("%s jitter=%dus allowance=%dus: %.2f Gb/s (%s); ", cc, jitterNs / 1000,
-            allowanceNs / 1000, gbps, f.senders.get(0).qp.congestionControl()));
+        log.append(String.format("%s%s jitter=%dus allowance=%dus: %.2f Gb/s (%s); ", cc, caps != 0 ? "+ECN" : "",
+            jitterNs / 1000, allowanceNs / 1000, gbps, f.senders.get(0).qp.congestionControl()));
         return gbps;
     }
 
@@ -62,6 +67,30 @@ class DelayBasedEndToEndTest {
         assertThat(allowance).as(log.toString()).isGreaterThan(0.9 * fixed);
     }
 
+    /**
+     * With ECN negotiated, delay without CE marks is not the fabric's: the quadrants of [CC-012]
+     * never decrease on it, and the unmarked-delay estimate [CC-029] widens MAX_CWND to the RTT the
+     * hosts impose, so the default algorithm keeps the pipe full under host noise with no
+     * configuration at all.
+     */
+    @Test
+    @DisplayName("[CC-012] [CC-029] with ECN negotiated, host noise neither shrinks the window nor caps it below the pipe")
+    void withEcnHostNoiseDoesNotStarve() {
+        final StringBuilder log = new StringBuilder("seed=9001: ");
+        for (final long jitter : new long[] {20_000, 50_000}) {
+            final double fixed = goodputGbps(CongestionControlAlgorithm.FIXED, 0, jitter, 0, log);
+            final double ecn = goodputGbps(CongestionControlAlgorithm.DEFAULT,
+                org.metaroce.core.wire.ConnectHeader.CAP_ECN, jitter, 0, log);
+            log.append(String.format("ratio at %d us: %.3f; ", jitter / 1000, ecn / fixed));
+            assertThat(ecn).as(log.toString()).isGreaterThan(0.85 * fixed);
+        }
+        // No noise: nothing is taken for host delay, and the queue is not inflated.
+        final double clean = goodputGbps(CongestionControlAlgorithm.DEFAULT,
+            org.metaroce.core.wire.ConnectHeader.CAP_ECN, 0, 0, log);
+        System.out.println(log);
+        assertThat(clean).as(log.toString()).isGreaterThan(9.5);
+    }
+
     @Test
     @DisplayName("[CC-012] [CC-014] [CC-028] two flows through one port converge to fair shares and keep the queue short")
     void twoFlowsShareAPortFairly() {
@@ -91,5 +120,87 @@ class DelayBasedEndToEndTest {
         // The queue stays within a few BDPs (10 Gb/s x ~10 us = 12.5 KB), not the megabytes of a window.
         assertThat(f.wire.stats().maxQueueBytes()).as(log).isLessThan(256 * 1024);
         assertThat(((DelayBasedCongestionControl) f.senders.get(0).qp.congestionControl()).decreases()).isPositive();
+    }
+
+    /**
+     * A 32:1 incast into a 10 Gb/s port with 128 KiB of buffer: one BDP (12.5 KB) shared by 32
+     * senders is 0.1 packet each, so the default algorithm must go below one packet and pace
+     * [CC-002], [CC-017]; the engine wakes up for paced sends by itself (no ACK or timer needed).
+     */
+    @Test
+    @DisplayName("[CC-002] [CC-016] a 32:1 incast drives windows below one packet; pacing keeps every flow moving")
+    void incastPacesBelowOnePacket() {
+        final StringBuilder log = new StringBuilder("seed=9003: ");
+        final long[] drops = new long[2];
+        int k = 0;
+        for (final CongestionControlAlgorithm cc
+            : new CongestionControlAlgorithm[] {CongestionControlAlgorithm.FIXED, CongestionControlAlgorithm.DEFAULT}) {
+            final EndpointConfig config = new EndpointConfig().linkRateBitsPerSecond(RATE).baseRttMaxNs(10_000);
+            final IncastFixture f = new IncastFixture(9003, 32, config, 0, cc, MTU, 256 * 1024,
+                LinkProfile.builder().delayNs(2_000).build());
+            f.wire.bottleneck(f.receiverNode, RATE, 128 * 1024, 128 * 1024);
+            f.postWrites(2, MESSAGE);
+            assertThat(f.runUntilDone(10_000_000_000L)).as(f.wire.toString()).isTrue();
+            final long failed = f.senders.stream().filter(s -> s.failed).count();
+            double smallest = Double.MAX_VALUE;
+            if (cc == CongestionControlAlgorithm.DEFAULT) {
+                assertThat(failed).as(log.toString()).isZero();
+                assertThat(f.dataIntact(2 * MESSAGE)).isTrue();
+                for (final IncastFixture.Sender s : f.senders) {
+                    smallest = Math.min(smallest, ((DelayBasedCongestionControl) s.qp.congestionControl()).windowBytes());
+                }
+            }
+            drops[k++] = f.wire.stats().droppedQueue();
+            log.append(String.format("%s: failed %d, drops %d, retransmits %d, timeouts %d, goodput %.2f Gb/s%s; ",
+                cc, failed, f.wire.stats().droppedQueue(), f.totalRetransmits(), f.totalTimeouts(),
+                32.0 * 2 * MESSAGE * 8 / f.lastCompletionNs(),
+                smallest == Double.MAX_VALUE ? "" : String.format(", smallest final window %.0f B", smallest)));
+        }
+        System.out.println(log);
+        assertThat(drops[1] * 10).as(log.toString()).isLessThan(drops[0]);
+    }
+
+    /**
+     * The same 32:1 incast through a port that trims instead of dropping: every overflow becomes
+     * a NACK TRIMMED within one RTT, the packet is resent at once, the window takes the trim
+     * decrease and the retransmission timer restarts [REL-035], [REL-036], [CC-015]: far fewer
+     * timeouts than tail drop, whose losses wait for a probe or the timer.
+     */
+    @Test
+    @DisplayName("[REL-036] [CC-015] with trimming an incast recovers by NACK at once, with far fewer timeouts")
+    void trimmedPacketsAreRecoveredWithoutTimeouts() {
+        final StringBuilder log = new StringBuilder("seed=9004: ");
+        long dropTimeouts = -1;
+        for (final boolean trim : new boolean[] {false, true}) {
+            final EndpointConfig config = new EndpointConfig().linkRateBitsPerSecond(RATE).baseRttMaxNs(10_000);
+            final IncastFixture f = new IncastFixture(9004, 32, config, 0, CongestionControlAlgorithm.DEFAULT, MTU,
+                256 * 1024, LinkProfile.builder().delayNs(2_000).build());
+            f.wire.bottleneck(f.receiverNode, RATE, 64 * 1024, 64 * 1024, trim);
+            f.postWrites(2, MESSAGE);
+            assertThat(f.runUntilDone(10_000_000_000L)).as(f.wire.toString()).isTrue();
+            assertThat(f.senders).noneMatch(s -> s.failed);
+            assertThat(f.dataIntact(2 * MESSAGE)).isTrue();
+            long trimRetransmits = 0;
+            for (final IncastFixture.Sender s : f.senders) {
+                trimRetransmits += s.endpoint.counters().get(EndpointCounter.RETRANSMITS_TRIMMED);
+            }
+            log.append(String.format("%s: drops %d, trims %d, trim retransmits %d, timeouts %d, goodput %.2f Gb/s; ",
+                trim ? "trimming" : "tail drop", f.wire.stats().droppedQueue(), f.wire.stats().trimmed(),
+                trimRetransmits, f.totalTimeouts(), 32.0 * 2 * MESSAGE * 8 / f.lastCompletionNs()));
+            if (!trim) {
+                dropTimeouts = f.totalTimeouts();
+            } else {
+                System.out.println(log);
+                assertThat(f.wire.stats().trimmed()).as(log.toString()).isPositive();
+                assertThat(f.wire.stats().droppedQueue()).as(log.toString()).isZero();
+                // Every trim of a new PSN is answered by a NACK (a trimmed duplicate is ignored,
+                // [REL-035]); each NACK resends its packet unless a probe already declared it lost.
+                assertThat(f.receiver.counters().get(EndpointCounter.NACKS_OUT_TRIMMED)
+                    + f.receiver.counters().get(EndpointCounter.TRIMMED_IGNORED)).isEqualTo(f.wire.stats().trimmed());
+                assertThat(trimRetransmits).as(log.toString()).isLessThanOrEqualTo(f.wire.stats().trimmed())
+                    .isGreaterThanOrEqualTo(f.wire.stats().trimmed() * 95 / 100);
+                assertThat(f.totalTimeouts() * 2).as(log.toString()).isLessThan(dropTimeouts);
+            }
+        }
     }
 }

@@ -379,6 +379,9 @@ class EngineModelProperties {
         final int regionSize;
         /** Retry count of every QP (RETRY_EXC_ERR after this many consecutive timeouts plus one). */
         int retryCount = 7;
+        /** Negotiated Capability Flags and CC_ALGORITHM of every QP (0 and the endpoint default unless set). */
+        int capabilities;
+        org.metaroce.core.congestion.CongestionControlAlgorithm cc;
         MultiQpFixture f;
         byte[] modelA;
         byte[] modelB;
@@ -510,7 +513,7 @@ class EngineModelProperties {
 
         void execute() {
             f = new MultiQpFixture(scenario.seed(), scenario.fault().profile(), scenario.qpCount(), scenario.mtu(),
-                regionSize, retryCount, 1_000_000);
+                regionSize, retryCount, 1_000_000, capabilities, cc);
             initialiseMemory();
             final Map<String, List<Wc>> expected = model();
             drive();

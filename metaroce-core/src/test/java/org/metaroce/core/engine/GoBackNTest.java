@@ -170,4 +170,50 @@ class GoBackNTest {
         assertThat(f.b.endpoint.counters().get(EndpointCounter.SEQUENCE_GAP)).isZero();
         assertThat(f.a.endpoint.counters().retransmits()).isEqualTo(1);
     }
+
+    @Test
+    @DisplayName("[REL-053]..[REL-057] [CC-021] the RoCEv2 baseline (go-back-N + DCQCN) delivers every operation exactly once under loss, duplication and CE marks")
+    void baselineSurvivesALossyLink() {
+        long wentBack = 0;
+        long cnps = 0;
+        for (final long seed : new long[] {5101, 5102, 5103}) {
+            final TwoNodeFixture f = new TwoNodeFixture(seed, org.metaroce.core.testwire.LinkProfile.builder()
+                .loss(0.01).duplicate(0.01).ceMark(0.02).rateBitsPerSecond(25_000_000_000L).build())
+                .connect(1024, GBN | ConnectHeader.CAP_ECN, org.metaroce.core.congestion.CongestionControlAlgorithm.DCQCN);
+            fill(f.a.mr.buffer(), 0, 256 * 1024, 11);
+            fill(f.b.mr.buffer(), 512 * 1024, 64 * 1024, 12);
+            f.b.mr.buffer().putLong(1000_000, 7);
+            f.b.qp.postRecv(new org.metaroce.core.verbs.RecvRequest(1).wrId(50)
+                .addSge(f.b.address(900_000), 16 * 1024, f.b.mr.lkey()));
+            f.a.qp.postSend(write(f, 1, 0, 256 * 1024, 0));
+            f.a.qp.postSend(new SendRequest(1).wrId(2).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+                .addSge(f.a.address(300_000), 64 * 1024, f.a.mr.lkey()).remoteAddr(f.b.address(512 * 1024))
+                .rkey(f.b.mr.rkey()));
+            f.a.qp.postSend(new SendRequest(1).wrId(3).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                .addSge(f.a.address(0), 16 * 1024, f.a.mr.lkey()));
+            for (int i = 0; i < 4; i++) {
+                f.a.qp.postSend(new SendRequest(1).wrId(10 + i).opcode(WrOpcode.ATOMIC_FETCH_ADD)
+                    .sendFlags(SendFlags.SIGNALED).addSge(f.a.address(400_000 + 8 * i), 8, f.a.mr.lkey())
+                    .remoteAddr(f.b.address(1000_000)).rkey(f.b.mr.rkey()).compareAdd(1));
+            }
+            assertThat(f.runUntilCompletions(7, 1)).as(f.wire.toString()).isTrue();
+            final String where = "seed " + seed + " " + f.a.endpoint.counters() + " " + f.wire;
+            assertThat(f.a.sendCompletions).as(where).extracting(WorkCompletion::status).containsOnly(WcStatus.SUCCESS);
+            assertThat(f.a.sendCompletions).extracting(WorkCompletion::wrId)
+                .containsExactly(1L, 2L, 3L, 10L, 11L, 12L, 13L);
+            assertThat(f.b.recvCompletions).extracting(WorkCompletion::status).containsExactly(WcStatus.SUCCESS);
+            assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 0, 256 * 1024);
+            assertSameBytes(f.b.mr.buffer(), 512 * 1024, f.a.mr.buffer(), 300_000, 64 * 1024);
+            assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 900_000, 16 * 1024);
+            assertThat(f.b.mr.buffer().getLong(1000_000)).as("each atomic executed exactly once").isEqualTo(11);
+            assertThat(f.b.endpoint.counters().get(EndpointCounter.SACKED_PACKETS)).isZero();
+            assertThat(f.a.endpoint.counters().get(EndpointCounter.SACKED_PACKETS)).isZero();
+            wentBack += f.a.endpoint.counters().get(EndpointCounter.RETRANSMITS_GO_BACK_N)
+                + f.b.endpoint.counters().get(EndpointCounter.RETRANSMITS_GO_BACK_N);
+            cnps += f.a.endpoint.counters().get(EndpointCounter.CNPS_IN);
+        }
+        System.out.println("baseline under loss: go-back-N retransmissions " + wentBack + ", CNPs taken " + cnps);
+        assertThat(wentBack).isPositive();
+        assertThat(cnps).isPositive();
+    }
 }

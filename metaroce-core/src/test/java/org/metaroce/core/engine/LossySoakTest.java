@@ -40,6 +40,56 @@ class LossySoakTest {
     private static final LinkProfile LOSSY = LinkProfile.builder().loss(0.05).reorder(0.10).duplicate(0.01)
         .corrupt(0.005).jitterNs(2_000).build();
 
+    /**
+     * The same model-checked mix of operations under each congestion-control configuration: the
+     * RoCEv2 baseline (go-back-N with DCQCN, every reordering a retransmission), the default
+     * algorithm under the receiver's credit with ECN, and receiver credit alone [REL-053]..[REL-057],
+     * [CC-008], [CC-018]..[CC-021].
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"GO_BACK_N+DCQCN", "DEFAULT+CREDIT+ECN", "RECEIVER_CREDIT"})
+    void mixedOperationsSurviveALossyLinkUnderEveryAlgorithm(final String config) {
+        final long seed = 777;
+        final SplittableRandom r = new SplittableRandom(seed);
+        final List<OpSpec> ops = new ArrayList<>();
+        for (int i = 0; i < 120; i++) {
+            final Kind kind = Kind.values()[r.nextInt(Kind.values().length)];
+            final int length = r.nextInt(4) == 0 ? r.nextInt(4097, 64 * 1024) : r.nextInt(0, 4097);
+            ops.add(new OpSpec(r.nextInt(2), r.nextInt(5) != 0, kind, length, r.nextInt(10) < 7, r.nextInt(10) < 3,
+                0, r.nextLong()));
+        }
+        final LinkProfile profile = LOSSY.toBuilder().ceMark(0.02).build();
+        final Run run = new Run(new Scenario(seed, 1024, new Fault("soak", profile), 2, false, ops), false);
+        final int ecn = org.metaroce.core.wire.ConnectHeader.CAP_ECN;
+        final int credit = org.metaroce.core.wire.ConnectHeader.CAP_RECEIVER_CREDIT;
+        switch (config) {
+            case "GO_BACK_N+DCQCN" -> {
+                run.capabilities = org.metaroce.core.wire.ConnectHeader.CAP_GO_BACK_N | ecn;
+                run.cc = org.metaroce.core.congestion.CongestionControlAlgorithm.DCQCN;
+            }
+            case "DEFAULT+CREDIT+ECN" -> {
+                run.capabilities = credit | ecn;
+                run.cc = org.metaroce.core.congestion.CongestionControlAlgorithm.DEFAULT;
+            }
+            default -> {
+                run.capabilities = credit;
+                run.cc = org.metaroce.core.congestion.CongestionControlAlgorithm.RECEIVER_CREDIT;
+            }
+        }
+        run.execute();
+        final EndpointCounters a = run.f.a.endpoint.counters();
+        final EndpointCounters b = run.f.b.endpoint.counters();
+        final String story = config + " seed=" + seed + " A " + a + " B " + b + " " + run.f.wire.stats();
+        System.out.println("LossySoakTest " + story);
+        assertThat(a.retransmits() + b.retransmits()).as(story).isPositive();
+        if (config.startsWith("GO_BACK_N")) {
+            assertThat(a.get(EndpointCounter.RETRANSMITS_GO_BACK_N) + b.get(EndpointCounter.RETRANSMITS_GO_BACK_N))
+                .as(story).isPositive();
+            assertThat(a.get(EndpointCounter.SACKED_PACKETS) + b.get(EndpointCounter.SACKED_PACKETS)).as(story).isZero();
+            assertThat(a.get(EndpointCounter.CNPS_IN) + b.get(EndpointCounter.CNPS_IN)).as(story).isPositive();
+        }
+    }
+
     @ParameterizedTest(name = "seed {0}")
     @ValueSource(longs = {1, 42, 4242, 90_210, 0xC0FFEE})
     void threeHundredMixedOperationsSurviveALossyLink(final long seed) {

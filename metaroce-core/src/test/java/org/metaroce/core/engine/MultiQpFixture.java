@@ -116,6 +116,16 @@ final class MultiQpFixture {
 
     MultiQpFixture(final long seed, final LinkProfile profile, final int qpCount, final int mtu, final int regionSize,
                    final int retryCount, final long timeoutNs) {
+        this(seed, profile, qpCount, mtu, regionSize, retryCount, timeoutNs, 0, null);
+    }
+
+    /**
+     * @param capabilities negotiated Capability Flags of every QP (the CAPABILITIES attribute)
+     * @param cc CC_ALGORITHM of every QP, or null for the endpoint default
+     */
+    MultiQpFixture(final long seed, final LinkProfile profile, final int qpCount, final int mtu, final int regionSize,
+                   final int retryCount, final long timeoutNs, final int capabilities,
+                   final org.metaroce.core.congestion.CongestionControlAlgorithm cc) {
         this.seed = seed;
         this.qpCount = qpCount;
         System.out.println("MultiQpFixture seed=" + seed + " qps=" + qpCount + " mtu=" + mtu + " profile=" + profile);
@@ -135,18 +145,23 @@ final class MultiQpFixture {
         for (int i = 0; i < qpCount; i++) {
             final int psnA = (int) ((seed + i) * 0x9E3779B97F4A7C15L);
             final int psnB = (int) ((seed + i) * 0xC2B2AE3D27D4EB4FL) ^ 0x5555;
-            bringUp(a.qps.get(i).qp, b, b.qps.get(i).qp, mtu, psnB, psnA, retryCount, timeoutNs);
-            bringUp(b.qps.get(i).qp, a, a.qps.get(i).qp, mtu, psnA, psnB, retryCount, timeoutNs);
+            bringUp(a.qps.get(i).qp, b, b.qps.get(i).qp, mtu, psnB, psnA, retryCount, timeoutNs, capabilities, cc);
+            bringUp(b.qps.get(i).qp, a, a.qps.get(i).qp, mtu, psnA, psnB, retryCount, timeoutNs, capabilities, cc);
         }
     }
 
     private static void bringUp(final QueuePair qp, final Node peer, final QueuePair peerQp, final int mtu,
-                                final int rqPsn, final int sqPsn, final int retryCount, final long timeoutNs) {
+                                final int rqPsn, final int sqPsn, final int retryCount, final long timeoutNs,
+                                final int capabilities, final org.metaroce.core.congestion.CongestionControlAlgorithm cc) {
         qp.modify(QpState.INIT, new QpAttributes().port(1).accessFlags(AccessFlags.ALL));
         qp.modify(QpState.RTR, new QpAttributes().pathMtu(mtu).destQpn(peerQp.qpn()).rqPsn(rqPsn)
-            .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(PATHS).remotePeer(peer.node));
-        qp.modify(QpState.RTS, new QpAttributes().sqPsn(sqPsn).timeoutNs(timeoutNs).retryCount(retryCount)
-            .rnrRetry(7).maxRdAtomic(16));
+            .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(PATHS).remotePeer(peer.node).capabilities(capabilities));
+        final QpAttributes rts = new QpAttributes().sqPsn(sqPsn).timeoutNs(timeoutNs).retryCount(retryCount)
+            .rnrRetry(7).maxRdAtomic(16);
+        if (cc != null) {
+            rts.ccAlgorithm(cc);
+        }
+        qp.modify(QpState.RTS, rts);
     }
 
     Node node(final boolean isA) {

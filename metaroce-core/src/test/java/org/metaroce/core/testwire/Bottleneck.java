@@ -4,22 +4,32 @@ package org.metaroce.core.testwire;
  * A switch egress port in front of one node of an {@link InMemoryWire}: every packet to that node,
  * from whatever sender, waits in one FIFO queue drained at the port's rate. The queue tail-drops
  * when full and CE-marks a packet that finds more than the marking threshold queued (the step
- * marking DCQCN and DCTCP assume). This is what makes incast, queueing delay and ECN real in
+ * marking DCQCN and DCTCP assume). Optionally it trims instead (NDP, UET): a data packet that
+ * does not fit loses its payload and goes on as a header with TRIMMED set [WIRE-042], ahead of
+ * the buffer limit as switches forward trimmed headers at high priority. This is what makes incast, queueing delay and ECN real in
  * core tests; the fabric simulator models whole topologies.
  */
 final class Bottleneck {
     private final long rateBitsPerSecond;
     private final long bufferBytes;
     private final long markThresholdBytes;
+    private final boolean trim;
     private long freeAtNs = Long.MIN_VALUE;
 
-    Bottleneck(final long rateBitsPerSecond, final long bufferBytes, final long markThresholdBytes) {
+    Bottleneck(final long rateBitsPerSecond, final long bufferBytes, final long markThresholdBytes,
+               final boolean trim) {
         if (rateBitsPerSecond <= 0 || bufferBytes <= 0 || markThresholdBytes < 0) {
             throw new IllegalArgumentException("rate and buffer must be > 0 and the threshold >= 0");
         }
         this.rateBitsPerSecond = rateBitsPerSecond;
         this.bufferBytes = bufferBytes;
         this.markThresholdBytes = markThresholdBytes;
+        this.trim = trim;
+    }
+
+    /** @return whether a packet that does not fit is trimmed to its headers instead of dropped */
+    boolean trims() {
+        return trim;
     }
 
     /** @return bytes queued ahead of a packet reaching the port at {@code atNs} */

@@ -44,6 +44,7 @@ public final class InMemoryWire {
     private LinkProfile defaultProfile;
     private PacketFilter filter;
     private Bottleneck[] bottlenecks = new Bottleneck[0];
+    private PacketMatcher ceMarker;
     private long now;
     private long nextSequence;
     private int maxPollRounds = DEFAULT_MAX_POLL_ROUNDS;
@@ -162,11 +163,26 @@ public final class InMemoryWire {
      */
     public void bottleneck(final int node, final long rateBitsPerSecond, final long bufferBytes,
                            final long markThresholdBytes) {
+        bottleneck(node, rateBitsPerSecond, bufferBytes, markThresholdBytes, false);
+    }
+
+    /**
+     * As {@link #bottleneck(int, long, long, long)}; with {@code trim} a data packet that does not
+     * fit is trimmed to its headers (TRIMMED set, Payload Length 0, no Integrity Check, [WIRE-042])
+     * and forwarded regardless of the buffer, instead of dropped.
+     */
+    public void bottleneck(final int node, final long rateBitsPerSecond, final long bufferBytes,
+                           final long markThresholdBytes, final boolean trim) {
         checkNode(node);
         if (bottlenecks.length <= node) {
             bottlenecks = java.util.Arrays.copyOf(bottlenecks, node + 1);
         }
-        bottlenecks[node] = new Bottleneck(rateBitsPerSecond, bufferBytes, markThresholdBytes);
+        bottlenecks[node] = new Bottleneck(rateBitsPerSecond, bufferBytes, markThresholdBytes, trim);
+    }
+
+    /** @param marker CE-marks exactly the packets it selects (besides random and port marks), or null */
+    public void ceMark(final PacketMatcher marker) {
+        this.ceMarker = marker;
     }
 
     /** @param filter the drop hook consulted for every packet sent, or null for none */
@@ -341,8 +357,9 @@ public final class InMemoryWire {
     }
 
     /** Called by a node's sink on commit: copies the packet out and decides its fate. */
-    void transmit(final int from, final DirectBuffer buffer, final int offset, final int length, final int to,
+    void transmit(final int from, final DirectBuffer buffer, final int offset, final int sentLength, final int to,
                   final int entropy) {
+        int length = sentLength;
         if (to < 0 || to >= endpoints.size()) {
             throw new IllegalArgumentException("node " + from + " sent to unknown peerId " + to
                 + " (nodes 0.." + (endpoints.size() - 1) + ")");
@@ -383,15 +400,30 @@ public final class InMemoryWire {
         if (port != null) {
             final long backlog = port.backlogBytes(departNs);
             if (port.overflows(backlog, length)) {
-                stats.droppedQueue++;
-                drop(packet, PacketFate.DROPPED_QUEUE);
-                return;
+                final org.metaroce.core.wire.Opcode op = org.metaroce.core.wire.Opcode.of(packet.opcode);
+                if (!port.trims() || op == null || !op.isTrimmable() || length <= op.headerLength()) {
+                    stats.droppedQueue++;
+                    drop(packet, PacketFate.DROPPED_QUEUE);
+                    return;
+                }
+                // Trim [WIRE-042]: TRIMMED set, Payload Length 0, cut after the extension headers.
+                packet.buffer.putShort(org.metaroce.core.wire.BaseHeader.FLAGS_OFFSET,
+                    (short) (org.metaroce.core.wire.BaseHeader.flags(packet.buffer, 0)
+                        | org.metaroce.core.wire.Flags.TRIMMED), java.nio.ByteOrder.BIG_ENDIAN);
+                packet.buffer.putShort(org.metaroce.core.wire.BaseHeader.PAYLOAD_LENGTH_OFFSET, (short) 0,
+                    java.nio.ByteOrder.BIG_ENDIAN);
+                length = op.headerLength();
+                packet.length = length;
+                stats.trimmed++;
+                trace.record(now, packet, PacketFate.TRIMMED);
+            } else {
+                stats.maxQueueBytes = Math.max(stats.maxQueueBytes, backlog + length);
             }
-            stats.maxQueueBytes = Math.max(stats.maxQueueBytes, backlog + length);
             portMark = port.marks(backlog);
             departNs = port.enqueue(departNs, length);
         }
-        if (link.ceMark() | portMark) {
+        if (link.ceMark() | portMark
+            | (ceMarker != null && ceMarker.matches(from, to, packet.buffer, 0, length))) {
             packet.ecn = DatagramEndpoint.ECN_CE;
             stats.ceMarked++;
             trace.record(now, packet, PacketFate.CE_MARKED);

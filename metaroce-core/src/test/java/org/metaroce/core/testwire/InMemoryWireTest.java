@@ -358,8 +358,8 @@ class InMemoryWireTest {
         assertThat(second).isEqualTo(first);
         assertThat(other).isNotEqualTo(first);
         for (final PacketFate fate : PacketFate.values()) {
-            if (fate == PacketFate.DROPPED_QUEUE) {
-                continue; // needs a bottleneck port: bottleneckQueuesMarksAndTailDrops
+            if (fate == PacketFate.DROPPED_QUEUE || fate == PacketFate.TRIMMED) {
+                continue; // need a bottleneck port: bottleneckQueuesMarksAndTailDrops, engine trimming tests
             }
             assertThat(first.stream().filter(e -> e.fate() == fate).count()).as(fate.name()).isPositive();
         }

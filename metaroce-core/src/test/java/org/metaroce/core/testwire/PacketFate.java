@@ -24,7 +24,9 @@ public enum PacketFate {
     /** One bit of a copy was flipped; recorded at send time, once per corrupted copy. */
     CORRUPTED,
     /** Will be delivered with ECN CE; recorded at send time. */
-    CE_MARKED;
+    CE_MARKED,
+    /** Cut to its headers by a trimming {@link Bottleneck} [WIRE-042]; recorded at send time. */
+    TRIMMED;
 
     /** @return whether this fate is one of the drops */
     public boolean isDrop() {

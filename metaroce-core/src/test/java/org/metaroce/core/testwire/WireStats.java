@@ -17,6 +17,7 @@ public final class WireStats {
     long reordered;
     long ceMarked;
     long droppedQueue;
+    long trimmed;
     long maxQueueBytes;
 
     WireStats() {
@@ -57,6 +58,11 @@ public final class WireStats {
         return droppedQueue;
     }
 
+    /** @return data packets a trimming bottleneck cut to their headers */
+    public long trimmed() {
+        return trimmed;
+    }
+
     /** @return the largest backlog any bottleneck queue held, in bytes */
     public long maxQueueBytes() {
         return maxQueueBytes;
@@ -87,6 +93,6 @@ public final class WireStats {
         return "WireStats{sent=" + sent + ", delivered=" + delivered + ", droppedLoss=" + droppedLoss
             + ", droppedFilter=" + droppedFilter + ", droppedBlackhole=" + droppedBlackhole
             + ", duplicated=" + duplicated + ", corrupted=" + corrupted + ", reordered=" + reordered
-            + ", ceMarked=" + ceMarked + ", droppedQueue=" + droppedQueue + ", maxQueueBytes=" + maxQueueBytes + '}';
+            + ", ceMarked=" + ceMarked + ", droppedQueue=" + droppedQueue + ", trimmed=" + trimmed + ", maxQueueBytes=" + maxQueueBytes + '}';
     }
 }
