@@ -251,8 +251,13 @@ final class Requester {
                 continue;
             }
             // Retransmissions are in flight like any packet: window and pacing apply, except that
-            // one may leave when nothing is in flight (after an RTO) [CC-001].
-            if (inFlight > 0 && inFlight + 1 > window) {
+            // one may leave when nothing is in flight, and the single packet an RTO expiry or a
+            // tail-loss probe retransmits may leave when the window is full [CC-001]: the expiry
+            // leaves the older packets in flight (REL-028), and a window cut by the expiry would
+            // otherwise hold the probe back until every retry had expired.
+            final boolean timerProbe = (slotLossCause[s] == EndpointCounter.RETRANSMITS_TIMEOUT
+                || slotLossCause[s] == EndpointCounter.RETRANSMITS_TAIL_PROBE) && !qp.isGoBackN();
+            if (inFlight > 0 && inFlight + 1 > window && !timerProbe) {
                 break;
             }
             if (qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
