@@ -45,10 +45,4 @@ public abstract class BenchmarkBase {
     public static final int MEASUREMENT_ITERATIONS = 5;
     /** The JVM flag that turns Agrona's bounds checks off (pass with {@code -jvmArgsAppend}). */
     public static final String NO_BOUNDS_CHECKS = "-Dagrona.disable.bounds.checks=true";
-
-    /** JVM flags of every fork, for launchers that build JMH options themselves (the comparison). */
-    public static final String[] JVM_ARGS = {
-        "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
-        "-Dio.netty.leakDetection.level=disabled",
-        "-Xms1g", "-Xmx1g", "-XX:MaxDirectMemorySize=2g"};
 }

@@ -51,7 +51,9 @@ public final class AeronPingPong implements PingPongHarness {
             while (!ping.isConnected() || !pong.isConnected() || !e.connected) {
                 client.invoke();
                 peer.checkHealthy();
-                guard.spin(() -> "Aeron ping/pong streams never connected");
+                if (guard.idle()) {
+                    throw Guard.stuck("Aeron ping/pong streams never connected");
+                }
             }
         } catch (final RuntimeException ex) {
             if (peer != null) {
@@ -84,13 +86,17 @@ public final class AeronPingPong implements PingPongHarness {
                 throw new IllegalStateException("Aeron ping failed: " + Publication.errorString(result));
             }
             client.invoke();
-            guard.spin(() -> "Aeron ping refused for 10 s");
+            if (guard.idle()) {
+                throw Guard.stuck("Aeron ping refused for 10 s");
+            }
         }
         back = false;
         guard.reset();
         while (!back) {
             if (client.invoke() + pong.poll(onPong, 1) == 0) {
-                guard.spin(() -> "Aeron pong " + rounds + " missing");
+                if (guard.idle()) {
+                    throw Guard.stuck("Aeron pong " + rounds + " missing");
+                }
             }
         }
         if (failure != null) {

@@ -43,7 +43,9 @@ public final class AeronStream implements StreamHarness {
             guard.reset();
             while (!pub.isConnected()) {
                 sender.invoke();
-                guard.spin(() -> "Aeron publication to 127.0.0.1:" + port + " never connected");
+                if (guard.idle()) {
+                    throw Guard.stuck("Aeron publication to 127.0.0.1:" + port + " never connected");
+                }
                 peer.checkHealthy();
             }
         } catch (final RuntimeException ex) {
@@ -83,8 +85,10 @@ public final class AeronStream implements StreamHarness {
                 throw new IllegalStateException("Aeron publication failed: " + Publication.errorString(result));
             }
             if (sender.invoke() == 0) {
-                guard.spin(() -> "Aeron offer refused (" + Publication.errorString(publication.offer(message, 0, 0))
+                if (guard.idle()) {
+                    throw Guard.stuck("Aeron offer refused (" + Publication.errorString(publication.offer(message, 0, 0))
                     + ") for 10 s");
+                }
             }
         }
     }
@@ -113,7 +117,9 @@ public final class AeronStream implements StreamHarness {
         guard.reset();
         while (r.messages < count) {
             if (sender.invoke() == 0) {
-                guard.spin(() -> "Aeron delivered " + r.messages + " of " + count + " messages");
+                if (guard.idle()) {
+                    throw Guard.stuck("Aeron delivered " + r.messages + " of " + count + " messages");
+                }
             }
             receiver.checkHealthy();
         }

@@ -1,11 +1,11 @@
 package org.metaroce.bench.loopback;
 
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 /**
- * The anti-hang guard of a busy-wait: fails when no progress was made for {@link #LIMIT_NS}. Reads
- * the clock only every 1024 spins so that the guard costs nothing measurable.
+ * The anti-hang guard of a busy-wait: reports expiry when no progress was made for
+ * {@link #LIMIT_NS}. Reads the clock only every 1024 idle spins and allocates nothing, so that
+ * the guard costs nothing measurable; the caller builds its message only once it expired.
  */
 final class Guard {
     /** No progress for this long means the contender is stuck (not slow). */
@@ -23,19 +23,22 @@ final class Guard {
     /**
      * One idle spin of the wait.
      *
-     * @param what describes what is awaited, built only when the guard fires
-     * @throws IllegalStateException when the wait has lasted {@link #LIMIT_NS}
+     * @return whether the wait has lasted {@link #LIMIT_NS}: the caller then fails with {@link #stuck}
      */
-    void spin(final Supplier<String> what) {
+    boolean idle() {
         if ((++spins & 1023) != 0) {
-            return;
+            return false;
         }
         final long now = System.nanoTime();
         if (deadlineNs == 0) {
             deadlineNs = now + LIMIT_NS;
-        } else if (now - deadlineNs > 0) {
-            throw new IllegalStateException("no progress for " + TimeUnit.NANOSECONDS.toSeconds(LIMIT_NS) + " s: "
-                + what.get());
+            return false;
         }
+        return now - deadlineNs > 0;
+    }
+
+    /** @return the failure of a wait that made no progress, saying what was awaited */
+    static IllegalStateException stuck(final String what) {
+        return new IllegalStateException("no progress for " + TimeUnit.NANOSECONDS.toSeconds(LIMIT_NS) + " s: " + what);
     }
 }

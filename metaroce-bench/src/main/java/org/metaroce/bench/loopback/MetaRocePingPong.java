@@ -111,7 +111,9 @@ public final class MetaRocePingPong implements PingPongHarness {
             }
             work += n + reapSends();
             if (work == 0) {
-                guard.spin(() -> "MetaRoCE pong " + seq + " missing; " + client.device.endpoint().counters());
+                if (guard.idle()) {
+                    throw Guard.stuck("MetaRoCE pong " + seq + " missing; " + client.device.endpoint().counters());
+                }
             }
         }
         rounds++;

@@ -79,7 +79,9 @@ public final class MetaRoceStream implements StreamHarness {
             throw ex;
         }
         server = peer;
-        Payload.fill(client.mr.buffer(), 0, slots * size);
+        for (int s = 0; s < slots; s++) {
+            Payload.fill(client.mr.buffer(), s * size, size);
+        }
         requests = new SendRequest[slots];
         final long remoteBase = server.state().end.mr.address();
         final int rkey = server.state().end.mr.rkey();
@@ -110,7 +112,9 @@ public final class MetaRoceStream implements StreamHarness {
         guard.reset();
         while (posted - completed >= depth) {
             if (client.device.doWork() + reap() == 0) {
-                guard.spin(this::describe);
+                if (guard.idle()) {
+                    throw Guard.stuck(describe());
+                }
             }
         }
         post();
@@ -179,7 +183,9 @@ public final class MetaRoceStream implements StreamHarness {
         guard.reset();
         while (completed < posted) {
             if (client.device.doWork() + reap() == 0) {
-                guard.spin(this::describe);
+                if (guard.idle()) {
+                    throw Guard.stuck(describe());
+                }
             }
         }
     }
@@ -219,8 +225,8 @@ public final class MetaRoceStream implements StreamHarness {
             }
             if (op == Op.READ) {
                 // The requester reads slot s and expects the pattern stamped with s.
-                Payload.fill(end.mr.buffer(), 0, slots * size);
                 for (int s = 0; s < slots; s++) {
+                    Payload.fill(end.mr.buffer(), s * size, size);
                     Payload.stamp(end.mr.buffer(), s * size, size, s);
                 }
             }

@@ -53,8 +53,10 @@ public final class RawUdpPingPong implements PingPongHarness {
                 return;
             }
             if (work == 0) {
-                guard.spin(() -> "raw UDP echo missing (" + got + " of " + until + " datagrams back); "
+                if (guard.idle()) {
+                    throw Guard.stuck("raw UDP echo missing (" + got + " of " + until + " datagrams back); "
                     + client.device.counters());
+                }
             }
         }
     }

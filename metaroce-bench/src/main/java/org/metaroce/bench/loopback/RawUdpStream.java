@@ -61,8 +61,10 @@ public final class RawUdpStream implements StreamHarness {
         guard.reset();
         while (raw.backlog() > BACKLOG) {
             if (client.device.doWork() == 0) {
-                guard.spin(() -> "raw UDP sender stuck with " + raw.backlog() + " datagrams to send; "
+                if (guard.idle()) {
+                    throw Guard.stuck("raw UDP sender stuck with " + raw.backlog() + " datagrams to send; "
                     + client.device.counters());
+                }
             }
         }
     }
@@ -77,8 +79,10 @@ public final class RawUdpStream implements StreamHarness {
             guard.reset();
             while (server.state().received < until) {
                 if (client.device.doWork() == 0) {
-                    guard.spin(() -> "raw UDP: " + (until - server.state().received) + " datagrams of a paced "
+                    if (guard.idle()) {
+                        throw Guard.stuck("raw UDP: " + (until - server.state().received) + " datagrams of a paced "
                         + "message did not arrive; sender " + client.device.counters());
+                    }
                 }
             }
         }

@@ -60,13 +60,17 @@ public final class TcpPingPong implements PingPongHarness {
         try {
             while (ping.hasRemaining()) {
                 if (client.write(ping) == 0) {
-                    guard.spin(() -> "TCP ping not written for 10 s");
+                    if (guard.idle()) {
+                        throw Guard.stuck("TCP ping not written for 10 s");
+                    }
                 }
             }
             guard.reset();
             while (pong.hasRemaining()) {
                 if (client.read(pong) == 0) {
-                    guard.spin(() -> "TCP pong " + rounds + " missing");
+                    if (guard.idle()) {
+                        throw Guard.stuck("TCP pong " + rounds + " missing");
+                    }
                 }
             }
         } catch (final IOException ex) {

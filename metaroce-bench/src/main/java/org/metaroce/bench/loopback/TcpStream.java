@@ -60,7 +60,9 @@ public final class TcpStream implements StreamHarness {
         try {
             while (message.hasRemaining()) {
                 if (client.write(message) == 0) {
-                    guard.spin(() -> "TCP socket buffer full for 10 s");
+                    if (guard.idle()) {
+                        throw Guard.stuck("TCP socket buffer full for 10 s");
+                    }
                 }
             }
         } catch (final IOException ex) {
@@ -92,7 +94,9 @@ public final class TcpStream implements StreamHarness {
         guard.reset();
         while (r.bytes < bytes) {
             reader.checkHealthy();
-            guard.spin(() -> "TCP delivered " + r.bytes + " of " + bytes + " bytes");
+            if (guard.idle()) {
+                throw Guard.stuck("TCP delivered " + r.bytes + " of " + bytes + " bytes");
+            }
         }
     }
 
