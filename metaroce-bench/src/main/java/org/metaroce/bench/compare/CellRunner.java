@@ -27,10 +27,12 @@ final class CellRunner {
     private final int measurementIterations;
     private final int aeronMtu;
     private final boolean noBoundsChecks;
+    private final String idle;
     private final File logDir;
 
     CellRunner(final int warmupIterations, final int measurementIterations, final int aeronMtu,
-               final boolean noBoundsChecks, final File logDir) {
+               final boolean noBoundsChecks, final String idle, final File logDir) {
+        this.idle = idle;
         this.warmupIterations = warmupIterations;
         this.measurementIterations = measurementIterations;
         this.aeronMtu = aeronMtu;
@@ -58,9 +60,10 @@ final class CellRunner {
         switch (cell.kind()) {
             case BANDWIDTH -> options.include(LoopbackBandwidthBenchmark.class.getName() + ".transfer")
                 .param("contender", cell.contender().id()).param("size", Integer.toString(cell.size()))
-                .param("aeronMtu", Integer.toString(aeronMtu));
+                .param("aeronMtu", Integer.toString(aeronMtu)).param("idle", idle);
             case PING_PONG -> options.include(LoopbackPingPongBenchmark.class.getName() + ".roundTrip")
-                .param("contender", cell.contender().id()).param("size", Integer.toString(cell.size()));
+                .param("contender", cell.contender().id()).param("size", Integer.toString(cell.size()))
+                .param("idle", idle);
             case ENGINE -> options.include(EngineThroughputBenchmark.class.getName() + ".write64k");
         }
         final Collection<RunResult> results;

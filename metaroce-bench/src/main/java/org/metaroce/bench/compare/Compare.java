@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Random;
 
 import org.metaroce.bench.loopback.Contender;
+import org.metaroce.bench.loopback.Idle;
 
 /**
  * The comparison command: measures MetaRoCE and its peers (Aeron, raw UDP through the same
@@ -50,6 +51,7 @@ public final class Compare {
         boolean noBoundsChecks;
         int aeronMtu = 8192;
         String only;
+        String idle = "auto";
         long seed = 42;
 
         static Options parse(final String[] args) {
@@ -69,6 +71,14 @@ public final class Compare {
                     case "--logs" -> o.logDir = Path.of(value(args, ++i, a));
                     case "--load-note" -> o.loadNote = value(args, ++i, a);
                     case "--only" -> o.only = value(args, ++i, a);
+                    case "--idle" -> {
+                        o.idle = value(args, ++i, a);
+                        try {
+                            Idle.resolve(o.idle, true);
+                        } catch (final IllegalArgumentException ex) {
+                            throw new UsageException("--" + ex.getMessage());
+                        }
+                    }
                     case "-h", "--help" -> throw new UsageException(null);
                     default -> throw new UsageException("unknown option '" + a + "'");
                 }
@@ -116,6 +126,8 @@ public final class Compare {
         "  --only REGEX         only figures whose id matches (e.g. 'bw/.*/65536', 'pingpong/.*')",
         "  --load-note TEXT     what else ran on the machine (goes into the report)",
         "  --no-bounds-checks   run with -Dagrona.disable.bounds.checks=true",
+        "  --idle auto|spin|backoff  how every contender's two threads wait (default auto: as the",
+        "                       metaroce tools, spin unless a bandwidth run would leave no core free)",
         "  --aeron-mtu N        Aeron's MTU (default 8192)",
         "  --out FILE           the report (default docs/benchmarks.md)",
         "  --chart FILE         the SVG chart (default docs/benchmarks/compare.svg)",
@@ -192,7 +204,7 @@ public final class Compare {
             err.println("compare: cannot create " + logDir);
             return 1;
         }
-        final CellRunner runner = new CellRunner(warmup, iterations, o.aeronMtu, o.noBoundsChecks, logDir);
+        final CellRunner runner = new CellRunner(warmup, iterations, o.aeronMtu, o.noBoundsChecks, o.idle, logDir);
         final String started = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern(
             "yyyy-MM-dd HH:mm 'UTC'", Locale.ROOT));
         final String startLoad = Machine.loadText();
@@ -217,7 +229,8 @@ public final class Compare {
         final long elapsed = (System.nanoTime() - t0) / 1_000_000_000L;
         final Path chartRelative = o.out.toAbsolutePath().getParent().relativize(o.chart.toAbsolutePath());
         final Report.Settings settings = new Report.Settings("metaroce-bench/compare.sh " + String.join(" ", args),
-            o.rounds, warmup, iterations, o.aeronMtu, o.noBoundsChecks, o.loadNote, startLoad, Machine.loadText(),
+            o.rounds, warmup, iterations, o.aeronMtu, o.noBoundsChecks, Idle.resolve(o.idle, true),
+            Idle.resolve(o.idle, false), o.loadNote, startLoad, Machine.loadText(),
             started, elapsed, o.seed, chartRelative.toString().replace(File.separatorChar, '/'));
         final Report report = new Report(figures, settings, SIZES);
         try {

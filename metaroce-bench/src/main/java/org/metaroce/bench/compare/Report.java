@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.function.ToDoubleFunction;
 
 import org.metaroce.bench.loopback.Contender;
+import org.metaroce.bench.loopback.Idle;
 
 /**
  * Writes {@code docs/benchmarks.md} from the figures of one comparison run: the machine and its
@@ -17,7 +18,7 @@ import org.metaroce.bench.loopback.Contender;
 final class Report {
     /** The run's settings, for the "how" section. */
     record Settings(String command, int rounds, int warmupIterations, int measurementIterations, int aeronMtu,
-                    boolean noBoundsChecks, String loadNote, String startLoad, String endLoad, String started,
+                    boolean noBoundsChecks, Idle bandwidthIdle, Idle pingPongIdle, String loadNote, String startLoad, String endLoad, String started,
                     long elapsedSeconds, long seed, String chartPath) {
     }
 
@@ -145,17 +146,22 @@ final class Report {
             .append("that rotates and reverses from round to round (seed ").append(settings.seed())
             .append("), so that drift of the machine's load spreads over all contenders. Tables show the median ")
             .append("and, in parentheses, the minimum–maximum of the rounds.\n");
-        md.append("- Same thread budget for every contender: two busy (spinning) threads, the benchmark thread ")
-            .append("driving the sender (or pinger) and one peer thread driving the receiver (or echo). ")
+        md.append("- Same thread budget for every contender: two threads, the benchmark thread ")
+            .append("driving the sender (or pinger) and one peer thread driving the receiver (or echo), both ")
+            .append("waiting the same way: bandwidth `").append(idle(settings.bandwidthIdle()))
+            .append("`, ping-pong `").append(idle(settings.pingPongIdle()))
+            .append("` (the `metaroce` tools' default on this machine: spin while the busy threads fit the cores, ")
+            .append("but bandwidth runs spin only when a core stays free for the kernel's loopback processing; ")
+            .append("backoff = spin, yield, then park 1–100 µs). ")
             .append("MetaRoCE: two INVOKER-mode `MetaRoceDevice`s on 127.0.0.1, one per thread, configured as ")
-            .append("`metaroce write_bw --loopback` (epoll, 4 paths, path MTU 4096, GSO, bursts of 16), ")
+            .append("`metaroce write_bw --loopback` (epoll, 4 paths, path MTU 4096, GSO, bursts of 16, 1 ms RTO floor), ")
             .append("128 work requests outstanding (READ: 16 in flight, the initiator depth). ")
             .append("Aeron 1.51.0: two embedded media drivers in INVOKER mode, one per thread (the sender's ")
             .append("thread invokes its driver and client conductor and offers; the receiver's thread invokes ")
             .append("its driver and polls), MTU ").append(settings.aeronMtu()).append(", 2 MiB socket buffers, 2 MiB ")
             .append("receiver window, 16 MiB terms. Raw UDP: payload-only datagrams of up to 4096 B through the ")
             .append("same MetaRoCE device (sockets, epoll, sendmmsg/GSO, chunks), no protocol; loss is not ")
-            .append("recovered. TCP: one NIO stream, TCP_NODELAY, default buffers, non-blocking, both ends spinning.\n");
+            .append("recovered. TCP: one NIO stream, TCP_NODELAY, default buffers, non-blocking.\n");
         md.append("- Bandwidth is bytes delivered (acknowledged or read for MetaRoCE, counted by the receiver for ")
             .append("the others) per second. Ping-pong is the full round trip (perftest prints half of it). ")
             .append("Allocation is bytes per message (round trip, 64 KiB WRITE) from JMH's GC profiler.\n\n");
@@ -166,6 +172,10 @@ final class Report {
         engineSection(md);
         md.append("\n![MetaRoCE against Aeron, raw UDP and TCP](").append(settings.chartPath()).append(")\n");
         return md.toString();
+    }
+
+    private static String idle(final Idle idle) {
+        return idle.name().toLowerCase(Locale.ROOT);
     }
 
     private void targets(final StringBuilder md) {

@@ -24,7 +24,7 @@ public final class AeronPingPong implements PingPongHarness {
     private final Subscription pong;
     private final PeerThread<Echo> server;
     private final UnsafeBuffer message;
-    private final Guard guard = new Guard();
+    private final Guard guard;
     private final long verifyBelow;
     private final FragmentHandler onPong;
     private long rounds;
@@ -34,8 +34,10 @@ public final class AeronPingPong implements PingPongHarness {
     /**
      * @param size message bytes
      * @param verifyRounds the first rounds whose pong is compared with the ping byte for byte
+     * @param idle how both threads wait when there is nothing to do
      */
-    public AeronPingPong(final int size, final long verifyRounds) {
+    public AeronPingPong(final int size, final long verifyRounds, final Idle idle) {
+        this.guard = new Guard(idle);
         this.size = size;
         this.verifyBelow = verifyRounds;
         final int pingPort = AeronEnd.freePort();
@@ -43,7 +45,7 @@ public final class AeronPingPong implements PingPongHarness {
         client = new AeronEnd(AeronEnd.DEFAULT_MTU);
         PeerThread<Echo> peer = null;
         try {
-            peer = new PeerThread<>("aeron-pong", () -> new Echo(pingPort, pongPort));
+            peer = new PeerThread<>("aeron-pong", idle, () -> new Echo(pingPort, pongPort));
             ping = client.aeron.addExclusivePublication(client.channel(pingPort), PING_STREAM);
             pong = client.aeron.addSubscription(client.channel(pongPort), PONG_STREAM);
             guard.reset();
@@ -51,7 +53,7 @@ public final class AeronPingPong implements PingPongHarness {
             while (!ping.isConnected() || !pong.isConnected() || !e.connected) {
                 client.invoke();
                 peer.checkHealthy();
-                if (guard.idle()) {
+                if (guard.idle(0)) {
                     throw Guard.stuck("Aeron ping/pong streams never connected");
                 }
             }
@@ -86,17 +88,15 @@ public final class AeronPingPong implements PingPongHarness {
                 throw new IllegalStateException("Aeron ping failed: " + Publication.errorString(result));
             }
             client.invoke();
-            if (guard.idle()) {
+            if (guard.idle(0)) {
                 throw Guard.stuck("Aeron ping refused for 10 s");
             }
         }
         back = false;
         guard.reset();
         while (!back) {
-            if (client.invoke() + pong.poll(onPong, 1) == 0) {
-                if (guard.idle()) {
-                    throw Guard.stuck("Aeron pong " + rounds + " missing");
-                }
+            if (guard.idle(client.invoke() + pong.poll(onPong, 1))) {
+                throw Guard.stuck("Aeron pong " + rounds + " missing");
             }
         }
         if (failure != null) {

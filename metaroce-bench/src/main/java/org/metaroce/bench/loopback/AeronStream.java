@@ -24,26 +24,28 @@ public final class AeronStream implements StreamHarness {
     private final ExclusivePublication publication;
     private final PeerThread<Receiver> receiver;
     private final UnsafeBuffer message;
-    private final Guard guard = new Guard();
+    private final Guard guard;
     private long offered;
 
     /**
      * @param size message bytes
      * @param mtu Aeron MTU
+     * @param idle how both threads wait when there is nothing to do
      */
-    public AeronStream(final int size, final int mtu) {
+    public AeronStream(final int size, final int mtu, final Idle idle) {
+        this.guard = new Guard(idle);
         this.size = size;
         final int port = AeronEnd.freePort();
         sender = new AeronEnd(mtu);
         PeerThread<Receiver> peer = null;
         ExclusivePublication pub = null;
         try {
-            peer = new PeerThread<>("aeron-subscriber", () -> new Receiver(mtu, port, size));
+            peer = new PeerThread<>("aeron-subscriber", idle, () -> new Receiver(mtu, port, size));
             pub = sender.aeron.addExclusivePublication(sender.channel(port), STREAM_ID);
             guard.reset();
             while (!pub.isConnected()) {
                 sender.invoke();
-                if (guard.idle()) {
+                if (guard.idle(0)) {
                     throw Guard.stuck("Aeron publication to 127.0.0.1:" + port + " never connected");
                 }
                 peer.checkHealthy();
@@ -84,11 +86,9 @@ public final class AeronStream implements StreamHarness {
             if (result == Publication.CLOSED || result == Publication.MAX_POSITION_EXCEEDED) {
                 throw new IllegalStateException("Aeron publication failed: " + Publication.errorString(result));
             }
-            if (sender.invoke() == 0) {
-                if (guard.idle()) {
-                    throw Guard.stuck("Aeron offer refused (" + Publication.errorString(publication.offer(message, 0, 0))
-                    + ") for 10 s");
-                }
+            if (guard.idle(sender.invoke())) {
+                throw Guard.stuck("Aeron offer refused (" + Publication.errorString(publication.offer(message, 0, 0))
+                + ") for 10 s");
             }
         }
     }
@@ -116,10 +116,8 @@ public final class AeronStream implements StreamHarness {
     private void awaitDelivered(final Receiver r, final long count) {
         guard.reset();
         while (r.messages < count) {
-            if (sender.invoke() == 0) {
-                if (guard.idle()) {
-                    throw Guard.stuck("Aeron delivered " + r.messages + " of " + count + " messages");
-                }
+            if (guard.idle(sender.invoke())) {
+                throw Guard.stuck("Aeron delivered " + r.messages + " of " + count + " messages");
             }
             receiver.checkHealthy();
         }

@@ -3,8 +3,9 @@ package org.metaroce.bench.loopback;
 import java.util.Locale;
 
 /**
- * The transports compared over loopback, each with two busy threads: the benchmark thread drives
- * the sending (or pinging) end, a {@link PeerThread} the receiving (or echoing) end.
+ * The transports compared over loopback, each with two threads: the benchmark thread drives the
+ * sending (or pinging) end, a {@link PeerThread} the receiving (or echoing) end; both wait the same
+ * way ({@link Idle}).
  */
 public enum Contender {
     /** MetaRoCE RDMA WRITE (bandwidth only). */
@@ -59,31 +60,33 @@ public enum Contender {
     /**
      * @param size message bytes
      * @param aeronMtu Aeron's MTU (ignored by the others)
+     * @param idle how both threads wait when there is nothing to do
      * @return a connected bandwidth harness
      */
-    public StreamHarness stream(final int size, final int aeronMtu) {
+    public StreamHarness stream(final int size, final int aeronMtu, final Idle idle) {
         return switch (this) {
-            case METAROCE_WRITE -> new MetaRoceStream(MetaRoceStream.Op.WRITE, size, 128);
-            case METAROCE_SEND -> new MetaRoceStream(MetaRoceStream.Op.SEND, size, 128);
-            case METAROCE_READ -> new MetaRoceStream(MetaRoceStream.Op.READ, size, 128);
-            case AERON -> new AeronStream(size, aeronMtu);
-            case RAW_UDP -> new RawUdpStream(size);
-            case TCP -> new TcpStream(size);
+            case METAROCE_WRITE -> new MetaRoceStream(MetaRoceStream.Op.WRITE, size, 128, idle);
+            case METAROCE_SEND -> new MetaRoceStream(MetaRoceStream.Op.SEND, size, 128, idle);
+            case METAROCE_READ -> new MetaRoceStream(MetaRoceStream.Op.READ, size, 128, idle);
+            case AERON -> new AeronStream(size, aeronMtu, idle);
+            case RAW_UDP -> new RawUdpStream(size, idle);
+            case TCP -> new TcpStream(size, idle);
         };
     }
 
     /**
      * @param size message bytes
      * @param verifyRounds rounds whose echo is checked byte for byte
+     * @param idle how both threads wait when there is nothing to do
      * @return a connected ping-pong harness
      * @throws IllegalArgumentException if this contender has none
      */
-    public PingPongHarness pingPong(final int size, final long verifyRounds) {
+    public PingPongHarness pingPong(final int size, final long verifyRounds, final Idle idle) {
         return switch (this) {
-            case METAROCE_SEND -> new MetaRocePingPong(size, verifyRounds);
-            case AERON -> new AeronPingPong(size, verifyRounds);
-            case RAW_UDP -> new RawUdpPingPong(size);
-            case TCP -> new TcpPingPong(size, verifyRounds);
+            case METAROCE_SEND -> new MetaRocePingPong(size, verifyRounds, idle);
+            case AERON -> new AeronPingPong(size, verifyRounds, idle);
+            case RAW_UDP -> new RawUdpPingPong(size, idle);
+            case TCP -> new TcpPingPong(size, verifyRounds, idle);
             default -> throw new IllegalArgumentException(id() + " has no ping-pong harness (use metaroce-send)");
         };
     }

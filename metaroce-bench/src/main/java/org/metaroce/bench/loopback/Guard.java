@@ -2,30 +2,49 @@ package org.metaroce.bench.loopback;
 
 import java.util.concurrent.TimeUnit;
 
+import org.agrona.concurrent.IdleStrategy;
+
 /**
- * The anti-hang guard of a busy-wait: reports expiry when no progress was made for
- * {@link #LIMIT_NS}. Reads the clock only every 1024 idle spins and allocates nothing, so that
+ * A thread's wait for work: idles with the run's {@link Idle} strategy when a duty cycle did
+ * nothing, and is the anti-hang guard, reporting expiry when no progress was made for
+ * {@link #LIMIT_NS}. Reads the clock only every 1024 idle cycles and allocates nothing, so that
  * the guard costs nothing measurable; the caller builds its message only once it expired.
  */
 final class Guard {
     /** No progress for this long means the contender is stuck (not slow). */
     static final long LIMIT_NS = TimeUnit.SECONDS.toNanos(10);
 
+    private final IdleStrategy strategy;
     private long deadlineNs;
     private int spins;
+
+    Guard(final Idle idle) {
+        this.strategy = idle.newStrategy();
+    }
 
     /** Starts a wait. */
     void reset() {
         spins = 0;
         deadlineNs = 0;
+        strategy.reset();
     }
 
     /**
-     * One idle spin of the wait.
+     * After one duty cycle of the wait: progress resets the idle strategy and the guard; no work
+     * idles.
      *
-     * @return whether the wait has lasted {@link #LIMIT_NS}: the caller then fails with {@link #stuck}
+     * @param work what the duty cycle did (0 or less: nothing)
+     * @return whether the wait made no progress for {@link #LIMIT_NS}: the caller then fails with
+     *     {@link #stuck}
      */
-    boolean idle() {
+    boolean idle(final int work) {
+        if (work > 0) {
+            if (spins != 0) {
+                reset();
+            }
+            return false;
+        }
+        strategy.idle();
         if ((++spins & 1023) != 0) {
             return false;
         }

@@ -13,7 +13,8 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * Bandwidth over UDP loopback (TCP for the TCP stream), end to end, for MetaRoCE WRITE/SEND/READ
  * through {@code MetaRoceDevice} and for the peers, with the same thread budget: the benchmark
- * thread drives the sender, one {@link PeerThread} the receiver, both spinning.
+ * thread drives the sender, one {@link PeerThread} the receiver, both waiting with the same
+ * {@link Idle} strategy.
  *
  * <p>One operation is one message handed to the transport (for MetaRoCE: posted while fewer than
  * 128 work requests are outstanding, else after a completion). The primary score is messages per
@@ -41,6 +42,13 @@ public class LoopbackBandwidthBenchmark extends BenchmarkBase {
     @Param({"4096", "65536"})
     public int size;
 
+    /**
+     * How both threads wait: {@code spin}, {@code backoff}, or {@code auto} (the tools' default:
+     * spin only when a processor stays free for the kernel's loopback processing).
+     */
+    @Param({"auto"})
+    public String idle;
+
     /** Aeron's MTU (Aeron only). */
     @Param({"8192"})
     public int aeronMtu;
@@ -64,11 +72,11 @@ public class LoopbackBandwidthBenchmark extends BenchmarkBase {
 
     @Setup(Level.Trial)
     public void setUp() {
-        harness = Contender.of(contender).stream(size, aeronMtu);
+        harness = Contender.of(contender).stream(size, aeronMtu, Idle.resolve(idle, true));
         final int messages = Math.max(1, Math.min(SELF_CHECK_MESSAGES, (16 << 20) / size));
         harness.sendAndAwait(messages);
         System.out.println("\n[" + contender + "] self-check: " + messages + " messages of " + size
-            + " B delivered intact");
+            + " B delivered intact; idle strategy " + Idle.resolve(idle, true));
     }
 
     @TearDown(Level.Trial)

@@ -17,7 +17,8 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * Ping-pong latency over loopback: MetaRoCE SEND (as {@code metaroce send_lat}), Aeron (its
  * Ping/Pong samples' shape), raw UDP through the MetaRoCE device and one TCP stream, each with the
- * benchmark thread pinging and one {@link PeerThread} echoing, both spinning. One operation is one
+ * benchmark thread pinging and one {@link PeerThread} echoing, both waiting with the same
+ * {@link Idle} strategy. One operation is one
  * full round trip (perftest's {@code t_typical} is half of it); sample mode reports the
  * percentiles ({@code p0.50} is the median round trip). The first 1000 round trips of each trial
  * compare the echo with the ping byte for byte (raw UDP: counted).
@@ -39,16 +40,20 @@ public class LoopbackPingPongBenchmark extends BenchmarkBase {
     @Param({"64"})
     public int size;
 
+    /** How both threads wait: {@code spin}, {@code backoff}, or {@code auto} (spin while 2 threads fit). */
+    @Param({"auto"})
+    public String idle;
+
     private PingPongHarness harness;
 
     @Setup(Level.Trial)
     public void setUp() {
-        harness = Contender.of(contender).pingPong(size, VERIFIED_ROUNDS);
+        harness = Contender.of(contender).pingPong(size, VERIFIED_ROUNDS, Idle.resolve(idle, false));
         for (int i = 0; i < VERIFIED_ROUNDS; i++) {
             harness.roundTrip();
         }
         System.out.println("\n[" + contender + "] self-check: " + VERIFIED_ROUNDS + " echoes of " + size
-            + " B verified");
+            + " B verified; idle strategy " + Idle.resolve(idle, false));
     }
 
     @TearDown(Level.Trial)

@@ -24,7 +24,7 @@ public final class MetaRocePingPong implements PingPongHarness {
     private final SendRequest ping = new SendRequest(1);
     private final RecvRequest recv = new RecvRequest(1);
     private final WorkCompletion[] wcs = new WorkCompletion[16];
-    private final Guard guard = new Guard();
+    private final Guard guard;
     private final long verifyBelow;
     private long rounds;
     private long recvPosted;
@@ -32,8 +32,10 @@ public final class MetaRocePingPong implements PingPongHarness {
     /**
      * @param size message bytes (1 .. 4096)
      * @param verifyRounds the first rounds whose echo is compared with the ping byte for byte
+     * @param idle how both threads wait when there is nothing to do
      */
-    public MetaRocePingPong(final int size, final long verifyRounds) {
+    public MetaRocePingPong(final int size, final long verifyRounds, final Idle idle) {
+        this.guard = new Guard(idle);
         if (size < 1 || size > 4096) {
             throw new IllegalArgumentException("ping-pong messages are 1..4096 bytes, got " + size);
         }
@@ -46,7 +48,7 @@ public final class MetaRocePingPong implements PingPongHarness {
         client = new MetaRoceEnd((RX_SLOTS + 1) * 4096, null);
         PeerThread<Echo> peer = null;
         try {
-            peer = new PeerThread<>("metaroce-echo", Echo::new);
+            peer = new PeerThread<>("metaroce-echo", idle, Echo::new);
             MetaRoceEnd.connect(client, peer.state().end);
             final Echo e = peer.state();
             e.end.device.call(ep -> {
@@ -110,10 +112,8 @@ public final class MetaRocePingPong implements PingPongHarness {
                 back = true;
             }
             work += n + reapSends();
-            if (work == 0) {
-                if (guard.idle()) {
-                    throw Guard.stuck("MetaRoCE pong " + seq + " missing; " + client.device.endpoint().counters());
-                }
+            if (guard.idle(work)) {
+                throw Guard.stuck("MetaRoCE pong " + seq + " missing; " + client.device.endpoint().counters());
             }
         }
         rounds++;

@@ -36,7 +36,7 @@ public final class MetaRoceStream implements StreamHarness {
     private final PeerThread<Responder> server;
     private final SendRequest[] requests;
     private final WorkCompletion[] wcs = new WorkCompletion[64];
-    private final Guard guard = new Guard();
+    private final Guard guard;
     private long posted;
     private long completed;
     private long deliveredBytes;
@@ -48,8 +48,10 @@ public final class MetaRoceStream implements StreamHarness {
      * @param op the operation
      * @param size message bytes (1 B .. 16 MiB)
      * @param depth outstanding work requests (1 .. 1024)
+     * @param idle how both threads wait when there is nothing to do
      */
-    public MetaRoceStream(final Op op, final int size, final int depth) {
+    public MetaRoceStream(final Op op, final int size, final int depth, final Idle idle) {
+        this.guard = new Guard(idle);
         if (size < 1 || size > MAX_REGION_BYTES || depth < 1 || depth > 1024) {
             throw new IllegalArgumentException("size must be in 1..16 MiB and depth in 1..1024, got " + size + " and "
                 + depth);
@@ -64,7 +66,7 @@ public final class MetaRoceStream implements StreamHarness {
         client = new MetaRoceEnd(slots * size, null);
         PeerThread<Responder> peer = null;
         try {
-            peer = new PeerThread<>("metaroce-responder", () -> new Responder(op, size, slots));
+            peer = new PeerThread<>("metaroce-responder", idle, () -> new Responder(op, size, slots));
             MetaRoceEnd.connect(client, peer.state().end);
             final Responder r = peer.state();
             r.end.device.call(ep -> {
@@ -111,10 +113,8 @@ public final class MetaRoceStream implements StreamHarness {
     public void send() {
         guard.reset();
         while (posted - completed >= depth) {
-            if (client.device.doWork() + reap() == 0) {
-                if (guard.idle()) {
-                    throw Guard.stuck(describe());
-                }
+            if (guard.idle(client.device.doWork() + reap())) {
+                throw Guard.stuck(describe());
             }
         }
         post();
@@ -182,10 +182,8 @@ public final class MetaRoceStream implements StreamHarness {
     private void drain() {
         guard.reset();
         while (completed < posted) {
-            if (client.device.doWork() + reap() == 0) {
-                if (guard.idle()) {
-                    throw Guard.stuck(describe());
-                }
+            if (guard.idle(client.device.doWork() + reap())) {
+                throw Guard.stuck(describe());
             }
         }
     }

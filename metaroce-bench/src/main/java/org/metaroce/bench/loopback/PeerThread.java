@@ -6,10 +6,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
+import org.agrona.concurrent.IdleStrategy;
+
 /**
  * The other end of a loopback contender, on its own busy thread: it builds its state on that
  * thread (INVOKER-mode devices and Aeron invokers belong to the thread that drives them), then
- * runs the state's duty cycle until {@link #close()}, spinning when there is nothing to do.
+ * runs the state's duty cycle until {@link #close()}, idling with the run's {@link Idle}
+ * strategy when there is nothing to do.
  * Together with the benchmark thread this makes the two busy threads every contender gets.
  *
  * @param <T> the end's state
@@ -37,24 +40,23 @@ public final class PeerThread<T extends PeerThread.Duty> implements AutoCloseabl
      * Starts the thread and waits until {@code factory} has built the state on it.
      *
      * @param name thread name
+     * @param idle how the thread waits when a duty cycle did nothing
      * @param factory builds the end on the new thread
      */
-    public PeerThread(final String name, final Supplier<T> factory) {
-        thread = new Thread(() -> run(factory), name);
+    public PeerThread(final String name, final Idle idle, final Supplier<T> factory) {
+        thread = new Thread(() -> run(idle.newStrategy(), factory), name);
         thread.setDaemon(true);
         thread.start();
         await(state, "start");
     }
 
-    private void run(final Supplier<T> factory) {
+    private void run(final IdleStrategy idle, final Supplier<T> factory) {
         T duty = null;
         try {
             duty = factory.get();
             state.complete(duty);
             while (running) {
-                if (duty.doWork() == 0) {
-                    Thread.onSpinWait();
-                }
+                idle.idle(duty.doWork());
             }
         } catch (final Throwable t) {
             failure = t;

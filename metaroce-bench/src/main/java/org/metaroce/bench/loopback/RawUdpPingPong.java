@@ -10,19 +10,23 @@ public final class RawUdpPingPong implements PingPongHarness {
     private final MetaRoceEnd client;
     private final RawDatagrams raw;
     private final PeerThread<Echo> server;
-    private final Guard guard = new Guard();
+    private final Guard guard;
     private final int datagrams;
     private long seen;
 
-    /** @param size message bytes */
-    public RawUdpPingPong(final int size) {
+    /**
+     * @param size message bytes
+     * @param idle how both threads wait when there is nothing to do
+     */
+    public RawUdpPingPong(final int size, final Idle idle) {
+        this.guard = new Guard(idle);
         final RawDatagrams[] hook = new RawDatagrams[1];
         client = new MetaRoceEnd(4096, d -> hook[0] = new RawDatagrams(d, size, MetaRoceEnd.PATH_MTU));
         raw = hook[0];
         datagrams = raw.datagramsPerMessage();
         PeerThread<Echo> peer = null;
         try {
-            peer = new PeerThread<>("raw-udp-echo", () -> new Echo(size));
+            peer = new PeerThread<>("raw-udp-echo", idle, () -> new Echo(size));
             raw.peer(client.peerIdOf(peer.state().end));
             final Echo e = peer.state();
             final int back = e.end.device.call(ep -> e.end.peerIdOf(client));
@@ -52,11 +56,9 @@ public final class RawUdpPingPong implements PingPongHarness {
                 seen = got;
                 return;
             }
-            if (work == 0) {
-                if (guard.idle()) {
-                    throw Guard.stuck("raw UDP echo missing (" + got + " of " + until + " datagrams back); "
-                    + client.device.counters());
-                }
+            if (guard.idle(work)) {
+                throw Guard.stuck("raw UDP echo missing (" + got + " of " + until + " datagrams back); "
+                + client.device.counters());
             }
         }
     }

@@ -18,11 +18,15 @@ public final class RawUdpStream implements StreamHarness {
     private final MetaRoceEnd client;
     private final RawDatagrams raw;
     private final PeerThread<Receiver> server;
-    private final Guard guard = new Guard();
+    private final Guard guard;
     private final int datagrams;
 
-    /** @param size message bytes (cut into datagrams of {@link MetaRoceEnd#PATH_MTU} bytes) */
-    public RawUdpStream(final int size) {
+    /**
+     * @param size message bytes (cut into datagrams of {@link MetaRoceEnd#PATH_MTU} bytes)
+     * @param idle how both threads wait when there is nothing to do
+     */
+    public RawUdpStream(final int size, final Idle idle) {
+        this.guard = new Guard(idle);
         if (size < 1) {
             throw new IllegalArgumentException("size must be positive, got " + size);
         }
@@ -33,7 +37,7 @@ public final class RawUdpStream implements StreamHarness {
         datagrams = raw.datagramsPerMessage();
         PeerThread<Receiver> peer = null;
         try {
-            peer = new PeerThread<>("raw-udp-receiver", Receiver::new);
+            peer = new PeerThread<>("raw-udp-receiver", idle, Receiver::new);
             raw.peer(client.peerIdOf(peer.state().end));
         } catch (final RuntimeException ex) {
             if (peer != null) {
@@ -60,11 +64,9 @@ public final class RawUdpStream implements StreamHarness {
         raw.addTarget(datagrams);
         guard.reset();
         while (raw.backlog() > BACKLOG) {
-            if (client.device.doWork() == 0) {
-                if (guard.idle()) {
-                    throw Guard.stuck("raw UDP sender stuck with " + raw.backlog() + " datagrams to send; "
-                    + client.device.counters());
-                }
+            if (guard.idle(client.device.doWork())) {
+                throw Guard.stuck("raw UDP sender stuck with " + raw.backlog() + " datagrams to send; "
+                + client.device.counters());
             }
         }
     }
@@ -78,11 +80,9 @@ public final class RawUdpStream implements StreamHarness {
             final long until = server.state().received + datagrams;
             guard.reset();
             while (server.state().received < until) {
-                if (client.device.doWork() == 0) {
-                    if (guard.idle()) {
-                        throw Guard.stuck("raw UDP: " + (until - server.state().received) + " datagrams of a paced "
-                        + "message did not arrive; sender " + client.device.counters());
-                    }
+                if (guard.idle(client.device.doWork())) {
+                    throw Guard.stuck("raw UDP: " + (until - server.state().received) + " datagrams of a paced "
+                    + "message did not arrive; sender " + client.device.counters());
                 }
             }
         }

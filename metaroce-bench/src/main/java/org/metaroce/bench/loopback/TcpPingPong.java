@@ -21,21 +21,23 @@ public final class TcpPingPong implements PingPongHarness {
     private final ByteBuffer pong;
     private final UnsafeBuffer pingView;
     private final UnsafeBuffer pongView;
-    private final Guard guard = new Guard();
+    private final Guard guard;
     private final long verifyBelow;
     private long rounds;
 
     /**
      * @param size message bytes
      * @param verifyRounds the first rounds whose echo is compared with the ping byte for byte
+     * @param idle how both threads wait when there is nothing to do
      */
-    public TcpPingPong(final int size, final long verifyRounds) {
+    public TcpPingPong(final int size, final long verifyRounds, final Idle idle) {
+        this.guard = new Guard(idle);
         this.size = size;
         this.verifyBelow = verifyRounds;
         final SocketChannel[] ends = TcpEnds.connect();
         client = ends[0];
         try {
-            server = new PeerThread<>("tcp-echo", () -> new Echo(ends[1]));
+            server = new PeerThread<>("tcp-echo", idle, () -> new Echo(ends[1]));
         } catch (final RuntimeException ex) {
             TcpEnds.close(ends[0]);
             TcpEnds.close(ends[1]);
@@ -59,18 +61,14 @@ public final class TcpPingPong implements PingPongHarness {
         guard.reset();
         try {
             while (ping.hasRemaining()) {
-                if (client.write(ping) == 0) {
-                    if (guard.idle()) {
-                        throw Guard.stuck("TCP ping not written for 10 s");
-                    }
+                if (guard.idle(client.write(ping))) {
+                    throw Guard.stuck("TCP ping not written for 10 s");
                 }
             }
             guard.reset();
             while (pong.hasRemaining()) {
-                if (client.read(pong) == 0) {
-                    if (guard.idle()) {
-                        throw Guard.stuck("TCP pong " + rounds + " missing");
-                    }
+                if (guard.idle(client.read(pong))) {
+                    throw Guard.stuck("TCP pong " + rounds + " missing");
                 }
             }
         } catch (final IOException ex) {

@@ -23,16 +23,20 @@ public final class TcpStream implements StreamHarness {
     private final PeerThread<Reader> reader;
     private final ByteBuffer message;
     private final UnsafeBuffer view;
-    private final Guard guard = new Guard();
+    private final Guard guard;
     private long sent;
 
-    /** @param size message bytes */
-    public TcpStream(final int size) {
+    /**
+     * @param size message bytes
+     * @param idle how both threads wait when there is nothing to do
+     */
+    public TcpStream(final int size, final Idle idle) {
+        this.guard = new Guard(idle);
         this.size = size;
         final SocketChannel[] ends = TcpEnds.connect();
         client = ends[0];
         try {
-            reader = new PeerThread<>("tcp-reader", () -> new Reader(ends[1], size));
+            reader = new PeerThread<>("tcp-reader", idle, () -> new Reader(ends[1], size));
         } catch (final RuntimeException ex) {
             TcpEnds.close(ends[0]);
             TcpEnds.close(ends[1]);
@@ -59,10 +63,8 @@ public final class TcpStream implements StreamHarness {
         guard.reset();
         try {
             while (message.hasRemaining()) {
-                if (client.write(message) == 0) {
-                    if (guard.idle()) {
-                        throw Guard.stuck("TCP socket buffer full for 10 s");
-                    }
+                if (guard.idle(client.write(message))) {
+                    throw Guard.stuck("TCP socket buffer full for 10 s");
                 }
             }
         } catch (final IOException ex) {
@@ -94,7 +96,7 @@ public final class TcpStream implements StreamHarness {
         guard.reset();
         while (r.bytes < bytes) {
             reader.checkHealthy();
-            if (guard.idle()) {
+            if (guard.idle(0)) {
                 throw Guard.stuck("TCP delivered " + r.bytes + " of " + bytes + " bytes");
             }
         }

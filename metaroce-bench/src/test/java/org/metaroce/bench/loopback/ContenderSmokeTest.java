@@ -25,7 +25,7 @@ class ContenderSmokeTest {
     @EnumSource(Contender.class)
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void streamDeliversIntactData(final Contender contender) {
-        try (StreamHarness h = contender.stream(SIZE, 8192)) {
+        try (StreamHarness h = contender.stream(SIZE, 8192, Idle.SPIN)) {
             h.sendAndAwait(8);
             assertThat(h.deliveredBytes()).isEqualTo(8L * SIZE);
             for (int i = 0; i < 64; i++) {
@@ -45,7 +45,7 @@ class ContenderSmokeTest {
     @EnumSource(value = Contender.class, names = {"METAROCE_SEND", "AERON", "RAW_UDP", "TCP"})
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void pingPongEchoesEveryMessage(final Contender contender) {
-        try (PingPongHarness h = contender.pingPong(64, 100)) {
+        try (PingPongHarness h = contender.pingPong(64, 100, Idle.BACKOFF)) {
             for (int i = 0; i < 200; i++) {
                 h.roundTrip();
             }
