@@ -69,8 +69,8 @@ final class CellRunner {
         final Collection<RunResult> results;
         try {
             results = new Runner(options.build()).run();
-        } catch (final RunnerException ex) {
-            throw new IllegalStateException(cell + " failed (see " + log + "): " + ex.getMessage(), ex);
+        } catch (final RunnerException | RuntimeException ex) {
+            throw new IllegalStateException(firstException(log) + " (log: " + log + ")", ex);
         }
         if (results.size() != 1) {
             throw new IllegalStateException(cell + " produced " + results.size() + " results (see " + log + ")");
@@ -85,6 +85,21 @@ final class CellRunner {
                 primary.getStatistics().getPercentile(99.0), alloc);
             case ENGINE -> new Figure(score(secondary, "packets", cell, log) / 1e6, Double.NaN, alloc);
         };
+    }
+
+    /** @return the first exception line of a failed run's log: what went wrong, in one line */
+    private static String firstException(final File log) {
+        try {
+            for (final String line : java.nio.file.Files.readAllLines(log.toPath())) {
+                if (line.contains("Exception: ") || line.contains("Error: ")) {
+                    final String trimmed = line.trim();
+                    return trimmed.length() > 400 ? trimmed.substring(0, 400) + "…" : trimmed;
+                }
+            }
+        } catch (final java.io.IOException ex) {
+            return "the run failed and its log is unreadable: " + ex;
+        }
+        return "the run failed without an exception in its log";
     }
 
     private static double score(final Map<String, Result> secondary, final String name, final Cell cell,

@@ -63,9 +63,12 @@ final class Report {
         return stats(cell, Figure::value);
     }
 
-    private static String cellText(final Stats s) {
-        return s == null ? "not measured" : "**" + number(s.median()) + "** (" + number(s.min()) + "–"
-            + number(s.max()) + ")";
+    private String cellText(final Stats s) {
+        if (s == null) {
+            return "not measured";
+        }
+        return "**" + number(s.median()) + "** (" + number(s.min()) + "–" + number(s.max()) + ")"
+            + (s.count() < settings.rounds() ? " n=" + s.count() + " of " + settings.rounds() : "");
     }
 
     private static String ratio(final Stats x, final Stats reference) {

@@ -19,7 +19,7 @@ final class SvgChart {
 
     private static final int WIDTH = 860;
     private static final int LABEL_WIDTH = 300;
-    private static final int BAR_AREA = WIDTH - LABEL_WIDTH - 110;
+    private static final int BAR_AREA = WIDTH - LABEL_WIDTH - 150;
     private static final int ROW = 22;
     private static final int PANEL_HEADER = 34;
     private static final int PANEL_GAP = 18;
@@ -45,15 +45,22 @@ final class SvgChart {
                 .append(escape(p.title() + " (" + p.unit() + "; bar = median, whisker = min–max)"))
                 .append("</text>\n");
             y += PANEL_HEADER;
+            // Scaled to the figures, not to a straggler: a maximum beyond 2.5 × the largest median
+            // (a run the machine's load stalled) is clipped at the edge and marked with an arrow.
+            double largestMedian = 0;
+            for (final Bar b : p.bars()) {
+                largestMedian = Math.max(largestMedian, b.stats().median());
+            }
             double scale = 0;
             for (final Bar b : p.bars()) {
-                scale = Math.max(scale, b.stats().max());
+                scale = Math.max(scale, Math.min(b.stats().max(), 2.5 * largestMedian));
             }
             scale = scale <= 0 ? 1 : scale;
             for (final Bar b : p.bars()) {
                 final double w = BAR_AREA * b.stats().median() / scale;
                 final double x0 = LABEL_WIDTH + BAR_AREA * b.stats().min() / scale;
-                final double x1 = LABEL_WIDTH + BAR_AREA * b.stats().max() / scale;
+                final boolean clipped = b.stats().max() > scale;
+                final double x1 = LABEL_WIDTH + BAR_AREA * Math.min(b.stats().max(), scale) / scale;
                 final int mid = y + ROW / 2;
                 svg.append("<text x=\"").append(LABEL_WIDTH - 8).append("\" y=\"").append(mid + 4)
                     .append("\" text-anchor=\"end\">").append(escape(b.label())).append("</text>\n");
@@ -67,9 +74,15 @@ final class SvgChart {
                         .append(mid - 4).append("\" y2=\"").append(mid + 4)
                         .append("\" stroke=\"#333\" stroke-width=\"1.2\"/>\n");
                 }
-                svg.append("<text x=\"").append(fmt(Math.max(x1, LABEL_WIDTH + w) + 6)).append("\" y=\"")
-                    .append(mid + 4).append("\">").append(escape(Report.number(b.stats().median())))
-                    .append("</text>\n");
+                if (clipped) {
+                    svg.append("<path d=\"M").append(fmt(x1)).append(' ').append(mid - 5).append(" L")
+                        .append(fmt(x1 + 7)).append(' ').append(mid).append(" L").append(fmt(x1)).append(' ')
+                        .append(mid + 5).append(" Z\" fill=\"#333\"/>\n");
+                }
+                svg.append("<text x=\"").append(fmt(Math.max(x1 + (clipped ? 8 : 0), LABEL_WIDTH + w) + 6))
+                    .append("\" y=\"").append(mid + 4).append("\">")
+                    .append(escape(Report.number(b.stats().median()) + (clipped ? " (max " + Report.number(
+                        b.stats().max()) + ")" : ""))).append("</text>\n");
                 y += ROW;
             }
             y += PANEL_GAP;

@@ -74,8 +74,9 @@ public final class MetaRoceEnd {
         qp.modify(QpState.INIT, new QpAttributes().port(1).accessFlags(AccessFlags.ALL));
         qp.modify(QpState.RTR, new QpAttributes().pathMtu(PATH_MTU).destQpn(remote.qpn()).rqPsn(rqPsn)
             .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(device.entropyPorts()).remotePeer(peer));
-        qp.modify(QpState.RTS, new QpAttributes().sqPsn(sqPsn).timeoutNs(1_000_000).retryCount(7).rnrRetry(7)
-            .maxRdAtomic(16));
+        // The connection manager's defaults, as the tools run (QpParams): 1 ms, 7 retries, RNR forever.
+        qp.modify(QpState.RTS, new QpAttributes().sqPsn(sqPsn).timeoutNs(1_000_000).retryCount(7)
+            .rnrRetry(QpAttributes.RNR_RETRY_INFINITE).maxRdAtomic(16));
     }
 
     /** @return the peer id under which this end's device knows {@code remote} (owning thread) */
