@@ -61,15 +61,16 @@ public enum Contender {
      * @param size message bytes
      * @param aeronMtu Aeron's MTU (ignored by the others)
      * @param idle how both threads wait when there is nothing to do
+     * @param link path MTU and GRO of the MetaRoCE devices (MetaRoCE and raw UDP)
      * @return a connected bandwidth harness
      */
-    public StreamHarness stream(final int size, final int aeronMtu, final Idle idle) {
+    public StreamHarness stream(final int size, final int aeronMtu, final Idle idle, final Link link) {
         return switch (this) {
-            case METAROCE_WRITE -> new MetaRoceStream(MetaRoceStream.Op.WRITE, size, 128, idle);
-            case METAROCE_SEND -> new MetaRoceStream(MetaRoceStream.Op.SEND, size, 128, idle);
-            case METAROCE_READ -> new MetaRoceStream(MetaRoceStream.Op.READ, size, 128, idle);
+            case METAROCE_WRITE -> new MetaRoceStream(MetaRoceStream.Op.WRITE, size, 128, idle, link);
+            case METAROCE_SEND -> new MetaRoceStream(MetaRoceStream.Op.SEND, size, 128, idle, link);
+            case METAROCE_READ -> new MetaRoceStream(MetaRoceStream.Op.READ, size, 128, idle, link);
             case AERON -> new AeronStream(size, aeronMtu, idle);
-            case RAW_UDP -> new RawUdpStream(size, idle);
+            case RAW_UDP -> new RawUdpStream(size, idle, link);
             case TCP -> new TcpStream(size, idle);
         };
     }

@@ -49,6 +49,14 @@ public class LoopbackBandwidthBenchmark extends BenchmarkBase {
     @Param({"auto"})
     public String idle;
 
+    /** Path MTU of the MetaRoCE devices (MetaRoCE and raw UDP): 4096 is the tools' loopback default. */
+    @Param({"4096"})
+    public int pathMtu;
+
+    /** UDP GRO on the MetaRoCE devices' receiving sockets (the tools' default: off). */
+    @Param({"false"})
+    public boolean gro;
+
     /** Aeron's MTU (Aeron only). */
     @Param({"8192"})
     public int aeronMtu;
@@ -72,7 +80,7 @@ public class LoopbackBandwidthBenchmark extends BenchmarkBase {
 
     @Setup(Level.Trial)
     public void setUp() {
-        harness = Contender.of(contender).stream(size, aeronMtu, Idle.resolve(idle, true));
+        harness = Contender.of(contender).stream(size, aeronMtu, Idle.resolve(idle, true), new Link(pathMtu, gro));
         final int messages = Math.max(1, Math.min(SELF_CHECK_MESSAGES, (16 << 20) / size));
         harness.sendAndAwait(messages);
         System.out.println("\n[" + contender + "] self-check: " + messages + " messages of " + size

@@ -24,7 +24,7 @@ import org.metaroce.netty.Transport;
  * available, 4 entropy ports, GSO on, bursts of 16 packets per path, a 1 ms retransmission floor.
  */
 public final class MetaRoceEnd {
-    /** Path MTU of every MetaRoCE contender (the largest loopback default of the tools). */
+    /** Path MTU of the ping-pong contenders and the bandwidth default (the tools' loopback default). */
     public static final int PATH_MTU = 4096;
     /** Entropy ports (paths) per device. */
     public static final int PATHS = 4;
@@ -35,6 +35,7 @@ public final class MetaRoceEnd {
     final CompletionQueue recvCq;
     final QueuePair qp;
     final MemoryRegion mr;
+    final int pathMtu;
 
     /**
      * @param regionBytes bytes of the registered region
@@ -42,9 +43,19 @@ public final class MetaRoceEnd {
      *     manager; null for none
      */
     MetaRoceEnd(final int regionBytes, final RawDatagrams.Factory handler) {
+        this(regionBytes, handler, Link.DEFAULT);
+    }
+
+    /**
+     * @param regionBytes bytes of the registered region
+     * @param handler optional raw-datagram hook (see above); null for none
+     * @param link path MTU and GRO
+     */
+    MetaRoceEnd(final int regionBytes, final RawDatagrams.Factory handler, final Link link) {
+        this.pathMtu = link.pathMtu();
         final DeviceConfig config = new DeviceConfig().bindAddress(InetAddress.getLoopbackAddress()).endpointPort(0)
             .entropyPortRange(PATHS, 0).transport(Transport.AUTO).threadingMode(ThreadingMode.INVOKER)
-            .gso(true).gro(false).threadName("bench-" + Thread.currentThread().getName())
+            .gso(true).gro(link.gro()).threadName("bench-" + Thread.currentThread().getName())
             .endpointConfig(new EndpointConfig().minRtoNs(1_000_000).pathBurstPackets(16));
         device = new MetaRoceDevice(config);
         pd = device.endpoint().allocateProtectionDomain();
@@ -72,7 +83,7 @@ public final class MetaRoceEnd {
     void connect(final MetaRoceEnd remote, final int rqPsn, final int sqPsn) {
         final int peer = device.peerId(remote.device.localAddress());
         qp.modify(QpState.INIT, new QpAttributes().port(1).accessFlags(AccessFlags.ALL));
-        qp.modify(QpState.RTR, new QpAttributes().pathMtu(PATH_MTU).destQpn(remote.qpn()).rqPsn(rqPsn)
+        qp.modify(QpState.RTR, new QpAttributes().pathMtu(pathMtu).destQpn(remote.qpn()).rqPsn(rqPsn)
             .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(device.entropyPorts()).remotePeer(peer));
         // The connection manager's defaults, as the tools run (QpParams): 1 ms, 7 retries, RNR forever.
         qp.modify(QpState.RTS, new QpAttributes().sqPsn(sqPsn).timeoutNs(1_000_000).retryCount(7)

@@ -49,8 +49,9 @@ public final class MetaRoceStream implements StreamHarness {
      * @param size message bytes (1 B .. 16 MiB)
      * @param depth outstanding work requests (1 .. 1024)
      * @param idle how both threads wait when there is nothing to do
+     * @param link path MTU and GRO of both devices
      */
-    public MetaRoceStream(final Op op, final int size, final int depth, final Idle idle) {
+    public MetaRoceStream(final Op op, final int size, final int depth, final Idle idle, final Link link) {
         this.guard = new Guard(idle);
         if (size < 1 || size > MAX_REGION_BYTES || depth < 1 || depth > 1024) {
             throw new IllegalArgumentException("size must be in 1..16 MiB and depth in 1..1024, got " + size + " and "
@@ -63,10 +64,10 @@ public final class MetaRoceStream implements StreamHarness {
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new WorkCompletion();
         }
-        client = new MetaRoceEnd(slots * size, null);
+        client = new MetaRoceEnd(slots * size, null, link);
         PeerThread<Responder> peer = null;
         try {
-            peer = new PeerThread<>("metaroce-responder", idle, () -> new Responder(op, size, slots));
+            peer = new PeerThread<>("metaroce-responder", idle, () -> new Responder(op, size, slots, link));
             MetaRoceEnd.connect(client, peer.state().end);
             final Responder r = peer.state();
             r.end.device.call(ep -> {
@@ -213,11 +214,11 @@ public final class MetaRoceStream implements StreamHarness {
         private long received;
         private boolean started;
 
-        Responder(final Op op, final int size, final int slots) {
+        Responder(final Op op, final int size, final int slots, final Link link) {
             this.op = op;
             this.size = size;
             this.slots = slots;
-            end = new MetaRoceEnd(slots * size, null);
+            end = new MetaRoceEnd(slots * size, null, link);
             for (int i = 0; i < wcs.length; i++) {
                 wcs[i] = new WorkCompletion();
             }

@@ -3,7 +3,7 @@ package org.metaroce.bench.loopback;
 /**
  * Raw UDP bandwidth through the MetaRoCE device ({@link RawDatagrams}): the ceiling for any
  * protocol on top of this driver. The benchmark thread's device emits datagrams of up to
- * {@link MetaRoceEnd#PATH_MTU} bytes; the {@link PeerThread}'s device receives and counts them.
+ * the path MTU ({@link Link}); the {@link PeerThread}'s device receives and counts them.
  * Nothing slows the sender down but the socket buffers, so datagrams are lost: delivered bytes are
  * what the receiver counted.
  *
@@ -22,22 +22,23 @@ public final class RawUdpStream implements StreamHarness {
     private final int datagrams;
 
     /**
-     * @param size message bytes (cut into datagrams of {@link MetaRoceEnd#PATH_MTU} bytes)
+     * @param size message bytes (cut into datagrams of the path MTU)
      * @param idle how both threads wait when there is nothing to do
+     * @param link datagram size (path MTU) and GRO of both devices
      */
-    public RawUdpStream(final int size, final Idle idle) {
+    public RawUdpStream(final int size, final Idle idle, final Link link) {
         this.guard = new Guard(idle);
         if (size < 1) {
             throw new IllegalArgumentException("size must be positive, got " + size);
         }
         this.size = size;
         final RawDatagrams[] hook = new RawDatagrams[1];
-        client = new MetaRoceEnd(4096, d -> hook[0] = new RawDatagrams(d, size, MetaRoceEnd.PATH_MTU));
+        client = new MetaRoceEnd(4096, d -> hook[0] = new RawDatagrams(d, size, link.pathMtu()), link);
         raw = hook[0];
         datagrams = raw.datagramsPerMessage();
         PeerThread<Receiver> peer = null;
         try {
-            peer = new PeerThread<>("raw-udp-receiver", idle, Receiver::new);
+            peer = new PeerThread<>("raw-udp-receiver", idle, () -> new Receiver(link));
             raw.peer(client.peerIdOf(peer.state().end));
         } catch (final RuntimeException ex) {
             if (peer != null) {
@@ -103,8 +104,12 @@ public final class RawUdpStream implements StreamHarness {
 
     /** The receiving device: counts what arrives. */
     static final class Receiver implements PeerThread.Duty {
-        final MetaRoceEnd end = new MetaRoceEnd(4096, null);
+        final MetaRoceEnd end;
         volatile long received;
+
+        Receiver(final Link link) {
+            end = new MetaRoceEnd(4096, null, link);
+        }
 
         @Override
         public int doWork() {

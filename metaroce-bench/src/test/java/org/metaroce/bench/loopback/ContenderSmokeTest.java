@@ -25,7 +25,7 @@ class ContenderSmokeTest {
     @EnumSource(Contender.class)
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void streamDeliversIntactData(final Contender contender) {
-        try (StreamHarness h = contender.stream(SIZE, 8192, Idle.SPIN)) {
+        try (StreamHarness h = contender.stream(SIZE, 8192, Idle.SPIN, Link.DEFAULT)) {
             h.sendAndAwait(8);
             assertThat(h.deliveredBytes()).isEqualTo(8L * SIZE);
             for (int i = 0; i < 64; i++) {
