@@ -77,6 +77,8 @@ final class CellRunner {
         }
         final RunResult rr = results.iterator().next();
         final Result<?> primary = rr.getPrimaryResult();
+        // JMH declares its secondary results with the raw type.
+        @SuppressWarnings("rawtypes")
         final Map<String, Result> secondary = rr.getSecondaryResults();
         final double alloc = score(secondary, "gc.alloc.rate.norm", cell, log);
         return switch (cell.kind()) {
@@ -102,6 +104,7 @@ final class CellRunner {
         return "the run failed without an exception in its log";
     }
 
+    @SuppressWarnings("rawtypes")
     private static double score(final Map<String, Result> secondary, final String name, final Cell cell,
                                 final File log) {
         final Result r = secondary.get(name);

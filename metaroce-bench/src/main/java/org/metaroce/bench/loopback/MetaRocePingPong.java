@@ -99,7 +99,7 @@ public final class MetaRocePingPong implements PingPongHarness {
                 final WorkCompletion wc = wcs[i];
                 if (wc.status() != WcStatus.SUCCESS || wc.byteLen() != size) {
                     throw new IllegalStateException("pong completion " + wc + " where SUCCESS of " + size
-                        + " B was expected");
+                        + " B was expected; " + describe());
                 }
                 if (verify) {
                     final int slot = 1 + (int) (wc.wrId() % RX_SLOTS);
@@ -123,10 +123,17 @@ public final class MetaRocePingPong implements PingPongHarness {
         final int n = client.sendCq.poll(wcs, wcs.length);
         for (int i = 0; i < n; i++) {
             if (wcs[i].status() != WcStatus.SUCCESS || wcs[i].opcode() != WcOpcode.SEND) {
-                throw new IllegalStateException("ping completion " + wcs[i] + " is not a successful SEND");
+                throw new IllegalStateException("ping completion " + wcs[i] + " is not a successful SEND; "
+                    + describe());
             }
         }
         return n;
+    }
+
+    /** @return both ends' counters (the echo's read from this thread: diagnostics after a failure only) */
+    private String describe() {
+        return "client " + client.device.endpoint().counters() + "; echo " + server.state().end.device.endpoint()
+            .counters();
     }
 
     @Override

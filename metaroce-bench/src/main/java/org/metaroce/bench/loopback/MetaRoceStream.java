@@ -211,7 +211,6 @@ public final class MetaRoceStream implements StreamHarness {
         private final int slots;
         private final WorkCompletion[] wcs = new WorkCompletion[64];
         private final RecvRequest recv = new RecvRequest(1);
-        private long received;
         private boolean started;
 
         Responder(final Op op, final int size, final int slots, final Link link) {
@@ -275,7 +274,6 @@ public final class MetaRoceStream implements StreamHarness {
                     }
                     // The slot is reused RX_DEPTH receives later: by then the self-check has read it.
                     postRecv(wc.wrId() + RX_DEPTH);
-                    received++;
                 }
                 work += n;
             }

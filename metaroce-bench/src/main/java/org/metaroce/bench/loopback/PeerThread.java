@@ -33,6 +33,8 @@ public final class PeerThread<T extends PeerThread.Duty> implements AutoCloseabl
     private final Thread thread;
     private final CompletableFuture<T> state = new CompletableFuture<>();
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
+    /** Set once the peer thread has built it (the constructor waits for that): a plain read from then on. */
+    private final T built;
     private volatile boolean running = true;
     private volatile Throwable failure;
 
@@ -47,7 +49,7 @@ public final class PeerThread<T extends PeerThread.Duty> implements AutoCloseabl
         thread = new Thread(() -> run(idle.newStrategy(), factory), name);
         thread.setDaemon(true);
         thread.start();
-        await(state, "start");
+        built = await(state, "start");
     }
 
     private void run(final IdleStrategy idle, final Supplier<T> factory) {
@@ -77,7 +79,7 @@ public final class PeerThread<T extends PeerThread.Duty> implements AutoCloseabl
 
     /** @return the end's state (for reading its thread-safe counters) */
     public T state() {
-        return await(state, "start");
+        return built;
     }
 
     /** @return whether the peer thread is still running its duty cycle */
