@@ -9,8 +9,14 @@ import org.metaroce.bench.loopback.Contender;
  * @param kind what is measured
  * @param contender the transport (null for the in-memory engine)
  * @param size message bytes
+ * @param aeronMtu Aeron's MTU for an Aeron bandwidth figure, else 0
  */
-public record Cell(Kind kind, Contender contender, int size) {
+public record Cell(Kind kind, Contender contender, int size, int aeronMtu) {
+    /** A figure that has no Aeron MTU. */
+    public Cell(final Kind kind, final Contender contender, final int size) {
+        this(kind, contender, size, 0);
+    }
+
     /** What a cell measures. */
     public enum Kind {
         /** Bandwidth, Gb/s delivered. */
@@ -24,7 +30,7 @@ public record Cell(Kind kind, Contender contender, int size) {
     /** @return a short unique name, e.g. {@code bw/metaroce-write/65536} */
     public String id() {
         return switch (kind) {
-            case BANDWIDTH -> "bw/" + contender.id() + "/" + size;
+            case BANDWIDTH -> "bw/" + contender.id() + (aeronMtu > 0 ? "-mtu" + aeronMtu : "") + "/" + size;
             case PING_PONG -> "pingpong/" + contender.id() + "/" + size;
             case ENGINE -> "engine/write/" + size;
         };
@@ -32,7 +38,10 @@ public record Cell(Kind kind, Contender contender, int size) {
 
     /** @return the label used in tables */
     public String label() {
-        return kind == Kind.ENGINE ? "MetaRoCE engine in memory (no sockets)" : contender.label;
+        if (kind == Kind.ENGINE) {
+            return "MetaRoCE engine in memory (no sockets)";
+        }
+        return aeronMtu > 0 ? contender.label + " (MTU " + aeronMtu + ")" : contender.label;
     }
 
     @Override

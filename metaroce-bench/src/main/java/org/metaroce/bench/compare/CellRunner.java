@@ -25,17 +25,15 @@ import org.openjdk.jmh.runner.options.TimeValue;
 final class CellRunner {
     private final int warmupIterations;
     private final int measurementIterations;
-    private final int aeronMtu;
     private final boolean noBoundsChecks;
     private final String idle;
     private final File logDir;
 
-    CellRunner(final int warmupIterations, final int measurementIterations, final int aeronMtu,
+    CellRunner(final int warmupIterations, final int measurementIterations,
                final boolean noBoundsChecks, final String idle, final File logDir) {
         this.idle = idle;
         this.warmupIterations = warmupIterations;
         this.measurementIterations = measurementIterations;
-        this.aeronMtu = aeronMtu;
         this.noBoundsChecks = noBoundsChecks;
         this.logDir = logDir;
     }
@@ -58,9 +56,14 @@ final class CellRunner {
             options.jvmArgsAppend(BenchmarkBase.NO_BOUNDS_CHECKS);
         }
         switch (cell.kind()) {
-            case BANDWIDTH -> options.include(LoopbackBandwidthBenchmark.class.getName() + ".transfer")
-                .param("contender", cell.contender().id()).param("size", Integer.toString(cell.size()))
-                .param("aeronMtu", Integer.toString(aeronMtu)).param("idle", idle);
+            case BANDWIDTH -> {
+                options.include(LoopbackBandwidthBenchmark.class.getName() + ".transfer")
+                    .param("contender", cell.contender().id()).param("size", Integer.toString(cell.size()))
+                    .param("idle", idle);
+                if (cell.aeronMtu() > 0) {
+                    options.param("aeronMtu", Integer.toString(cell.aeronMtu()));
+                }
+            }
             case PING_PONG -> options.include(LoopbackPingPongBenchmark.class.getName() + ".roundTrip")
                 .param("contender", cell.contender().id()).param("size", Integer.toString(cell.size()))
                 .param("idle", idle);

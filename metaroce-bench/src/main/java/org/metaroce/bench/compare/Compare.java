@@ -49,7 +49,7 @@ public final class Compare {
         Path logDir = Path.of("metaroce-bench/target/compare-logs");
         String loadNote = "not stated (pass --load-note).";
         boolean noBoundsChecks;
-        int aeronMtu = 8192;
+        List<Integer> aeronMtus = List.of(8192, 65504);
         String only;
         String idle = "auto";
         long seed = 42;
@@ -64,7 +64,7 @@ public final class Compare {
                     case "--rounds" -> o.rounds = positive(a, value(args, ++i, a));
                     case "--warmup" -> o.warmup = positive(a, value(args, ++i, a));
                     case "--iterations" -> o.iterations = positive(a, value(args, ++i, a));
-                    case "--aeron-mtu" -> o.aeronMtu = positive(a, value(args, ++i, a));
+                    case "--aeron-mtus" -> o.aeronMtus = mtus(a, value(args, ++i, a));
                     case "--seed" -> o.seed = Long.parseLong(value(args, ++i, a));
                     case "--out" -> o.out = Path.of(value(args, ++i, a));
                     case "--chart" -> o.chart = Path.of(value(args, ++i, a));
@@ -91,6 +91,18 @@ public final class Compare {
                 throw new UsageException(option + " needs a value");
             }
             return args[i];
+        }
+
+        private static List<Integer> mtus(final String option, final String text) {
+            final List<Integer> list = new ArrayList<>();
+            for (final String part : text.split(",")) {
+                final int mtu = positive(option, part.trim());
+                if (mtu < 4096 || mtu > 65504) {
+                    throw new UsageException(option + " takes Aeron MTUs of 4096..65504 bytes, got " + mtu);
+                }
+                list.add(mtu);
+            }
+            return List.copyOf(list);
         }
 
         private static int positive(final String option, final String text) {
@@ -128,7 +140,8 @@ public final class Compare {
         "  --no-bounds-checks   run with -Dagrona.disable.bounds.checks=true",
         "  --idle auto|spin|backoff  how every contender's two threads wait (default auto: as the",
         "                       metaroce tools, spin unless a bandwidth run would leave no core free)",
-        "  --aeron-mtu N        Aeron's MTU (default 8192)",
+        "  --aeron-mtus LIST    Aeron MTUs measured for bandwidth (default 8192,65504: Aeron's",
+        "                       recommended and its largest; the best is Aeron's figure in the targets)",
         "  --out FILE           the report (default docs/benchmarks.md)",
         "  --chart FILE         the SVG chart (default docs/benchmarks/compare.svg)",
         "  --logs DIR           JMH logs of every run (default metaroce-bench/target/compare-logs)",
@@ -139,14 +152,20 @@ public final class Compare {
         final List<Cell> cells = new ArrayList<>();
         if (o.quick) {
             cells.add(Report.bw(Contender.METAROCE_WRITE, 65536));
-            cells.add(Report.bw(Contender.AERON, 4096));
-            cells.add(Report.bw(Contender.AERON, 65536));
+            for (final int mtu : o.aeronMtus) {
+                cells.add(Report.aeron(4096, mtu));
+            }
+            cells.add(Report.aeron(65536, o.aeronMtus.get(0)));
             cells.add(Report.bw(Contender.RAW_UDP, 65536));
             cells.add(Report.bw(Contender.TCP, 65536));
         } else {
             for (final int size : SIZES) {
                 for (final Contender c : Contender.values()) {
-                    if (c.stream) {
+                    if (c == Contender.AERON) {
+                        for (final int mtu : o.aeronMtus) {
+                            cells.add(Report.aeron(size, mtu));
+                        }
+                    } else if (c.stream) {
                         cells.add(Report.bw(c, size));
                     }
                 }
@@ -204,7 +223,7 @@ public final class Compare {
             err.println("compare: cannot create " + logDir);
             return 1;
         }
-        final CellRunner runner = new CellRunner(warmup, iterations, o.aeronMtu, o.noBoundsChecks, o.idle, logDir);
+        final CellRunner runner = new CellRunner(warmup, iterations, o.noBoundsChecks, o.idle, logDir);
         final String started = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern(
             "yyyy-MM-dd HH:mm 'UTC'", Locale.ROOT));
         final String startLoad = Machine.loadText();
@@ -229,7 +248,7 @@ public final class Compare {
         final long elapsed = (System.nanoTime() - t0) / 1_000_000_000L;
         final Path chartRelative = o.out.toAbsolutePath().getParent().relativize(o.chart.toAbsolutePath());
         final Report.Settings settings = new Report.Settings("metaroce-bench/compare.sh " + String.join(" ", args),
-            o.rounds, warmup, iterations, o.aeronMtu, o.noBoundsChecks, Idle.resolve(o.idle, true),
+            o.rounds, warmup, iterations, o.aeronMtus, o.noBoundsChecks, Idle.resolve(o.idle, true),
             Idle.resolve(o.idle, false), o.loadNote, startLoad, Machine.loadText(),
             started, elapsed, o.seed, chartRelative.toString().replace(File.separatorChar, '/'));
         final Report report = new Report(figures, settings, SIZES);
