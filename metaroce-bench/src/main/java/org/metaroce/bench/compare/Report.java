@@ -202,8 +202,8 @@ final class Report {
             .append("Allocation is bytes per message (round trip, 64 KiB WRITE) from JMH's GC profiler.\n\n");
 
         targets(md);
-        md.append("Where MetaRoCE loses and why (profiles): [benchmarks/loopback.md](benchmarks/loopback.md)")
-            .append("#what-limits-metaroce).\n\n");
+        md.append("Where MetaRoCE loses and why (profiles): [benchmarks/loopback.md]")
+            .append("(benchmarks/loopback.md#what-limits-metaroce).\n\n");
         bandwidth(md);
         pingPong(md);
         engineSection(md);

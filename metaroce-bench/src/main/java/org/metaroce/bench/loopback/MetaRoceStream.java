@@ -190,8 +190,11 @@ public final class MetaRoceStream implements StreamHarness {
     }
 
     private String describe() {
+        // The responder's counters are read from this thread: diagnostics after a failure only.
+        final MetaRoceEnd responder = server.state().end;
         return "MetaRoCE " + op + " " + size + " B: posted " + posted + ", completed " + completed + "; requester "
-            + client.device.counters() + " " + client.device.endpoint().counters();
+            + client.device.counters() + " " + client.device.endpoint().counters() + "; responder "
+            + responder.device.counters() + " " + responder.device.endpoint().counters();
     }
 
     @Override
