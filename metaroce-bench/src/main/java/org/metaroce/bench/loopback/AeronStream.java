@@ -87,8 +87,7 @@ public final class AeronStream implements StreamHarness {
                 throw new IllegalStateException("Aeron publication failed: " + Publication.errorString(result));
             }
             if (guard.idle(sender.invoke())) {
-                throw Guard.stuck("Aeron offer refused (" + Publication.errorString(publication.offer(message, 0, 0))
-                + ") for 10 s");
+                throw Guard.stuck("Aeron offer refused (" + Publication.errorString(result) + ") for 10 s");
             }
         }
     }

@@ -67,7 +67,11 @@ public final class TcpPingPong implements PingPongHarness {
             }
             guard.reset();
             while (pong.hasRemaining()) {
-                if (guard.idle(client.read(pong))) {
+                final int n = client.read(pong);
+                if (n < 0) {
+                    throw new IllegalStateException("TCP echo closed the connection");
+                }
+                if (guard.idle(n)) {
                     throw Guard.stuck("TCP pong " + rounds + " missing");
                 }
             }
@@ -85,10 +89,11 @@ public final class TcpPingPong implements PingPongHarness {
 
     @Override
     public void close() {
+        // The peer thread first: it must not take the closed connection for a failure.
         try {
-            TcpEnds.close(client);
-        } finally {
             server.close();
+        } finally {
+            TcpEnds.close(client);
         }
     }
 

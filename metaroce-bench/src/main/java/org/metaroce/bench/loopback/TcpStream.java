@@ -104,10 +104,11 @@ public final class TcpStream implements StreamHarness {
 
     @Override
     public void close() {
+        // The peer thread first: it must not take the closed connection for a failure.
         try {
-            TcpEnds.close(client);
-        } finally {
             reader.close();
+        } finally {
+            TcpEnds.close(client);
         }
     }
 
@@ -139,7 +140,10 @@ public final class TcpStream implements StreamHarness {
             } catch (final IOException ex) {
                 throw new UncheckedIOException("TCP read failed", ex);
             }
-            if (n <= 0) {
+            if (n < 0) {
+                throw new IllegalStateException("TCP sender closed the connection after " + total + " bytes");
+            }
+            if (n == 0) {
                 return 0;
             }
             final long seqAfter = (total + n) / size;
