@@ -30,12 +30,11 @@ import org.metaroce.core.verbs.WorkCompletion;
 import org.metaroce.core.verbs.WrOpcode;
 import org.metaroce.core.wire.IntegrityCheck;
 import org.metaroce.core.wire.Opcode;
+import org.metaroce.bench.BenchmarkBase;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
@@ -43,7 +42,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Throughput of the queue-pair engine on one thread: requester and responder of two endpoints
@@ -75,10 +73,7 @@ import org.openjdk.jmh.annotations.Warmup;
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsPrepend = "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED")
-public class EngineThroughputBenchmark {
+public class EngineThroughputBenchmark extends BenchmarkBase {
     /** Bytes per WRITE. */
     public static final int MESSAGE_BYTES = 64 << 10;
     /** Path MTU (payload bytes per packet). */

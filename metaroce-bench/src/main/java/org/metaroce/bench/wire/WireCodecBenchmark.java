@@ -4,6 +4,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.metaroce.bench.BenchmarkBase;
 import org.metaroce.core.wire.AckHeader;
 import org.metaroce.core.wire.BaseHeader;
 import org.metaroce.core.wire.DropReason;
@@ -15,16 +16,13 @@ import org.metaroce.core.wire.PacketValidator;
 import org.metaroce.core.wire.RdmaHeader;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Encode + validate + decode of one WRITE data packet and one ACK packet over off-heap buffers,
@@ -36,10 +34,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED")
-public class WireCodecBenchmark {
+public class WireCodecBenchmark extends BenchmarkBase {
     @Param({"64", "1024", "4096"})
     int payloadBytes;
 
