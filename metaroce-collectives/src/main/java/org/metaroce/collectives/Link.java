@@ -39,6 +39,12 @@ final class Link {
     /** Length of the chunk in each local slot, recorded on arrival. */
     final int[] slotLength;
 
+    /**
+     * Why the connection failed (a failed completion: the peer died or closed its communicator),
+     * or null. Operations that need this link fail with it; others go on [COLL-026].
+     */
+    String failure;
+
     final ArrayDeque<Transfer> sends = new ArrayDeque<>();
     final ArrayDeque<Transfer> recvs = new ArrayDeque<>();
 
@@ -54,6 +60,11 @@ final class Link {
         this.granted = remoteSlots;
         this.grantsAnnounced = localSlots;
         this.slotLength = new int[localSlots];
+    }
+
+    /** @return whether the running operation still needs this link (queued transfers or unacknowledged chunks) */
+    boolean inUse() {
+        return !sends.isEmpty() || !recvs.isEmpty() || sendDone < sent;
     }
 
     @Override
