@@ -62,9 +62,20 @@ final class Link {
         this.slotLength = new int[localSlots];
     }
 
-    /** @return whether the running operation still needs this link (queued transfers or unacknowledged chunks) */
+    /**
+     * @return whether the running operation still needs the connection: chunks to write or not yet
+     *     acknowledged, or chunks to receive that have not arrived (arrived ones are in local
+     *     memory already and need nothing from the peer)
+     */
     boolean inUse() {
-        return !sends.isEmpty() || !recvs.isEmpty() || sendDone < sent;
+        if (!sends.isEmpty() || sendDone < sent) {
+            return true;
+        }
+        long expected = 0;
+        for (final Transfer t : recvs) {
+            expected += t.chunks - t.progressed;
+        }
+        return expected > arrived - consumed;
     }
 
     @Override

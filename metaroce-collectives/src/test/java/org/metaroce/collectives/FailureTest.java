@@ -145,4 +145,22 @@ class FailureTest {
             assertThat(results.get(0)).contains("send on rank 0").contains("rank 1");
         }
     }
+
+    @Test
+    @DisplayName("COLL-026: ranks that close right after their last operation do not fail the others'")
+    void closingRightAfterTheLastOperation() throws Exception {
+        // Three ranks: in the barrier rank 2 only hears from rank 0, which may finish and close
+        // while rank 2's result is still in its completion queue, ahead of the flushed receives.
+        for (int i = 0; i < 8; i++) {
+            try (LocalCluster cluster = LocalCluster.startDedicated(3, config(), null)) {
+                cluster.run(c -> {
+                    final ByteBuffer b = Reference.direct(64);
+                    c.allReduce(b, 4, DataType.INT32, ReduceOp.SUM);
+                    c.barrier();
+                    c.close();
+                    return null;
+                }, Duration.ofSeconds(30));
+            }
+        }
+    }
 }
