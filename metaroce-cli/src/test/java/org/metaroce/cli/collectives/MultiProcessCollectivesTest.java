@@ -46,10 +46,18 @@ class MultiProcessCollectivesTest {
             "org.metaroce.cli.Metaroce"));
         cmd.addAll(List.of(args));
         final ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile());
+        if (rank < 0) {
+            return startProcess(pb); // explicit launch: the arguments say it all
+        }
         pb.environment().put("RANK", String.valueOf(rank));
         pb.environment().put("WORLD_SIZE", String.valueOf(worldSize));
         pb.environment().put("MASTER_ADDR", "127.0.0.1");
         pb.environment().put("MASTER_PORT", String.valueOf(port));
+        return startProcess(pb);
+    }
+
+    private Process startProcess(final ProcessBuilder pb) throws Exception {
+        pb.environment().keySet().removeIf(k -> k.startsWith("SLURM_") || k.startsWith("OMPI_"));
         final Process p = pb.start();
         processes.add(p);
         return p;
@@ -68,15 +76,20 @@ class MultiProcessCollectivesTest {
     }
 
     @Test
-    @DisplayName("COLL-021, COLL-025: three processes meet through the rendezvous and reduce-scatter")
+    @DisplayName("COLL-021, COLL-022, COLL-025: three processes (two torchrun style, one explicit) meet and reduce-scatter")
     void threeProcesses() throws Exception {
         final int port = freePort();
         final Path[] outs = new Path[3];
         final Process[] ps = new Process[3];
         for (int r = 0; r < 3; r++) {
             outs[r] = temp("rank" + r);
-            ps[r] = start(r, 3, port, outs[r], "reduce_scatter_perf", "-b", "3K", "-e", "300K", "-f", "10", "-n", "2",
-                "-w", "1", "-o", "all", "--chunk", "32K");
+            final List<String> args = new ArrayList<>(List.of("reduce_scatter_perf", "-b", "3K", "-e", "300K", "-f",
+                "10", "-n", "2", "-w", "1", "-o", "all", "--chunk", "32K"));
+            if (r == 2) {
+                // Rank 2 is launched with explicit arguments and no launcher variables [COLL-022].
+                args.addAll(List.of("--rank", "2", "--world-size", "3", "--master", "127.0.0.1:" + port));
+            }
+            ps[r] = start(r == 2 ? -1 : r, 3, port, outs[r], args.toArray(new String[0]));
         }
         final StringBuilder all = new StringBuilder();
         for (int r = 0; r < 3; r++) {
