@@ -51,7 +51,6 @@ final class Engine {
     private final ArrayList<Transfer> active = new ArrayList<>();
     private volatile CollectiveException broken;
     private String op = "setup";
-    private long opCount;
     /** Device and endpoint counters, appended to failures so they can be diagnosed. */
     java.util.function.Supplier<String> diagnostics = () -> "";
 
@@ -103,7 +102,6 @@ final class Engine {
                 + "earlier failure: " + b.getMessage(), name, b.peerRank(), b);
         }
         op = name;
-        opCount++;
         try {
             for (int i = 0; i < transfers.size(); i++) {
                 final Transfer t = transfers.get(i);
@@ -344,10 +342,5 @@ final class Engine {
             work++;
         }
         return work;
-    }
-
-    /** @return operations run so far */
-    long operations() {
-        return opCount;
     }
 }
