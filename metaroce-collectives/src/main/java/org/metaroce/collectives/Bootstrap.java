@@ -40,13 +40,23 @@ public final class Bootstrap {
 
     /**
      * @param bind the local address the device binds
-     * @return the default device configuration: ephemeral endpoint port, 4 entropy ports, a 1 ms
-     *     retransmission floor, DEDICATED threading idling in the event loop
+     * @return the default device configuration: ephemeral endpoint port, 4 entropy ports,
+     *     {@link #softwareEndpoint()} timers, DEDICATED threading idling in the event loop
      */
     public static DeviceConfig defaultDeviceConfig(final InetAddress bind) {
         return new DeviceConfig().bindAddress(bind).endpointPort(0).entropyPortRange(4, 0).transport(Transport.AUTO)
             .threadingMode(ThreadingMode.DEDICATED).idleStrategy(new EventLoopIdleStrategy())
-            .endpointConfig(new EndpointConfig().minRtoNs(1_000_000));
+            .endpointConfig(softwareEndpoint());
+    }
+
+    /**
+     * @return endpoint settings for ranks of a software transport that share their cores: a
+     *     10 ms retransmission floor (late acknowledgements from a descheduled driver are not
+     *     loss) and a 1 s ceiling, so the seven retries of a queue pair outlast about 1.3 s of a
+     *     peer's silence (a GC pause, a loaded host) before the peer is given up
+     */
+    public static EndpointConfig softwareEndpoint() {
+        return new EndpointConfig().minRtoNs(10_000_000).maxRtoNs(1_000_000_000);
     }
 
     /**

@@ -2,7 +2,6 @@ package org.metaroce.collectives;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.List;
 
 import org.agrona.BufferUtil;
 import org.metaroce.core.verbs.AccessFlags;
@@ -492,17 +491,6 @@ public final class Communicator implements AutoCloseable {
             scratch = registerScratch(Math.max(bytes, scratch == null ? 0 : 2L * scratch.length()));
         }
         return scratch;
-    }
-
-    /** @return the queue pairs' counterparts: peer ranks this rank is connected to */
-    List<Integer> peers() {
-        final List<Integer> peers = new ArrayList<>();
-        for (final Link l : engine.links) {
-            if (l != null) {
-                peers.add(l.peer);
-            }
-        }
-        return peers;
     }
 
     /**

@@ -51,7 +51,6 @@ final class Engine {
     private final ArrayList<Transfer> active = new ArrayList<>();
     private volatile CollectiveException broken;
     private String op = "setup";
-    private long opCount;
     /** Device and endpoint counters, appended to failures so they can be diagnosed. */
     java.util.function.Supplier<String> diagnostics = () -> "";
 
@@ -103,17 +102,20 @@ final class Engine {
                 + "earlier failure: " + b.getMessage(), name, b.peerRank(), b);
         }
         op = name;
-        opCount++;
-        for (int i = 0; i < transfers.size(); i++) {
-            final Transfer t = transfers.get(i);
-            if (t.chunks == 0) {
-                continue; // both ends skip empty transfers: nothing is sent for them
-            }
-            final Link l = links[t.peer];
-            (t.isSend() ? l.sends : l.recvs).addLast(t);
-            active.add(t);
-        }
         try {
+            for (int i = 0; i < transfers.size(); i++) {
+                final Transfer t = transfers.get(i);
+                if (t.chunks == 0) {
+                    continue; // both ends skip empty transfers: nothing is sent for them
+                }
+                final Link l = links[t.peer];
+                if (l.failure != null) {
+                    throw new CollectiveException(name + " on rank " + rank + " needs rank " + l.peer
+                        + ", whose connection failed earlier: " + l.failure, name, l.peer, null);
+                }
+                (t.isSend() ? l.sends : l.recvs).addLast(t);
+                active.add(t);
+            }
             final long deadline = System.nanoTime() + opTimeoutNs;
             idle.reset();
             while (true) {
@@ -214,11 +216,19 @@ final class Engine {
             return; // a queue pair of another user of the device
         }
         if (wc.status() != WcStatus.SUCCESS) {
-            final String hint = wc.status() == WcStatus.RETRY_EXC_ERR ? " (rank " + l.peer + " stopped answering)"
-                : wc.status() == WcStatus.WR_FLUSH_ERR ? " (the connection to rank " + l.peer + " is in error)" : "";
-            throw new CollectiveException(op + " on rank " + rank + ": " + (wc.opcode() == WcOpcode.RECV
-                || wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? "receive" : "send") + " to/from rank " + l.peer
-                + " failed: " + wc.status() + hint + diagnostics.get(), op, l.peer, null);
+            if (l.failure == null) {
+                final String hint = wc.status() == WcStatus.RETRY_EXC_ERR ? " (rank " + l.peer + " stopped answering)"
+                    : wc.status() == WcStatus.WR_FLUSH_ERR ? " (the connection to rank " + l.peer
+                    + " is in error: the peer died or closed its communicator)" : "";
+                l.failure = (wc.opcode() == WcOpcode.RECV || wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM ? "receive"
+                    : "send") + " to/from rank " + l.peer + " failed: " + wc.status() + hint + diagnostics.get();
+            }
+            // A peer that finished and closed its communicator breaks only the operations that still
+            // need it; this one fails if it does.
+            if (l.inUse()) {
+                throw new CollectiveException(op + " on rank " + rank + ": " + l.failure, op, l.peer, null);
+            }
+            return;
         }
         if (wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM || wc.opcode() == WcOpcode.RECV) {
             onReceive(l, wc);
@@ -332,10 +342,5 @@ final class Engine {
             work++;
         }
         return work;
-    }
-
-    /** @return operations run so far */
-    long operations() {
-        return opCount;
     }
 }

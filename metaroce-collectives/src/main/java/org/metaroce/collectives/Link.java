@@ -39,6 +39,12 @@ final class Link {
     /** Length of the chunk in each local slot, recorded on arrival. */
     final int[] slotLength;
 
+    /**
+     * Why the connection failed (a failed completion: the peer died or closed its communicator),
+     * or null. Operations that need this link fail with it; others go on [COLL-026].
+     */
+    String failure;
+
     final ArrayDeque<Transfer> sends = new ArrayDeque<>();
     final ArrayDeque<Transfer> recvs = new ArrayDeque<>();
 
@@ -54,6 +60,22 @@ final class Link {
         this.granted = remoteSlots;
         this.grantsAnnounced = localSlots;
         this.slotLength = new int[localSlots];
+    }
+
+    /**
+     * @return whether the running operation still needs the connection: chunks to write or not yet
+     *     acknowledged, or chunks to receive that have not arrived (arrived ones are in local
+     *     memory already and need nothing from the peer)
+     */
+    boolean inUse() {
+        if (!sends.isEmpty() || sendDone < sent) {
+            return true;
+        }
+        long expected = 0;
+        for (final Transfer t : recvs) {
+            expected += t.chunks - t.progressed;
+        }
+        return expected > arrived - consumed;
     }
 
     @Override

@@ -12,7 +12,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
-import org.metaroce.core.engine.EndpointConfig;
 import org.metaroce.netty.DeviceConfig;
 import org.metaroce.netty.EventLoopIdleStrategy;
 import org.metaroce.netty.MetaRoceDevice;
@@ -73,7 +72,7 @@ public final class LocalCluster implements AutoCloseable {
 
     /**
      * @param template device settings to start from, or null for the defaults: loopback,
-     *     ephemeral ports, 4 entropy ports, a 10 ms retransmission floor
+     *     ephemeral ports, 4 entropy ports, {@link Bootstrap#softwareEndpoint()} timers
      * @return a device configuration for one rank (threading mode not yet set)
      */
     static DeviceConfig deviceConfig(final DeviceConfig template) {
@@ -85,10 +84,9 @@ public final class LocalCluster implements AutoCloseable {
             // An idle driver blocks in epoll_wait and wakes on a datagram or a posted request: no
             // CPU taken from the ranks, no parking delay on the latency path.
             .idleStrategy(new EventLoopIdleStrategy())
-            // One driver thread serves every rank's device and shares the cores with the ranks'
-            // reductions, the JIT and the GC: a duty cycle can take a millisecond under load, so a
-            // 10 ms retransmission floor keeps late acknowledgements from looking like loss.
-            .endpointConfig(new EndpointConfig().minRtoNs(10_000_000));
+            // The drivers share the cores with the ranks' reductions, the JIT and the GC: a duty
+            // cycle can take milliseconds under load (see Bootstrap.softwareEndpoint).
+            .endpointConfig(Bootstrap.softwareEndpoint());
     }
 
     /**

@@ -42,6 +42,7 @@ final class Wiring implements AutoCloseable {
     static final long SERVICE = 0x4D52_434F_4C4CL;
     static final int MAGIC = 0x4D52_434C; // "MRCL"
     static final int HELLO_BYTES = 32;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Wiring.class);
 
     final int rank;
     final int size;
@@ -162,7 +163,7 @@ final class Wiring implements AutoCloseable {
                 final Connection c = service.connect(address, SERVICE, new ConnectParams()
                     .resources(pd, cq, cq, caps).accessFlags(AccessFlags.ALL).pathMtu(config.pathMtu())
                     .paths(device.entropyPorts()).timeoutNs(config.qpTimeoutNs()).privateData(hello)
-                    .connectTimeoutNs(Math.min(left, TimeUnit.SECONDS.toNanos(3))), Duration.ofNanos(left));
+                    .connectTimeoutNs(Math.min(left, TimeUnit.SECONDS.toNanos(10))), Duration.ofNanos(left));
                 links[peer] = link(peer, c, c.peerPrivateData(), slots, chunk);
                 return;
             } catch (final ConnectionRejectedException ex) {
@@ -203,9 +204,9 @@ final class Wiring implements AutoCloseable {
             final ByteBuffer h = ByteBuffer.wrap(request.privateData());
             final String problem = checkHello(h, slots, chunk);
             final int peer = problem == null ? h.getInt(4) : -1;
-            if (problem != null || peer <= rank || links[peer] != null) {
+            if (problem != null || peer <= rank) {
                 final String why = problem != null ? problem : "rank " + peer + " may not connect to rank " + rank
-                    + " (only higher ranks connect, once each)";
+                    + " (only higher ranks connect)";
                 service.reject(request, why.getBytes(java.nio.charset.StandardCharsets.UTF_8));
                 throw new CollectiveException("setup of rank " + rank + ": refused a connection from "
                     + request.client() + ": " + why, "setup", peer, null);
@@ -213,11 +214,20 @@ final class Wiring implements AutoCloseable {
             try {
                 final Connection c = service.accept(request, hello(peer, slots, chunk), Duration.ofNanos(
                     Math.max(1, deadline - System.nanoTime())));
+                if (links[peer] != null) {
+                    // The peer gave up on an attempt this side had accepted (its connect timed out
+                    // under load) and tried again: the new connection replaces the old one.
+                    LOG.debug("rank {}: rank {} connected again; replacing {}", rank, peer, connections[peer]);
+                    service.disconnectAsync(connections[peer]);
+                    expected++;
+                }
                 links[peer] = link(peer, c, request.privateData(), slots, chunk);
                 expected--;
             } catch (final ConnectionFailedException ex) {
-                throw new CollectiveException("setup of rank " + rank + ": accepting rank " + peer + " failed: "
-                    + ex.getMessage(), "setup", peer, ex);
+                // The peer's attempt failed half way (it gave up, or its READY_TO_USE was lost for
+                // good): it retries with a new request until its own deadline; wait for that.
+                LOG.debug("rank {}: accepting rank {} failed ({}); waiting for it to try again", rank, peer,
+                    ex.getMessage());
             }
         }
     }

@@ -48,4 +48,27 @@ class CollectivesMatrixTest {
             assertThat(checked).hasSize(ranks).allSatisfy(n -> assertThat(n[0]).isPositive());
         }
     }
+
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {3, 8})
+    @DisplayName("COLL-012, COLL-014, COLL-015, COLL-018: megabyte messages over many chunks")
+    void largeMessages(final int ranks) throws Exception {
+        System.out.println("CollectivesMatrixTest.largeMessages seed=" + SEED + " ranks=" + ranks);
+        final CommConfig cfg = config().chunkBytes(64 << 10);
+        try (LocalCluster cluster = LocalCluster.start(ranks, cfg)) {
+            final List<List<String>> wrong = cluster.run(c -> {
+                final OpCases cases = new OpCases(c, SEED);
+                cases.allReduce(1_000_003, DataType.FLOAT32, ReduceOp.SUM, false);
+                cases.allReduce(250_007, DataType.INT64, ReduceOp.MAX, true);
+                cases.reduceScatter(131_071, DataType.FLOAT64, ReduceOp.SUM, false);
+                cases.allGather(131_071, DataType.INT32, true);
+                cases.allToAll(65_537, DataType.FLOAT32, false);
+                cases.broadcast(300_001, DataType.FLOAT32, ranks - 1, false);
+                return new ArrayList<>(cases.wrong);
+            }, Duration.ofSeconds(150));
+            for (final List<String> w : wrong) {
+                assertThat(w).as("seed " + SEED).isEmpty();
+            }
+        }
+    }
 }

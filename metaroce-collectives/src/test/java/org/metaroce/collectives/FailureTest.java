@@ -101,4 +101,66 @@ class FailureTest {
                 .hasMessageContaining("root must be a rank in 0..1");
         }
     }
+
+    @Test
+    @DisplayName("COLL-026: a peer that closes breaks only the operations that need it")
+    void closedPeerBreaksOnlyWhatNeedsIt() throws Exception {
+        try (LocalCluster cluster = LocalCluster.start(3, config())) {
+            cluster.run(c -> {
+                c.barrier();
+                return null;
+            }, Duration.ofSeconds(30));
+            cluster.communicator(1).close();
+            final List<String> results = cluster.run(c -> {
+                if (c.rank() == 1) {
+                    return "closed";
+                }
+                final ByteBuffer b = Reference.direct(4 * 1000);
+                // Ranks 0 and 2 go on between themselves while rank 1's disconnect arrives.
+                for (int i = 0; i < 20; i++) {
+                    if (c.rank() == 0) {
+                        c.send(b, 1000, DataType.INT32, 2);
+                        c.recv(b, 1000, DataType.INT32, 2);
+                    } else {
+                        c.recv(b, 1000, DataType.INT32, 0);
+                        c.send(b, 1000, DataType.INT32, 0);
+                    }
+                }
+                if (c.rank() == 2) {
+                    return "ok";
+                }
+                // Sends to the closed rank fail once its disconnect has arrived, or once its
+                // granted slots are used up and no grant comes back (the timeout).
+                try {
+                    for (int i = 0; i < 10; i++) {
+                        c.send(b, 1000, DataType.INT32, 1);
+                    }
+                    return "no exception";
+                } catch (final CollectiveException ex) {
+                    assertThat(ex.peerRank()).isEqualTo(1);
+                    return ex.getMessage();
+                }
+            }, Duration.ofSeconds(60));
+            assertThat(results.get(2)).isEqualTo("ok");
+            assertThat(results.get(0)).contains("send on rank 0").contains("rank 1");
+        }
+    }
+
+    @Test
+    @DisplayName("COLL-026: ranks that close right after their last operation do not fail the others'")
+    void closingRightAfterTheLastOperation() throws Exception {
+        // Three ranks: in the barrier rank 2 only hears from rank 0, which may finish and close
+        // while rank 2's result is still in its completion queue, ahead of the flushed receives.
+        for (int i = 0; i < 8; i++) {
+            try (LocalCluster cluster = LocalCluster.startDedicated(3, config(), null)) {
+                cluster.run(c -> {
+                    final ByteBuffer b = Reference.direct(64);
+                    c.allReduce(b, 4, DataType.INT32, ReduceOp.SUM);
+                    c.barrier();
+                    c.close();
+                    return null;
+                }, Duration.ofSeconds(30));
+            }
+        }
+    }
 }

@@ -78,6 +78,18 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "environment (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, OMPI_COMM_WORLD_*, SLURM_*).")
     Integer ranks;
 
+    @Option(names = "--rank", paramLabel = "R",
+        description = "This process's rank (explicit launch, with --world-size and --master; overrides the "
+            + "environment).")
+    Integer rank;
+
+    @Option(names = "--world-size", paramLabel = "N", description = "Number of ranks (explicit launch).")
+    Integer worldSize;
+
+    @Option(names = "--master", paramLabel = "HOST[:PORT]",
+        description = "Rank 0's host and rendezvous port (explicit launch; port 29500 when omitted).")
+    String master;
+
     @Option(names = "--chunk", defaultValue = "256K", paramLabel = "BYTES",
         description = "Pipelining chunk (one slot, one WRITE with immediate; default: ${DEFAULT-VALUE}).")
     String chunk;
@@ -214,6 +226,10 @@ public final class CollectivePerfCommand implements Callable<Integer> {
         final PrintWriter out = spec.commandLine().getOut();
         final long wrong;
         if (ranks != null) {
+            if (rank != null || worldSize != null || master != null) {
+                throw bad("--ranks runs every rank in this process: it does not combine with --rank, --world-size "
+                    + "or --master");
+            }
             if (ranks < 1 || ranks > 64) {
                 throw bad("--ranks must be in 1..64 (got " + ranks + ")");
             }
@@ -235,7 +251,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
         } else {
             final LaunchEnv env;
             try {
-                env = LaunchEnv.fromEnvironment();
+                env = explicitLaunch() != null ? explicitLaunch() : LaunchEnv.fromEnvironment();
             } catch (final IllegalArgumentException ex) {
                 throw bad(ex.getMessage() + " (or use --ranks N for ranks in this process)");
             }
@@ -258,6 +274,25 @@ public final class CollectivePerfCommand implements Callable<Integer> {
         }
         out.flush();
         return wrong == 0 ? 0 : 1;
+    }
+
+    /** @return the launch given by --rank, --world-size and --master, or null when none is given */
+    private LaunchEnv explicitLaunch() {
+        if (rank == null && worldSize == null && master == null) {
+            return null;
+        }
+        if (rank == null || worldSize == null || master == null) {
+            throw new IllegalArgumentException("an explicit launch needs all of --rank, --world-size and --master");
+        }
+        final int colon = master.lastIndexOf(':');
+        final String host = colon > 0 ? master.substring(0, colon) : master;
+        final int port;
+        try {
+            port = colon > 0 ? Integer.parseInt(master.substring(colon + 1)) : LaunchEnv.DEFAULT_MASTER_PORT;
+        } catch (final NumberFormatException ex) {
+            throw new IllegalArgumentException("--master " + master + ": the port is not a number", ex);
+        }
+        return new LaunchEnv(rank, worldSize, host, port, "explicit");
     }
 
     private static void printCounters(final PrintWriter out, final Communicator c) {

@@ -94,5 +94,10 @@ class CollectivePerfCommandTest {
         assertThat(run("all_reduce_perf", "--ranks", "2", "-o", "avg").err()).contains("unknown reduction 'avg'");
         assertThat(run("all_reduce_perf", "--ranks", "2", "-b", "1M", "-e", "1K").exitCode()).isEqualTo(2);
         assertThat(run("broadcast_perf", "--ranks", "2", "-r", "2").err()).contains("--root must be below --ranks");
+        assertThat(run("all_reduce_perf", "--rank", "0", "--world-size", "2").err())
+            .contains("needs all of --rank, --world-size and --master");
+        assertThat(run("all_reduce_perf", "--rank", "2", "--world-size", "2", "--master", "127.0.0.1").err())
+            .contains("rank 2 is outside 0..1");
+        assertThat(run("all_reduce_perf", "--ranks", "2", "--rank", "0").err()).contains("does not combine");
     }
 }

@@ -36,6 +36,7 @@ class MultiHostCollectivesTest {
     static final int RANKS = 4;
 
     private static Boolean usable;
+    private static String why = SKIP;
 
     private final List<Process> processes = new ArrayList<>();
     private final List<Path> files = new ArrayList<>();
@@ -58,7 +59,15 @@ class MultiHostCollectivesTest {
                     .nextInt(1 << 24));
                 ok = run("id", "-u").out().trim().equals("0") && run("ip", "netns", "add", probe).exit() == 0;
                 if (ok) {
-                    ok = run("ip", "netns", "del", probe).exit() == 0;
+                    // The kernel must also offer bridges and veth pairs (modules may be missing).
+                    final Result bridge = run("ip", "-n", probe, "link", "add", "br0", "type", "bridge");
+                    final Result veth = run("ip", "-n", probe, "link", "add", "v0", "type", "veth", "peer", "name", "v1");
+                    if (bridge.exit() != 0 || veth.exit() != 0) {
+                        why = "the kernel cannot create a bridge or a veth pair in a network namespace ("
+                            + (bridge.exit() != 0 ? bridge.err().trim() : veth.err().trim()) + ")";
+                        ok = false;
+                    }
+                    run("ip", "netns", "del", probe);
                 }
             } catch (final IOException | RuntimeException ex) {
                 ok = false;
@@ -117,7 +126,7 @@ class MultiHostCollectivesTest {
 
     @BeforeEach
     void createHosts() throws IOException {
-        assumeTrue(usable(), SKIP);
+        assumeTrue(usable(), () -> why);
         final ThreadLocalRandom r = ThreadLocalRandom.current();
         id = String.format(Locale.ROOT, "%06x", r.nextInt(1 << 24));
         final int subnet = 1 + r.nextInt(254);
