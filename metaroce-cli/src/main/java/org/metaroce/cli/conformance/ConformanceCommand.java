@@ -26,7 +26,7 @@ import picocli.CommandLine.Option;
     description = {"Run the MetaRoCE compliance suite against an implementation's agent "
         + "(see docs/conformance.md). Exit code 0 when every MUST case passes, 1 otherwise."})
 public final class ConformanceCommand implements Callable<Integer> {
-    @Option(names = "--agent", required = true, description = "the agent's control address host:port")
+    @Option(names = "--agent", description = "the agent's control address host:port (required to run cases)")
     String agent;
 
     @Option(names = "--target", description = "send packets here instead of the endpoint the agent announces "
@@ -60,6 +60,10 @@ public final class ConformanceCommand implements Callable<Integer> {
     @Option(names = "--list", description = "list the cases and exit")
     boolean list;
 
+    @Option(names = "--coverage", description = "print the requirement coverage table for the spec-notes directory "
+        + "given and exit")
+    Path coverage;
+
     @Override
     public Integer call() throws IOException {
         final PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
@@ -67,6 +71,15 @@ public final class ConformanceCommand implements Callable<Integer> {
             Catalog.all().forEach(c -> out.println(c.id() + "  " + c.level() + "  " + c.requirements() + "  "
                 + c.title()));
             return 0;
+        }
+        if (coverage != null) {
+            out.print(org.metaroce.conformance.report.Coverage.markdown(coverage, Catalog.all()));
+            out.flush();
+            return 0;
+        }
+        if (agent == null) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                "--agent host:port is required to run the suite");
         }
         final InetSocketAddress agentAddr = address(agent);
         SuiteConfig config = SuiteConfig.of(agentAddr, seed).withStrict(strict).withSections(sections)
