@@ -64,9 +64,12 @@ public final class ConformanceCommand implements Callable<Integer> {
         + "given and exit")
     Path coverage;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws IOException {
-        final PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
+        final PrintWriter out = spec.commandLine().getOut();
         if (list) {
             Catalog.all().forEach(c -> out.println(c.id() + "  " + c.level() + "  " + c.requirements() + "  "
                 + c.title()));
@@ -78,7 +81,7 @@ public final class ConformanceCommand implements Callable<Integer> {
             return 0;
         }
         if (agent == null) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                 "--agent host:port is required to run the suite");
         }
         final InetSocketAddress agentAddr = address(agent);
