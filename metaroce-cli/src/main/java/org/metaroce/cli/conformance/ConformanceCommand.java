@@ -116,6 +116,7 @@ public final class ConformanceCommand implements Callable<Integer> {
         });
         out.println();
         out.println("IUT: " + runner.implementation() + ", features " + runner.features());
+        out.println(Reports.requirementSummary(results));
         out.println(Reports.summary(results));
         if (json != null) {
             Files.writeString(json, Json.line(Reports.json(results, runner.implementation(), seed, strict)) + "\n");

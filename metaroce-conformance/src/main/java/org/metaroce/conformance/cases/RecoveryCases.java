@@ -123,6 +123,44 @@ final class RecoveryCases {
                 checkMemory(ctx, local, 0, remote, "every byte of the READ placed [OPS-022]");
             }, "REL-045", "REL-046", "OPS-022"));
 
+        l.add(must("ops.initiator-depth", OperationCases.S, "the IUT keeps at most the negotiated Initiator Depth "
+            + "(2) of READs outstanding", ctx -> {
+                final org.metaroce.conformance.suite.IutConnection c = ctx.acceptFromIut(
+                    org.metaroce.conformance.suite.QpOptions.defaults(), 1024, 2);
+                final TesterQp t = c.tester();
+                final Mr local = ctx.regMr(1024, 0, "LOCAL_WRITE");
+                for (int i = 0; i < 4; i++) {
+                    final int off = i * 64;
+                    ctx.postSend(c, i, "RDMA_READ", local, off, 64, o -> {
+                        o.put("remote_addr", 1 << 12);
+                        o.put("rkey", 3);
+                    });
+                }
+                final List<Packet> first = ctx.tester().collect(q -> t.isRequest(q)
+                    && q.opcode() == Opcode.READ_REQUEST, 150);
+                final long distinct = first.stream().mapToInt(Packet::psn).distinct().count();
+                check(distinct >= 1 && distinct <= 2, "1 or 2 READ_REQUESTs outstanding with Initiator Depth 2 "
+                    + "[OPS-024, CM-007]", distinct + " outstanding");
+                int done = 0;
+                final java.util.Set<Integer> answered = new java.util.HashSet<>();
+                java.util.List<Packet> pending = new ArrayList<>(first);
+                final long end = System.nanoTime() + 3_000_000_000L;
+                while (done < 4 && System.nanoTime() < end) {
+                    for (final Packet q : pending) {
+                        if (answered.add(q.psn())) {
+                            ctx.tester().inject(t.request(Opcode.READ_RESPONSE).psn(q.psn()).msn(q.msn())
+                                .flags(Flags.LAST).messageLength(64).payload(pattern(64, q.msn())).build());
+                        }
+                    }
+                    pending = ctx.tester().collect(q -> t.isRequest(q) && q.opcode() == Opcode.READ_REQUEST, 20);
+                    final long open = pending.stream().mapToInt(Packet::psn).filter(x -> !answered.contains(x))
+                        .distinct().count();
+                    check(open <= 2, "never more than 2 new READ_REQUESTs outstanding [OPS-024]", open + " new");
+                    done += ctx.poll(c, "send", 1, 0).size();
+                }
+                checkEq(4, done, "READ completions");
+            }, "OPS-024", "CM-007"));
+
         l.add(must("enc.cm-from-endpoint-port", ENC, "CM answers come from the endpoint port with Path ID 0", ctx -> {
             final long service = ctx.newServiceId();
             ctx.listen(service, org.metaroce.conformance.suite.QpOptions.defaults());
