@@ -161,6 +161,78 @@ final class RecoveryCases {
                 checkEq(4, done, "READ completions");
             }, "OPS-024", "CM-007"));
 
+        l.add(must("rel.ack-without-ackreq", ReliabilityCases.S, "a packet with neither ACK_REQ nor LAST is still "
+            + "acknowledged (coalescing delay bounded)", ctx -> {
+                final Setup s = setup(ctx);
+                final int psn = s.t().sendPsn;
+                ctx.tester().inject(s.t().request(Opcode.WRITE).flags(0).va(s.mr().addr()).rkey(s.mr().rkey())
+                    .messageLength(2 * s.t().pmtu).payload(pattern(s.t().pmtu, 1)).build());
+                ctx.expect(ackWithCum(s.t(), psn + 1), EXPECT_MS, "an ACK after ACK_COALESCE_DELAY at the latest "
+                    + "[REL-009]");
+            }, "REL-009"));
+
+        l.add(must("ops.rsn-conflict", OperationCases.S, "a second message claiming an already matched receive WR "
+            + "gets NACK INVALID_REQUEST", ctx -> {
+                final Setup s = setup(ctx);
+                final TesterQp t = s.t();
+                final Mr buf = ctx.regMr(4096, 0, "LOCAL_WRITE");
+                ctx.postRecv(s.c(), 1, buf, 0, 4096);
+                // Message A (2 packets, RSN 0): only its first packet arrives, so receive 0 is matched to A.
+                ctx.tester().inject(t.request(Opcode.SEND).messageLength(2 * t.pmtu).rsn(0)
+                    .payload(pattern(t.pmtu, 1)).build());
+                final int psnB = t.sendPsn + 2;
+                // Message B (new MSN, same RSN 0) conflicts.
+                ctx.tester().inject(t.request(Opcode.SEND).psn(psnB).msn(t.msn + 1).flags(Flags.LAST).rsn(0)
+                    .payload(pattern(64, 2)).build());
+                final Packet n = ctx.expect(nack(t), EXPECT_MS, "NACK INVALID_REQUEST for the RSN conflict [OPS-014]");
+                checkEq(NackReason.INVALID_REQUEST.code(), n.nackReason(), "NACK reason [OPS-014, OPS-042]");
+                checkEq(psnB, n.nackPsn(), "NACK PSN [REL-007]");
+            }, "OPS-014", "OPS-042"));
+
+        l.add(must("rel.duplicate-response", ReliabilityCases.S, "a duplicate READ_RESPONSE is dropped and counted; "
+            + "the READ completes once", ctx -> {
+                final Setup s = setup(ctx);
+                final TesterQp t = s.t();
+                final Mr local = ctx.regMr(256, 0, "LOCAL_WRITE");
+                ctx.postSend(s.c(), 1, "RDMA_READ", local, 0, 64, o -> {
+                    o.put("remote_addr", 4096);
+                    o.put("rkey", 5);
+                });
+                ctx.postSend(s.c(), 2, "RDMA_READ", local, 64, 64, o -> {
+                    o.put("remote_addr", 4096);
+                    o.put("rkey", 5);
+                });
+                final Packet r1 = ctx.expect(q -> t.isRequest(q) && q.psn() == t.iutInitialPsn, EXPECT_MS, "READ 1");
+                final long before = counterOrMissing(ctx, "DUPLICATE_RESPONSE");
+                final byte[] resp = t.request(Opcode.READ_RESPONSE).psn(r1.psn()).msn(r1.msn()).flags(Flags.LAST)
+                    .messageLength(64).payload(pattern(64, 5)).build();
+                ctx.tester().inject(resp);
+                ctx.expect(q -> t.isRequest(q) && q.psn() == t.iutInitialPsn + 1, EXPECT_MS, "READ 2");
+                ctx.tester().inject(resp);
+                checkCounter(ctx, "DUPLICATE_RESPONSE", before, 1);
+                final java.util.List<com.fasterxml.jackson.databind.JsonNode> wc = ctx.poll(s.c(), "send", 2,
+                    QUIET_MS);
+                checkEq(1, wc.size(), "completions: READ 1 once, READ 2 still outstanding [REL-043]");
+                checkMemory(ctx, local, 0, pattern(64, 5), "READ 1 data [OPS-022]");
+            }, "REL-043", "GEN-002"));
+
+        l.add(must("rel.nack-trimmed", ReliabilityCases.S, "NACK TRIMMED makes the requester resend the packet at "
+            + "once, before any timer", ctx -> {
+                final Setup s = setup(ctx, org.metaroce.conformance.suite.QpOptions.defaults().timeoutUs(200_000));
+                final int base = ReliabilityCases.warmUp(ctx, s);
+                ReliabilityCases.iutWrite(ctx, s, 1, 64);
+                final Packet p = ctx.expect(q -> s.t().isRequest(q) && q.psn() == base, EXPECT_MS, "the WRITE");
+                final long at = System.nanoTime();
+                ctx.tester().inject(s.t().nack(p, NackReason.TRIMMED.code()).build());
+                final Packet again = ctx.expect(q -> s.t().isRequest(q) && q.psn() == base && q.has(Flags.RETRANSMIT),
+                    EXPECT_MS, "the WRITE resent after NACK TRIMMED [REL-036]");
+                final long ms = (again.receivedNs() - at) / 1_000_000L;
+                check(ms < 100, "resent at once, well before the 200 ms timeout [REL-036]", ms + " ms");
+                ctx.tester().inject(s.t().ack(again, base + 1).build());
+                checkEq("SUCCESS", ReliabilityCases.sendCompletion(ctx, s, EXPECT_MS).get("status").asText(),
+                    "status");
+            }, "REL-036"));
+
         l.add(must("enc.cm-from-endpoint-port", ENC, "CM answers come from the endpoint port with Path ID 0", ctx -> {
             final long service = ctx.newServiceId();
             ctx.listen(service, org.metaroce.conformance.suite.QpOptions.defaults());
