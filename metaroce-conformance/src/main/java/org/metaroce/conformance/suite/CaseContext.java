@@ -130,7 +130,7 @@ public final class CaseContext {
     public Map<String, Long> counters() {
         final ObjectNode r = call(AgentProtocol.COUNTERS, o -> { });
         final Map<String, Long> m = new LinkedHashMap<>();
-        r.get("counters").fields().forEachRemaining(e -> m.put(e.getKey(), e.getValue().asLong()));
+        r.get("counters").properties().forEach(e -> m.put(e.getKey(), e.getValue().asLong()));
         return m;
     }
 
