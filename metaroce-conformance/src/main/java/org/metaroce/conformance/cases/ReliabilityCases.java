@@ -391,7 +391,13 @@ final class ReliabilityCases {
     private static void nackCase(final CaseContext ctx, final int reason, final String status) {
         final Setup s = setup(ctx);
         iutWrite(ctx, s, 1, 64);
-        iutWrite(ctx, s, 2, 64);
+        // The second WR is unsignaled: its flush completion is due all the same [QP-017, OPS-037].
+        final Mr local = ctx.regMr(64, 0, "LOCAL_WRITE");
+        ctx.postSend(s.c(), 2, "RDMA_WRITE", local, 0, 64, o -> {
+            o.putArray("flags");
+            o.put("remote_addr", 1 << 20);
+            o.put("rkey", 0x1234);
+        });
         final Packet p = ctx.expect(q -> s.t().isRequest(q) && q.psn() == s.t().iutInitialPsn, EXPECT_MS,
             "the first WRITE");
         ctx.tester().inject(s.t().nack(p, reason).build());
