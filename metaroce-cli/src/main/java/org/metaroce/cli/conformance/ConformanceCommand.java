@@ -26,7 +26,7 @@ import picocli.CommandLine.Option;
     description = {"Run the MetaRoCE compliance suite against an implementation's agent "
         + "(see docs/conformance.md). Exit code 0 when every MUST case passes, 1 otherwise."})
 public final class ConformanceCommand implements Callable<Integer> {
-    @Option(names = "--agent", required = true, description = "the agent's control address host:port")
+    @Option(names = "--agent", description = "the agent's control address host:port (required to run cases)")
     String agent;
 
     @Option(names = "--target", description = "send packets here instead of the endpoint the agent announces "
@@ -60,13 +60,29 @@ public final class ConformanceCommand implements Callable<Integer> {
     @Option(names = "--list", description = "list the cases and exit")
     boolean list;
 
+    @Option(names = "--coverage", description = "print the requirement coverage table for the spec-notes directory "
+        + "given and exit")
+    Path coverage;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws IOException {
-        final PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
+        final PrintWriter out = spec.commandLine().getOut();
         if (list) {
             Catalog.all().forEach(c -> out.println(c.id() + "  " + c.level() + "  " + c.requirements() + "  "
                 + c.title()));
             return 0;
+        }
+        if (coverage != null) {
+            out.print(org.metaroce.conformance.report.Coverage.markdown(coverage, Catalog.all()));
+            out.flush();
+            return 0;
+        }
+        if (agent == null) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                "--agent host:port is required to run the suite");
         }
         final InetSocketAddress agentAddr = address(agent);
         SuiteConfig config = SuiteConfig.of(agentAddr, seed).withStrict(strict).withSections(sections)
@@ -100,6 +116,7 @@ public final class ConformanceCommand implements Callable<Integer> {
         });
         out.println();
         out.println("IUT: " + runner.implementation() + ", features " + runner.features());
+        out.println(Reports.requirementSummary(results));
         out.println(Reports.summary(results));
         if (json != null) {
             Files.writeString(json, Json.line(Reports.json(results, runner.implementation(), seed, strict)) + "\n");

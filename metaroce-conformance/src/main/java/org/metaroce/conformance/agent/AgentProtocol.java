@@ -25,13 +25,12 @@ public final class AgentProtocol {
     public static final String POST_SEND = "post_send";
     public static final String POLL_CQ = "poll_cq";
     public static final String DISCONNECT = "disconnect";
-    public static final String DESTROY_QP = "destroy_qp";
     public static final String COUNTERS = "counters";
     public static final String EVENTS = "events";
 
     /** Every command of version 1, in the order the annex lists them. */
     public static final List<String> COMMANDS = List.of(HELLO, RESET, REG_MR, DEREG_MR, WRITE_MEM, READ_MEM,
-        LISTEN, ACCEPTED, CONNECT, QP_STATE, POST_RECV, POST_SEND, POLL_CQ, DISCONNECT, DESTROY_QP, COUNTERS,
+        LISTEN, ACCEPTED, CONNECT, QP_STATE, POST_RECV, POST_SEND, POLL_CQ, DISCONNECT, COUNTERS,
         EVENTS);
 
     /** Optional features an agent declares in its hello reply [CONF-002]. */

@@ -24,6 +24,7 @@ public final class Catalog {
         l.addAll(ConnectionCases.cases());
         l.addAll(RobustnessCases.cases());
         l.addAll(ProxyCases.cases());
+        l.addAll(RecoveryCases.cases());
         final Set<String> ids = new HashSet<>();
         for (final ConformanceCase c : l) {
             if (!ids.add(c.id())) {

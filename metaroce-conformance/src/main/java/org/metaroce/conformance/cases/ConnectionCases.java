@@ -316,7 +316,7 @@ final class ConnectionCases {
                     "READY_TO_USE to the server's QPN [CM-007]");
                 final IutConnection c = (IutConnection) st[1];
                 checkEq("RTS", ctx.awaitQpState(c, "RTS", EXPECT_MS), "client QP state [CM-007]");
-            }, "CM-001", "CM-002", "CM-005", "CM-006", "CM-007"));
+            }, "CM-001", "CM-002", "CM-005", "CM-006", "CM-007", "WIRE-070"));
 
         l.add(must("cm.client-reject", S, "the IUT as client: CONNECT_REJECT raises REJECTED and ends in ERR", ctx -> {
             final long service = ctx.newServiceId();

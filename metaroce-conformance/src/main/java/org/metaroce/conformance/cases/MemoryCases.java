@@ -58,6 +58,7 @@ final class MemoryCases {
             final Packet n = ctx.expect(nack(s.t()), EXPECT_MS, "NACK " + reason + " [MEM-015]");
             checkEq(reason.code(), n.nackReason(), "NACK reason");
             checkEq(psn, n.nackPsn(), "NACK PSN = the offending packet's PSN [MEM-015, REL-007]");
+            checkEq(psn, n.psn(), "Base Header PSN = the triggering packet's [REL-015]");
             checkUntouched(ctx, target, 0, 1024, FILL, "[MEM-015]");
             checkEq("ERR", ctx.awaitQpState(s.c(), "ERR", EXPECT_MS), "responder QP state [MEM-015, REL-007]");
         }, reqs);
@@ -74,7 +75,7 @@ final class MemoryCases {
         final List<ConformanceCase> l = new ArrayList<>();
         l.add(violation("mem.bad-rkey", "a WRITE with an rkey that names no region", NackReason.REMOTE_ACCESS,
             ALL_REMOTE, DEFAULT, (s, m) -> writeTo(s, m, m.addr(), m.rkey() ^ 0x5A5A_0001, 16),
-            "MEM-009", "MEM-015", "REL-007"));
+            "MEM-009", "MEM-015", "REL-007", "REL-015"));
         l.add(violation("mem.front-bound", "a WRITE starting one byte before the region", NackReason.REMOTE_ACCESS,
             ALL_REMOTE, DEFAULT, (s, m) -> writeTo(s, m, m.addr() - 1, m.rkey(), 16), "MEM-009", "MEM-010"));
         l.add(violation("mem.rear-bound", "a WRITE ending one byte after the region", NackReason.REMOTE_ACCESS,

@@ -54,7 +54,7 @@ final class QpCases {
         final List<ConformanceCase> l = new ArrayList<>();
         final byte[] data = pattern(64, 31);
         l.add(dropped("qp.unknown-qpn", "a packet for a QPN with no live QP is dropped unanswered", "UNKNOWN_QPN",
-            s -> write(s, 0, data).destQpn(s.t().iutQpn ^ 0x800001).build(), "QP-024", "SEC-006"));
+            s -> write(s, 0, data).destQpn(s.t().iutQpn ^ 0x800001).build(), "QP-024", "QP-023", "SEC-006"));
         l.add(dropped("qp.qpn0-data", "a data opcode addressed to QPN 0 is dropped unanswered", "UNKNOWN_QPN",
             s -> write(s, 0, data).destQpn(0).build(), "QP-024", "WIRE-010"));
         l.add(dropped("qp.peer-mismatch", "a packet from the wrong source QPN is dropped unanswered", "PEER_MISMATCH",

@@ -312,9 +312,15 @@ final class ReliabilityCases {
             final Packet p = ctx.expect(q -> s.t().isRequest(q) && q.psn() == base, EXPECT_MS, "the SEND");
             final long nackAt = System.nanoTime();
             ctx.tester().inject(s.t().nack(p, NackReason.RNR.code()).rnrTimer(100).build());
-            // A copy arriving within 50 us of the NACK crossed it on the wire and proves nothing.
+            // A KEEPALIVE fence: copies that arrive before its answer may have been decided before
+            // the IUT read the NACK (a probe crossing it) and prove nothing [CONF-014].
+            ctx.tester().inject(org.metaroce.conformance.tester.PacketBuilder.of(Opcode.KEEPALIVE)
+                .destQpn(s.t().iutQpn).srcQpn(s.t().qpn).flags(Flags.ACK_REQ).psn(s.t().sendPsn)
+                .timestamp(0x5EED0001).build());
+            final Packet fence = ctx.expect(q -> s.t().fromIut(q) && q.opcode() == Opcode.ACK
+                && q.echoedTimestamp() == 0x5EED0001, EXPECT_MS, "an answer to the KEEPALIVE [CM-028]");
             final Packet again = ctx.expect(q -> s.t().isRequest(q) && q.psn() == p.psn()
-                && q.receivedNs() - nackAt > 50_000, EXPECT_MS, "the SEND retried after the RNR delay [REL-039]");
+                && q.receivedNs() > fence.receivedNs(), EXPECT_MS, "the SEND retried after the RNR delay [REL-039]");
             final long waitedUs = (again.receivedNs() - nackAt) / 1000;
             check(waitedUs >= 1000, "no retry before the RNR Timer (100 x 10 us) [REL-039, GEN-004]",
                 "retried after " + waitedUs + " us");
@@ -385,7 +391,13 @@ final class ReliabilityCases {
     private static void nackCase(final CaseContext ctx, final int reason, final String status) {
         final Setup s = setup(ctx);
         iutWrite(ctx, s, 1, 64);
-        iutWrite(ctx, s, 2, 64);
+        // The second WR is unsignaled: its flush completion is due all the same [QP-017, OPS-037].
+        final Mr local = ctx.regMr(64, 0, "LOCAL_WRITE");
+        ctx.postSend(s.c(), 2, "RDMA_WRITE", local, 0, 64, o -> {
+            o.putArray("flags");
+            o.put("remote_addr", 1 << 20);
+            o.put("rkey", 0x1234);
+        });
         final Packet p = ctx.expect(q -> s.t().isRequest(q) && q.psn() == s.t().iutInitialPsn, EXPECT_MS,
             "the first WRITE");
         ctx.tester().inject(s.t().nack(p, reason).build());

@@ -65,6 +65,18 @@ final class SackResponder {
         }
     }
 
+    /** Keeps answering retransmissions for {@code ms} (a lost final ACK is repaired this way). */
+    void serve(final long ms) {
+        final long end = System.nanoTime() + ms * 1_000_000L;
+        while (true) {
+            final long left = (end - System.nanoTime()) / 1_000_000L;
+            if (left <= 0) {
+                return;
+            }
+            handle(ctx.tester().poll(t::isRequest, left));
+        }
+    }
+
     private void handle(final Packet p) {
         if (p == null) {
             return;

@@ -66,9 +66,13 @@ final class Steps {
         t.msn++;
     }
 
-    /** @return any packet from the IUT's QP that is not a KEEPALIVE */
+    /**
+     * @return any data-path packet from the IUT's QP that could answer a packet of the tester: not a
+     *     KEEPALIVE (sent on idle timers) and not a connection-manager packet (a CONNECT_REPLY
+     *     retransmitted because READY_TO_USE was slow to arrive is no answer to a data packet)
+     */
     static Predicate<Packet> anyAnswer(final TesterQp t) {
-        return p -> t.fromIut(p) && p.opcode() != Opcode.KEEPALIVE;
+        return p -> t.fromIut(p) && p.opcode() != Opcode.KEEPALIVE && !p.opcode().isConnectionManagement();
     }
 
     static Predicate<Packet> ackWithCum(final TesterQp t, final int cum) {

@@ -139,7 +139,7 @@ final class WireCases {
                 }
                 check(Arrays.equals(all, CaseContext.pattern(3000, 11)), "the message bytes in order [OPS-002]",
                     "different bytes");
-            }, "OPS-002", "OPS-003", "OPS-006", "WIRE-015", "WIRE-034", "WIRE-035"));
+            }, "OPS-002", "OPS-003", "OPS-006", "WIRE-015", "WIRE-034", "WIRE-035", "OPS-034", "OPS-038"));
 
         l.add(must("rel.ack-echo", ReliabilityCases.S, "an ACK echoes the triggering packet's PSN, timestamp and "
             + "path", ctx -> {
@@ -192,6 +192,9 @@ final class WireCases {
         final var wc = ctx.poll(s.c(), "send", 1, CaseContext.EXPECT_MS);
         check(!wc.isEmpty() && wc.get(0).get("status").asText().equals("SUCCESS"),
             "the WRITE completes SUCCESS once every PSN is acknowledged [OPS-034]", wc.toString());
+        checkEq(1L, wc.get(0).get("wr_id").asLong(), "wr_id of the send completion [OPS-038]");
+        checkEq("RDMA_WRITE", wc.get(0).get("opcode").asText(), "opcode of the send completion [OPS-038]");
+        checkEq((long) length, wc.get(0).get("byte_len").asLong(), "byte_len of the send completion [OPS-038]");
         return out;
     }
 }

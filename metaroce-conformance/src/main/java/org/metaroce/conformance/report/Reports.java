@@ -115,10 +115,20 @@ public final class Reports {
             rs.forEach(r -> out.println(line(r)));
         });
         out.println();
-        out.println("Requirements: " + byRequirement(results).entrySet().stream()
-            .filter(e -> e.getValue() == Verdict.FAIL).map(Map.Entry::getKey).toList() + " failed");
+        out.println(requirementSummary(results));
         out.println(summary(results));
         out.flush();
+    }
+
+    /** @return one line: requirement IDs by verdict, naming the failed ones [CONF-005] */
+    public static String requirementSummary(final List<CaseResult> results) {
+        final Map<String, Verdict> by = byRequirement(results);
+        final Map<Verdict, Integer> c = new EnumMap<>(Verdict.class);
+        by.values().forEach(v -> c.merge(v, 1, Integer::sum));
+        return "Requirements: " + by.size() + " checked, " + c.getOrDefault(Verdict.PASS, 0) + " passed, "
+            + c.getOrDefault(Verdict.FAIL, 0) + " failed " + by.entrySet().stream()
+            .filter(e -> e.getValue() == Verdict.FAIL).map(Map.Entry::getKey).toList() + ", "
+            + c.getOrDefault(Verdict.SKIP, 0) + " skipped";
     }
 
     /** @return "N passed, N failed, N skipped" (with deviations and inconclusive when present) */

@@ -130,7 +130,7 @@ public final class CaseContext {
     public Map<String, Long> counters() {
         final ObjectNode r = call(AgentProtocol.COUNTERS, o -> { });
         final Map<String, Long> m = new LinkedHashMap<>();
-        r.get("counters").fields().forEachRemaining(e -> m.put(e.getKey(), e.getValue().asLong()));
+        r.get("counters").properties().forEach(e -> m.put(e.getKey(), e.getValue().asLong()));
         return m;
     }
 
@@ -305,6 +305,14 @@ public final class CaseContext {
      * @return the connection once READY_TO_USE arrived
      */
     public IutConnection acceptFromIut(final QpOptions opts, final int serverPmtu) {
+        return acceptFromIut(opts, serverPmtu, 16);
+    }
+
+    /**
+     * As {@link #acceptFromIut(QpOptions, int)}, with the tester accepting at most
+     * {@code serverResources} outstanding READ/atomic requests from the IUT (its Responder Resources).
+     */
+    public IutConnection acceptFromIut(final QpOptions opts, final int serverPmtu, final int serverResources) {
         final long service = newServiceId();
         final InetSocketAddress me = tester.localAddress();
         final ObjectNode r = call(AgentProtocol.CONNECT, o -> {
@@ -329,7 +337,8 @@ public final class CaseContext {
         final int pmtu = Math.min(serverPmtu, second.pathMtu());
         tester.inject(PacketBuilder.of(Opcode.CONNECT_REPLY).destQpn(second.sourceQpn()).srcQpn(qpn)
             .serviceId(service).transactionId(second.transactionId()).initialPsn(ipsn)
-            .proposal(pmtu, 0, Math.min(16, second.responderResources()), Math.min(16, second.initiatorDepth()), 1)
+            .proposal(pmtu, 0, Math.min(16, second.responderResources()), Math.min(serverResources,
+                second.initiatorDepth()), 1)
             .build());
         expect(p -> p.wellFormed() && p.opcode() == Opcode.READY_TO_USE && p.transactionId() == first.transactionId(),
             EXPECT_MS, "READY_TO_USE after CONNECT_REPLY [CM-007]");

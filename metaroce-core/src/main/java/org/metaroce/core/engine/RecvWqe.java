@@ -18,6 +18,8 @@ final class RecvWqe {
     long capacity;
 
     boolean matched;
+    /** MSN of the message the WQE is matched to [OPS-014]. */
+    int msn;
     /** PSN of the message's last packet; the receive completes once the cumulative PSN passes it. */
     int lastPsn;
     long messageLength;

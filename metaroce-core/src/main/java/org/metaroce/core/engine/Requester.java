@@ -656,7 +656,7 @@ final class Requester {
             return;
         }
         if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_READ) {
-            counters.increment(EndpointCounter.ACK_FOR_UNSENT_PSN);
+            countStrayResponse(psn);
             return;
         }
         final int s = psn & windowMask;
@@ -715,7 +715,7 @@ final class Requester {
     void onAtomicResponse(final long nowNs, final DirectBuffer buffer, final int offset) {
         final int psn = BaseHeader.psn(buffer, offset);
         if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_ATOMIC) {
-            counters.increment(EndpointCounter.ACK_FOR_UNSENT_PSN);
+            countStrayResponse(psn);
             return;
         }
         final int s = psn & windowMask;
@@ -740,6 +740,15 @@ final class Requester {
             latestResponseTxSeq = slotTxSeq[psn & windowMask];
             anyResponse = true;
         }
+    }
+
+    /**
+     * A response outside the scoreboard: one for a PSN already resolved (its READ or atomic has
+     * completed) is a duplicate; anything else answers nothing outstanding [REL-043].
+     */
+    private void countStrayResponse(final int psn) {
+        final boolean resolved = Psn.before(psn, sndUna);
+        counters.increment(resolved ? EndpointCounter.DUPLICATE_RESPONSE : EndpointCounter.UNEXPECTED_RESPONSE);
     }
 
     private boolean inScoreboard(final int psn) {

@@ -449,9 +449,18 @@ final class Responder {
     private boolean matchReceive(final long nowNs, final RecvWqe recv, final Opcode opcode, final DirectBuffer buffer,
                                  final int offset, final int psn, final long messageOffset, final long messageLength,
                                  final boolean ce) {
+        final int msn = MessageHeader.msn(buffer, offset + opcode.msgOffset());
+        if (recv.matched && (recv.msn != msn || recv.messageLength != messageLength)) {
+            // The receive WR already belongs to another message, or this packet contradicts its
+            // message's length: an RSN conflict [OPS-014, OPS-042].
+            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer, offset,
+                ce);
+            return false;
+        }
         if (!recv.matched) {
             final int mtu = qp.pathMtu();
             recv.matched = true;
+            recv.msn = msn;
             recv.messageLength = messageLength;
             final long lastIndex = messageLength == 0 ? 0 : (messageLength - 1) / mtu;
             recv.lastPsn = psn + (int) (lastIndex - messageOffset / mtu);
