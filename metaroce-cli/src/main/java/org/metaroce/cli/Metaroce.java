@@ -42,6 +42,7 @@ public final class Metaroce implements Runnable {
                 + " SERVER    Both ends here: metaroce " + kind.command + " --loopback");
             cl.addSubcommand(kind.command, sub);
         }
+        cl.addSubcommand("sim", new CommandLine(new org.metaroce.cli.sim.SimCommand()));
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             final PrintWriter err = commandLine.getErr();
             if (ex instanceof BenchException) {

@@ -93,6 +93,11 @@ final class Requester {
     private int creditCumulative;
     private long creditLimit = INITIAL_CREDIT;
     private long lossCheckDeadlineNs = Long.MAX_VALUE;
+    /**
+     * When congestion control's pacing held back a new packet in the latest emit: the driver must
+     * poll again then even if nothing arrives (with nothing in flight no other timer would wake it).
+     */
+    private long pacedUntilNs = Long.MAX_VALUE;
     private long progressNs;
     private long lastTransmitNs;
     /** Latest response PSN seen and when: responders answer in PSN order, so earlier gaps are losses [REL-045]. */
@@ -279,6 +284,7 @@ final class Requester {
 
     private int emitNew(final long nowNs, final TransmitSink sink, final int budget) {
         int emitted = 0;
+        pacedUntilNs = Long.MAX_VALUE;
         final int window = Math.max(1, qp.congestionControl().windowPackets());
         while (emitted < budget && nextToStart != tail) {
             final SendWqe wqe = ring[(int) (nextToStart % ring.length)];
@@ -309,7 +315,9 @@ final class Requester {
             if ((long) ((sndNxt + need - 1) - creditCumulative) >= creditLimit) {
                 break;
             }
-            if (qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
+            final long sendAt = qp.congestionControl().nextSendTimeNs(nowNs);
+            if (sendAt > nowNs) {
+                pacedUntilNs = sendAt;
                 break;
             }
             if (!wqe.started) {
@@ -890,6 +898,9 @@ final class Requester {
             deadline = rnrResumeNs;
         }
         deadline = Math.min(deadline, lossCheckDeadlineNs);
+        if (nextToStart != tail) {
+            deadline = Math.min(deadline, pacedUntilNs);
+        }
         if (inFlight > 0) {
             deadline = Math.min(deadline, progressNs + rtt.rtoNs());
             final long probe = tailProbeTimeoutNs();
