@@ -108,6 +108,12 @@ public final class TransportProfile {
         };
     }
 
+    /** @return a copy with another name (for variants in reports) */
+    public TransportProfile withName(final String newName) {
+        return new TransportProfile(newName, ccName, cc, recoveryName, qpSetup, pathsPerQp, loadBalancing, pfc, trimming,
+            ecn, pmtu, endpointConfig);
+    }
+
     /** @return a copy with another congestion control */
     public TransportProfile withCongestionControl(final String label, final CongestionControlFactory factory) {
         return new TransportProfile(name, label, factory, recoveryName, qpSetup, pathsPerQp, loadBalancing, pfc,
@@ -167,12 +173,14 @@ public final class TransportProfile {
      * the responder acknowledges at least every 4 packets instead of 16. With 16, the delay-based
      * algorithm's window cap of 1.5 × BDP [CC-016] (BDP from the unloaded RTT) is smaller than
      * what is in flight while a coalesced ACK is held back, and a lone flow stalls at about 91% of
-     * line rate on a 100 Gb/s leaf-spine (docs/simulation.md).
+     * line rate on a 100 Gb/s leaf-spine (docs/simulation.md). The receive window is 256
+     * packets (1 MiB at 4 KiB, eight times the BDP of the default fabric) rather than 1024:
+     * per-QP state scales with it, and an all-to-all of 128 hosts has 32 512 QPs.
      *
      * @return a fresh configuration
      */
     public static EndpointConfig simEndpointConfig() {
-        return new EndpointConfig().ackCoalescePackets(4);
+        return new EndpointConfig().ackCoalescePackets(4).receiveWindowPackets(256);
     }
 
     /** @return a copy whose hosts' endpoints use configurations from {@code config} */

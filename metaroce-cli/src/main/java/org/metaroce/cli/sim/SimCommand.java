@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
+import org.metaroce.core.congestion.FixedWindowCongestionControl;
 import org.metaroce.sim.TransportProfile;
 import org.metaroce.sim.net.LoadBalancing;
 import org.metaroce.sim.report.ReportWriter;
@@ -90,6 +91,10 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--switch-spray", description = "switches spray packets instead of ECMP hashing (metaroce profile)")
     boolean switchSpray;
 
+    @Option(names = "--cc", description = "metaroce profile's congestion control: delay (8.5, the default) or fixed:N "
+        + "(fixed window of N packets)")
+    String cc;
+
     @Override
     public Integer call() throws IOException {
         final PrintWriter outw = spec.commandLine().getOut();
@@ -125,6 +130,9 @@ public final class SimCommand implements Callable<Integer> {
             base.lossRate = loss;
             base.bufferBytesPerPort = bufferKb * 1000;
             base.fabric(); // validates
+            if (cc != null && !cc.equals("delay") && !cc.matches("fixed:[1-9][0-9]*")) {
+                throw new IllegalArgumentException("--cc must be delay or fixed:N, got '" + cc + "'");
+            }
         } catch (final IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
@@ -136,6 +144,14 @@ public final class SimCommand implements Callable<Integer> {
             TransportProfile p = TransportProfile.named(name);
             if (name.equals("metaroce")) {
                 p = p.withTrimming(trim).withLoadBalancing(switchSpray ? LoadBalancing.SPRAY : LoadBalancing.ECMP);
+                if (cc != null && cc.startsWith("fixed:")) {
+                    final int window = Integer.parseInt(cc.substring(6));
+                    p = p.withCongestionControl("fixed window " + window,
+                        (mtu, rate, ecn) -> new FixedWindowCongestionControl(window));
+                }
+                final String variant = (trim ? "+trim" : "") + (switchSpray ? "+switchspray" : "")
+                    + (cc != null && cc.startsWith("fixed:") ? "+" + cc.replace(":", "") : "");
+                p = p.withName("metaroce" + variant);
             }
             c.profile = p;
             final long t0 = System.nanoTime();

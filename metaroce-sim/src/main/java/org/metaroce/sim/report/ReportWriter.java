@@ -17,6 +17,7 @@ import org.metaroce.sim.workload.Flow;
  * runs with the same seed produce byte-identical files.
  */
 public final class ReportWriter {
+    private static final int CHART_POINTS = 600;
     private ReportWriter() {
     }
 
@@ -87,12 +88,16 @@ public final class ReportWriter {
         final SvgChart chart = new SvgChart((watched ? "receiver downlink queue" : "deepest switch queue") + ": "
             + runs.get(0).workload, "time (µs)", "queue (KB)");
         for (final RunResult r : runs) {
+            // At most CHART_POINTS points: each the maximum of its bucket, so peaks survive.
             final int n = r.queues.count();
-            final double[] x = new double[n];
-            final double[] y = new double[n];
+            final int bucket = Math.max(1, (n + CHART_POINTS - 1) / CHART_POINTS);
+            final int points = (n + bucket - 1) / bucket;
+            final double[] x = new double[points];
+            final double[] y = new double[points];
             for (int i = 0; i < n; i++) {
-                x[i] = r.queues.time(i) / 1000.0;
-                y[i] = (watched ? r.queues.watchedQueue(i) : r.queues.maxQueue(i)) / 1000.0;
+                final int b = i / bucket;
+                x[b] = r.queues.time(b * bucket) / 1000.0;
+                y[b] = Math.max(y[b], (watched ? r.queues.watchedQueue(i) : r.queues.maxQueue(i)) / 1000.0);
             }
             chart.series(r.config.profile.name(), x, y);
         }

@@ -38,10 +38,12 @@ public final class ScenarioRunner {
         final Simulator sim = new Simulator(config.seed);
         final Network net = build(sim, config);
         final Traffic traffic = new Traffic(net, config.profile);
+        // The workload draws its randomness before the loss injection does, so LOSS and
+        // PERMUTATION with one seed run the same permutation: the difference is the loss alone.
+        final Workload workload = workload(sim, net, config);
         if (config.scenario == Scenario.LOSS) {
             net.randomLoss(lossyLink(net), config.lossRate);
         }
-        final Workload workload = workload(sim, net, config);
         final Port watched = watchedPort(net, config);
         final QueueSampler sampler = new QueueSampler(sim, net.switchPorts(), net.switches(), watched,
             config.sampleIntervalNs);

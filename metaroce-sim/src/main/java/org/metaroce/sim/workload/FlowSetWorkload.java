@@ -16,10 +16,15 @@ abstract class FlowSetWorkload implements Workload, FlowListener {
     }
 
     Flow start(final long nowNs, final int src, final int dst, final long bytes, final String tag) {
+        return start(nowNs, src, dst, bytes, tag, false);
+    }
+
+    Flow start(final long nowNs, final int src, final int dst, final long bytes, final String tag,
+               final boolean dedicatedQp) {
         if (firstStartNs < 0) {
             firstStartNs = nowNs;
         }
-        return traffic.startFlow(nowNs, src, dst, bytes, tag, this);
+        return traffic.startFlow(nowNs, src, dst, bytes, tag, this, dedicatedQp);
     }
 
     @Override

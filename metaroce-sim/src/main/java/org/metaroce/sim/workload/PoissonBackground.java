@@ -5,7 +5,8 @@ import java.util.SplittableRandom;
 /**
  * Background traffic: each host starts flows with Poisson arrivals at the rate that loads its
  * link to {@code load} on average, sizes drawn from a distribution, destinations uniform among
- * the other hosts. Arrivals are drawn up front, so the flow list depends on the seed only.
+ * the other hosts. Arrivals are drawn up front, so the flow list depends on the seed only. Each flow
+ * has a QP pair of its own, so flows are not serialized behind each other.
  */
 public final class PoissonBackground extends FlowSetWorkload {
     private final int hosts;
@@ -64,7 +65,7 @@ public final class PoissonBackground extends FlowSetWorkload {
                 final int s = src;
                 final int d = dst;
                 t.network().simulator().schedule(t0 + (long) at,
-                    (now, subject, arg) -> start(now, s, d, bytes, name()), null, 0);
+                    (now, subject, arg) -> start(now, s, d, bytes, name(), true), null, 0);
                 count++;
             }
         }

@@ -43,7 +43,7 @@ import org.metaroce.sim.net.Switch;
 public final class Traffic {
     /** Largest single WRITE a flow is cut into. */
     public static final int CHUNK_BYTES = 1 << 20;
-    private static final QueuePairCapabilities CAPS = new QueuePairCapabilities(1024, 1024, 1, 1, 16);
+    private static final QueuePairCapabilities CAPS = new QueuePairCapabilities(64, 256, 1, 1, 16);
 
     private final Network network;
     private final TransportProfile profile;
@@ -56,6 +56,7 @@ public final class Traffic {
     private final SendRequest send = new SendRequest(1);
     private final RecvRequest recv = new RecvRequest(1);
     private int failedFlows;
+    private int queuePairPairs;
 
     /** The two QPs of one (source, destination) pair and the chunks waiting for send-queue room. */
     private static final class Connection {
@@ -102,7 +103,7 @@ public final class Traffic {
 
     /** @return QP pairs created */
     public int connectionCount() {
-        return connections.size();
+        return queuePairPairs;
     }
 
     /** @return the profile */
@@ -113,6 +114,16 @@ public final class Traffic {
     /** @return the network */
     public Network network() {
         return network;
+    }
+
+    /**
+     * @param src source host
+     * @param dst destination host
+     * @return the shared sending QP of the pair, or null before their first flow
+     */
+    public QueuePair senderQueuePair(final int src, final int dst) {
+        final Connection c = connections.get(key(src, dst));
+        return c == null ? null : c.srcQp;
     }
 
     /**
@@ -145,13 +156,33 @@ public final class Traffic {
      */
     public Flow startFlow(final long nowNs, final int src, final int dst, final long bytes, final String tag,
                           final FlowListener listener) {
+        return startFlow(nowNs, src, dst, bytes, tag, listener, false);
+    }
+
+    /**
+     * Starts a flow now, optionally on a QP pair of its own. Flows of one QP complete in post
+     * order (RC semantics), so a short flow posted behind a long one waits for it; independent
+     * flows such as background traffic get their own QPs to be measured independently, as
+     * flow-level simulators assume.
+     *
+     * @param nowNs the current virtual time
+     * @param src source host index
+     * @param dst destination host index, not src
+     * @param bytes bytes to transfer, at least 1
+     * @param tag label for reports
+     * @param listener told on completion, or null
+     * @param dedicatedQp whether the flow gets a new QP pair instead of the pair's shared one
+     * @return the flow
+     */
+    public Flow startFlow(final long nowNs, final int src, final int dst, final long bytes, final String tag,
+                          final FlowListener listener, final boolean dedicatedQp) {
         if (src == dst) {
             throw new IllegalArgumentException("a flow needs two different hosts, got " + src + " -> " + dst);
         }
         if (bytes < 1) {
             throw new IllegalArgumentException("a flow carries at least 1 byte, got " + bytes);
         }
-        final Connection c = connection(src, dst);
+        final Connection c = dedicatedQp ? newConnection(src, dst) : connection(src, dst);
         final Flow flow = new Flow(flows.size(), src, dst, bytes, nowNs, idealFctNs(src, dst, bytes), tag, listener);
         flows.add(flow);
         recv.clear();
@@ -227,6 +258,12 @@ public final class Traffic {
         if (existing != null) {
             return existing;
         }
+        final Connection c = newConnection(src, dst);
+        connections.put(key(src, dst), c);
+        return c;
+    }
+
+    private Connection newConnection(final int src, final int dst) {
         final Host s = network.hosts().get(src);
         final Host d = network.hosts().get(dst);
         final QueuePair sq = s.endpoint().createQueuePair(pds[src], s.sendCq(), s.recvCq(), CAPS);
@@ -241,7 +278,7 @@ public final class Traffic {
         profile.qpSetup().accept(sq);
         profile.qpSetup().accept(dq);
         final Connection c = new Connection(s, d, sq, dq);
-        connections.put(key(src, dst), c);
+        queuePairPairs++;
         byLocalQp.put(key(src, sq.qpn()), c);
         byLocalQp.put(key(dst, dq.qpn()), c);
         return c;
