@@ -166,4 +166,27 @@ class FabricFeaturesTest {
         }
         return used;
     }
+
+    @Test
+    @DisplayName("a k=4 fat-tree has 20 switches, 4 equal-cost paths between pods, and carries a permutation")
+    void fatTree() {
+        System.out.println("seed=" + SEED);
+        final TransportProfile profile = TransportProfile.metaroce();
+        final Simulator sim = new Simulator(SEED);
+        final Network net = new TopologyBuilder(sim, profile.applyTo(new FabricConfig()), profile.endpointConfig())
+            .fatTree(16, TopologyBuilder.fatTreeArityFor(16), 2);
+        assertThat(net.switches()).hasSize(20);
+        assertThat(net.hosts()).hasSize(16);
+        final Switch edge0 = (Switch) net.hosts().get(0).nic().peer().owner();
+        assertThat(edge0.route(15)).hasSize(2); // up to either aggregation switch of the pod
+        final Switch agg = (Switch) edge0.ports().get(edge0.route(15)[0]).peer().owner();
+        assertThat(agg.route(15)).hasSize(2); // up to either of its two cores
+        assertThat(edge0.route(1)).hasSize(1); // same edge: straight down
+        final Traffic traffic = new Traffic(net, profile);
+        for (int i = 0; i < 16; i++) {
+            traffic.startFlow(0, i, (i + 5) % 16, 256 * 1024, "perm", null);
+        }
+        sim.run(100_000_000);
+        assertThat(traffic.flows()).allMatch(Flow::isDone);
+    }
 }

@@ -159,7 +159,8 @@ public final class ReportWriter {
                 + r.counter("link_down_losses")},
             {"trims", Long.toString(r.counter("trims"))},
             {"PFC pauses", Long.toString(r.counter("pfc_pauses"))},
-            {"retransmits (needed / spurious)", r.counter("retransmits_needed") + " / " + r.counter("spurious_retransmits")},
+            {"retransmits (needed / unneeded; requester-detected spurious)", r.counter("retransmits_needed") + " / "
+                + r.counter("retransmits_unneeded") + "; " + r.counter("spurious_retransmits")},
             {"max port queue (KB)", fmt1(r.counter("max_port_queue_bytes") / 1000.0)},
         };
     }

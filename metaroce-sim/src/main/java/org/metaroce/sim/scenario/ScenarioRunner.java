@@ -182,9 +182,13 @@ public final class ScenarioRunner {
         for (int i = 0; i < wanted.length; i++) {
             m.put(wanted[i].name().toLowerCase(java.util.Locale.ROOT), sums[i]);
         }
-        final long spurious = m.get("spurious_retransmits");
+        // The fabric knows what the requester can only infer: a retransmission was unnecessary
+        // exactly when the responder already held that PSN (a duplicate request). The requester's
+        // own SPURIOUS_RETRANSMITS relies on duplicate flags that ACK coalescing can merge away.
+        final long duplicates = m.get("duplicate_requests");
         m.put("retransmits", retransmits);
-        m.put("retransmits_needed", retransmits - spurious);
+        m.put("retransmits_unneeded", Math.min(retransmits, duplicates));
+        m.put("retransmits_needed", Math.max(0, retransmits - duplicates));
         m.put("packets_created", net.pool().created());
         return m;
     }
