@@ -189,4 +189,38 @@ class FabricFeaturesTest {
         sim.run(100_000_000);
         assertThat(traffic.flows()).allMatch(Flow::isDone);
     }
+
+    @Test
+    @DisplayName("ENC-015 / ENC-016: switches mark ECT packets CE, the responder echoes it, the requester's paths see the echoes")
+    void ecnMarksReachTheEngine() {
+        for (final boolean ecn : new boolean[] {true, false}) {
+            final TransportProfile profile = TransportProfile.metaroce().withEcn(ecn);
+            System.out.println("seed=" + SEED + " ecn=" + ecn);
+            final Simulator sim = new Simulator(SEED);
+            final Network net = new TopologyBuilder(sim, profile.applyTo(new FabricConfig()), profile.endpointConfig())
+                .singleSwitch(9);
+            final Traffic traffic = new Traffic(net, profile);
+            for (int s = 1; s <= 8; s++) {
+                traffic.startFlow(0, s, 0, 512 * 1024, "incast", null);
+            }
+            sim.run(200_000_000);
+            assertThat(traffic.flows()).allMatch(Flow::isDone);
+            final long marks = net.allPorts().stream().mapToLong(Port::ecnMarks).sum();
+            long echoes = 0;
+            for (int s = 1; s <= 8; s++) {
+                final var paths = traffic.senderQueuePair(s, 0).paths();
+                for (int p = 0; p < paths.pathCount(); p++) {
+                    echoes += paths.ecnEchoes(p);
+                }
+            }
+            System.out.printf("ecn=%s: %d CE marks, %d ECN echoes seen by requesters%n", ecn, marks, echoes);
+            if (ecn) {
+                assertThat(marks).isPositive();
+                assertThat(echoes).isPositive();
+            } else {
+                assertThat(marks).isZero();
+                assertThat(echoes).isZero();
+            }
+        }
+    }
 }

@@ -153,6 +153,8 @@ public final class ReportWriter {
                 + fmt1(f.percentile(99.9))},
             {"slowdown p50 / p99 / p99.9", fmt2(s.percentile(50)) + " / " + fmt2(s.percentile(99)) + " / "
                 + fmt2(s.percentile(99.9))},
+            {"slowdown p50 / p99, flows < 100 KB", bucket(r.slowdowns(0, 100_000))},
+            {"slowdown p50 / p99, flows >= 1 MB", bucket(r.slowdowns(1_000_000, Long.MAX_VALUE))},
             {"aggregate goodput (Gb/s)", fmt1(r.goodputGbps())},
             {"workload completion (µs)", r.completionNs < 0 ? "not completed" : fmt1(r.completionNs / 1000.0)},
             {"drops (tail / random / link down)", r.counter("tail_drops") + " / " + r.counter("random_losses") + " / "
@@ -163,6 +165,11 @@ public final class ReportWriter {
                 + r.counter("retransmits_unneeded") + "; " + r.counter("spurious_retransmits")},
             {"max port queue (KB)", fmt1(r.counter("max_port_queue_bytes") / 1000.0)},
         };
+    }
+
+    private static String bucket(final Percentiles p) {
+        return p.count() == 0 ? "no flows" : fmt2(p.percentile(50)) + " / " + fmt2(p.percentile(99)) + " (" + p.count()
+            + " flows)";
     }
 
     /** @return the markdown comparison table of runs, with ratios against the first */

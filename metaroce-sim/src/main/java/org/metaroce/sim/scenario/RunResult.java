@@ -46,6 +46,16 @@ public final class RunResult {
         return new Percentiles(flows.stream().filter(Flow::isDone).mapToDouble(Flow::slowdown).toArray());
     }
 
+    /**
+     * @param minBytes smallest flow size included
+     * @param maxBytes flows must be smaller than this
+     * @return slowdowns of completed flows in the size range
+     */
+    public Percentiles slowdowns(final long minBytes, final long maxBytes) {
+        return new Percentiles(flows.stream().filter(f -> f.isDone() && f.bytes() >= minBytes && f.bytes() < maxBytes)
+            .mapToDouble(Flow::slowdown).toArray());
+    }
+
     /** @return FCTs of completed flows, in µs */
     public Percentiles fctsUs() {
         return new Percentiles(flows.stream().filter(Flow::isDone).mapToDouble(f -> f.fctNs() / 1000.0).toArray());

@@ -22,6 +22,7 @@ import org.metaroce.core.verbs.WorkCompletion;
 import org.metaroce.core.verbs.WrOpcode;
 import org.metaroce.core.wire.Opcode;
 import org.metaroce.core.wire.WireConstants;
+import org.metaroce.core.engine.DatagramEndpoint;
 import org.metaroce.core.engine.QueuePair;
 import org.metaroce.core.engine.QueuePairCapabilities;
 import org.metaroce.sim.TransportProfile;
@@ -88,6 +89,8 @@ public final class Traffic {
             pds[h.hostIndex()] = h.endpoint().allocateProtectionDomain();
             regions[h.hostIndex()] = pds[h.hostIndex()].registerMemory(memory.duplicate(), AccessFlags.ALL);
             h.completionListener(this::onCompletion);
+            // A profile without ECN is a platform that cannot set the field: Not-ECT [ENC-015].
+            h.ecnCodepoint(profile.ecn() ? DatagramEndpoint.ECN_ECT_0 : DatagramEndpoint.ECN_NOT_ECT);
         }
     }
 
