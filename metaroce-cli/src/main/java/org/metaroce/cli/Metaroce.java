@@ -45,6 +45,7 @@ public final class Metaroce implements Runnable {
         cl.addSubcommand("agent", new org.metaroce.cli.conformance.AgentCommand());
         cl.addSubcommand("conformance", new org.metaroce.cli.conformance.ConformanceCommand());
         cl.addSubcommand("proxy", new org.metaroce.cli.conformance.ProxyCommand());
+        cl.addSubcommand("sim", new CommandLine(new org.metaroce.cli.sim.SimCommand()));
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             final PrintWriter err = commandLine.getErr();
             if (ex instanceof BenchException) {
