@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
-import org.metaroce.core.congestion.FixedWindowCongestionControl;
+import org.metaroce.core.congestion.CongestionControlAlgorithm;
 import org.metaroce.sim.TransportProfile;
 import org.metaroce.sim.net.LoadBalancing;
 import org.metaroce.sim.report.ReportWriter;
@@ -146,8 +146,7 @@ public final class SimCommand implements Callable<Integer> {
                 p = p.withTrimming(trim).withLoadBalancing(switchSpray ? LoadBalancing.SPRAY : LoadBalancing.ECMP);
                 if (cc != null && cc.startsWith("fixed:")) {
                     final int window = Integer.parseInt(cc.substring(6));
-                    p = p.withCongestionControl("fixed window " + window,
-                        (mtu, rate, ecn) -> new FixedWindowCongestionControl(window));
+                    p = p.withCongestionControl("FIXED, window " + window, CongestionControlAlgorithm.FIXED, window);
                 }
                 final String variant = (trim ? "+trim" : "") + (switchSpray ? "+switchspray" : "")
                     + (cc != null && cc.startsWith("fixed:") ? "+" + cc.replace(":", "") : "");

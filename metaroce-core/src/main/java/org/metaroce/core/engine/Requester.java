@@ -104,6 +104,12 @@ final class Requester {
     /** Contiguous lost READ slots the next READ re-request covers [REL-046]. */
     private int readRunLength = 1;
     private boolean tailProbeSent;
+    /**
+     * An RTO expiry or a tail probe has granted one retransmission that may leave although the
+     * window is full [CC-001]. Without it a window cut to one packet by the RTO [CC-003] stays
+     * full of packets lost in a black hole, and the QP spends its retries without sending.
+     */
+    private boolean fullWindowRetransmitAllowed;
     private int consecutiveTimeouts;
     /** Time of the retransmission-timer expiry whose outcome is still unknown, or {@link #NO_EXPIRY}. */
     private long timeoutEpisodeNs = NO_EXPIRY;
@@ -248,8 +254,8 @@ final class Requester {
                 continue;
             }
             // Retransmissions are in flight like any packet: window and pacing apply, except that
-            // one may leave when nothing is in flight (after an RTO) [CC-001].
-            if (inFlight > 0 && inFlight + 1 > window) {
+            // one may leave when nothing is in flight, and one per RTO expiry or probe [CC-001].
+            if (inFlight > 0 && inFlight + 1 > window && !fullWindowRetransmitAllowed) {
                 break;
             }
             if (qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
@@ -275,6 +281,7 @@ final class Requester {
                 break;
             }
             counters.increment(slotLossCause[s]);
+            fullWindowRetransmitAllowed = false;
             if (slotLossCause[s] == EndpointCounter.RETRANSMITS_RNR) {
                 slotRnrRetransmissions[s]++;
             }
@@ -939,6 +946,7 @@ final class Requester {
             timeoutEpisodeNs = goBackN ? NO_EXPIRY : nowNs;
             progressNs = nowNs;
             tailProbeSent = false;
+            fullWindowRetransmitAllowed = true;
             return;
         }
         final long probe = tailProbeTimeoutNs();
@@ -948,6 +956,7 @@ final class Requester {
             for (int psn = sndNxt - 1; Psn.beforeOrEqual(sndUna, psn); psn--) {
                 if (slotState[psn & windowMask] == IN_FLIGHT) {
                     markLost(psn, EndpointCounter.RETRANSMITS_TAIL_PROBE);
+                    fullWindowRetransmitAllowed = true;
                     break;
                 }
             }

@@ -23,6 +23,7 @@ import org.metaroce.core.verbs.WrOpcode;
 import org.metaroce.core.wire.Opcode;
 import org.metaroce.core.wire.WireConstants;
 import org.metaroce.core.engine.DatagramEndpoint;
+import org.metaroce.core.engine.EndpointConfig;
 import org.metaroce.core.engine.QueuePair;
 import org.metaroce.core.engine.QueuePairCapabilities;
 import org.metaroce.sim.TransportProfile;
@@ -92,6 +93,71 @@ public final class Traffic {
             // A profile without ECN is a platform that cannot set the field: Not-ECT [ENC-015].
             h.ecnCodepoint(profile.ecn() ? DatagramEndpoint.ECN_ECT_0 : DatagramEndpoint.ECN_NOT_ECT);
         }
+        configureEndpoints();
+    }
+
+    /**
+     * Sets what a deployment configures on every endpoint before its QPs reach RTS: LINK_RATE, the
+     * NIC's rate (8.9), and, when the profile asks for it, BASE_RTT_MAX = the fabric's largest
+     * unloaded RTT [CC-028]. Without the bound each flow's baseRTT is the smallest RTT it happened
+     * to sample; flows that start together sample behind each other's first packets, their
+     * references differ by up to a packet time per flow, and the delay-based algorithm shares a
+     * port unfairly (four flows into one port: 1.18 max/min rate without it).
+     */
+    private void configureEndpoints() {
+        final long fabricRttNs = profile.boundBaseRtt() ? largestUnloadedRttNs() : 0;
+        for (final Host h : network.hosts()) {
+            final EndpointConfig config = h.endpoint().config();
+            if (config.linkRateBitsPerSecond() != h.nic().rateBps()) {
+                // A configuration object may be shared by hosts; it must not need two rates.
+                if (h.hostIndex() > 0 && network.hosts().get(0).endpoint().config() == config) {
+                    throw new IllegalStateException("hosts with different NIC rates share one EndpointConfig");
+                }
+                config.linkRateBitsPerSecond(h.nic().rateBps());
+            }
+            config.baseRttMaxNs(fabricRttNs);
+        }
+    }
+
+    /**
+     * The fabric's largest unloaded RTT: over every ordered host pair, the latency of a full-PMTU
+     * WRITE from one to the other (store-and-forward over every hop, first ECMP choice) plus that
+     * of the smallest ACK back. This is a lower bound of any RTT sample on that path, so flows
+     * crossing the longest paths all use it as their common reference.
+     *
+     * @return nanoseconds
+     */
+    public long largestUnloadedRttNs() {
+        final int dataWire = Opcode.WRITE.headerLength() + profile.pmtu() + WireConstants.INTEGRITY_CHECK_LENGTH
+            + Packet.FRAME_OVERHEAD_BYTES;
+        final int ackWire = Opcode.ACK.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH + Packet.FRAME_OVERHEAD_BYTES;
+        long largest = 0;
+        final int n = network.hosts().size();
+        for (int a = 0; a < n; a++) {
+            for (int b = 0; b < n; b++) {
+                if (a != b) {
+                    largest = Math.max(largest, oneWayLatencyNs(a, b, dataWire) + oneWayLatencyNs(b, a, ackWire));
+                }
+            }
+        }
+        return largest;
+    }
+
+    private long oneWayLatencyNs(final int src, final int dst, final int wireBytes) {
+        long latency = 0;
+        Port port = network.hosts().get(src).nic();
+        for (int hops = 0; hops < 16; hops++) {
+            latency += port.propagationNs() + port.serializationNs(wireBytes);
+            final var next = port.peer().owner();
+            if (next == network.hosts().get(dst)) {
+                return latency;
+            }
+            if (!(next instanceof Switch sw)) {
+                break;
+            }
+            port = sw.ports().get(sw.route(dst)[0]);
+        }
+        throw new IllegalStateException("no path from host" + src + " to host" + dst);
     }
 
     /** @return every flow started, in start order (index = flow id) */
@@ -275,11 +341,6 @@ public final class Traffic {
         final int psnD = d.endpoint().random().nextInt();
         bringUp(sq, dq, d, psnD, psnS, entropies(src, dst));
         bringUp(dq, sq, s, psnS, psnD, entropies(dst, src));
-        final long rate = s.nic().rateBps();
-        sq.congestionControl(profile.congestionControl().create(profile.pmtu(), rate, profile.ecn()));
-        dq.congestionControl(profile.congestionControl().create(profile.pmtu(), d.nic().rateBps(), profile.ecn()));
-        profile.qpSetup().accept(sq);
-        profile.qpSetup().accept(dq);
         final Connection c = new Connection(s, d, sq, dq);
         queuePairPairs++;
         byLocalQp.put(key(src, sq.qpn()), c);
@@ -302,9 +363,14 @@ public final class Traffic {
                          final int[] paths) {
         qp.modify(QpState.INIT, new QpAttributes().port(1).accessFlags(AccessFlags.ALL));
         qp.modify(QpState.RTR, new QpAttributes().pathMtu(profile.pmtu()).destQpn(peerQp.qpn()).rqPsn(rqPsn)
-            .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(paths).remotePeer(peer.hostIndex()));
-        qp.modify(QpState.RTS, new QpAttributes().sqPsn(sqPsn).timeoutNs(1_000_000).retryCount(7)
-            .rnrRetry(7).maxRdAtomic(16));
+            .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(paths).remotePeer(peer.hostIndex())
+            .capabilities(profile.capabilities()));
+        final QpAttributes rts = new QpAttributes().sqPsn(sqPsn).timeoutNs(1_000_000).retryCount(7)
+            .rnrRetry(7).maxRdAtomic(16).ccAlgorithm(profile.ccAlgorithm());
+        if (profile.congestionWindowPackets() > 0) {
+            rts.congestionWindowPackets(profile.congestionWindowPackets());
+        }
+        qp.modify(QpState.RTS, rts);
     }
 
     /**
