@@ -66,6 +66,11 @@ final class Requester {
     private final int[] slotTransmissions;
     /** Retransmissions caused by RNR, which are not losses and do not count towards the limit [REL-039]. */
     private final int[] slotRnrRetransmissions;
+    /**
+     * Transmissions answered by NACK TRIMMED (or trimmed READ responses), which do not count
+     * towards the limit either: a trim proves that the path and the peer are alive [REL-059].
+     */
+    private final int[] slotTrimmedTransmissions;
     private final byte[] slotState;
     private final byte[] slotKind;
     private final EndpointCounter[] slotLossCause;
@@ -142,6 +147,7 @@ final class Requester {
         slotPath = new short[windowSize];
         slotTransmissions = new int[windowSize];
         slotRnrRetransmissions = new int[windowSize];
+        slotTrimmedTransmissions = new int[windowSize];
         slotState = new byte[windowSize];
         slotKind = new byte[windowSize];
         slotLossCause = new EndpointCounter[windowSize];
@@ -261,7 +267,7 @@ final class Requester {
             if (qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
                 break;
             }
-            if (slotTransmissions[s] - slotRnrRetransmissions[s] >= MAX_TRANSMISSIONS) {
+            if (slotTransmissions[s] - slotRnrRetransmissions[s] - slotTrimmedTransmissions[s] >= MAX_TRANSMISSIONS) {
                 fail(ring[(int) (slotWqe[s] % ring.length)], WcStatus.RETRY_EXC_ERR);
                 return emitted;
             }
@@ -359,6 +365,7 @@ final class Requester {
                 slotKind[s] = kind;
                 slotTransmissions[s] = 0;
                 slotRnrRetransmissions[s] = 0;
+                slotTrimmedTransmissions[s] = 0;
                 slotState[s] = FREE;
             }
             final boolean wasIdle = inFlight == 0;
@@ -577,6 +584,7 @@ final class Requester {
             case TRIMMED -> {
                 if (slotState[s] == IN_FLIGHT) {
                     markLost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
+                    slotTrimmedTransmissions[s]++;
                     qp.paths().onTrim(nowNs, slotPath[s]);
                     qp.congestionControl().onLoss(nowNs, slotPath[s], true);
                 }
@@ -641,6 +649,7 @@ final class Requester {
             if (inScoreboard(psn) && slotKind[psn & windowMask] == KIND_READ
                 && slotState[psn & windowMask] == IN_FLIGHT) {
                 markLost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
+                slotTrimmedTransmissions[psn & windowMask]++;
             } else {
                 counters.increment(EndpointCounter.TRIMMED_IGNORED);
             }

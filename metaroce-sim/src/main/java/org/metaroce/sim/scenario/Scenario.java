@@ -14,8 +14,8 @@ public enum Scenario {
     ALLREDUCE("ring all-reduce"),
     /** Web-search flow sizes with Poisson arrivals at 50% load. */
     WEBSEARCH("web-search background at 50% load"),
-    /** Permutation with 1% random loss on one leaf-spine link. */
-    LOSS("permutation with 1% loss on one link");
+    /** Host 0 sends to every other host, with 1% random loss on host 0's link (every flow crosses it). */
+    LOSS("fan-out from host 0 with 1% loss on its link");
 
     private final String description;
 

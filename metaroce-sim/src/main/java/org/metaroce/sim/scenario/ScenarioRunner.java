@@ -16,6 +16,7 @@ import org.metaroce.sim.net.Switch;
 import org.metaroce.sim.net.TopologyBuilder;
 import org.metaroce.sim.report.QueueSampler;
 import org.metaroce.sim.workload.AllToAll;
+import org.metaroce.sim.workload.FanOut;
 import org.metaroce.sim.workload.Flow;
 import org.metaroce.sim.workload.FlowSizeDistribution;
 import org.metaroce.sim.workload.Incast;
@@ -38,8 +39,6 @@ public final class ScenarioRunner {
         final Simulator sim = new Simulator(config.seed);
         final Network net = build(sim, config);
         final Traffic traffic = new Traffic(net, config.profile);
-        // The workload draws its randomness before the loss injection does, so LOSS and
-        // PERMUTATION with one seed run the same permutation: the difference is the loss alone.
         final Workload workload = workload(sim, net, config);
         if (config.scenario == Scenario.LOSS) {
             net.randomLoss(lossyLink(net), config.lossRate);
@@ -90,7 +89,14 @@ public final class ScenarioRunner {
                 }
                 yield new Incast(0, senders, c.effectiveBytes());
             }
-            case PERMUTATION, LOSS -> new Permutation(n, c.effectiveBytes(), sim.newRandom());
+            case PERMUTATION -> new Permutation(n, c.effectiveBytes(), sim.newRandom());
+            case LOSS -> {
+                final int[] receivers = new int[n - 1];
+                for (int i = 1; i < n; i++) {
+                    receivers[i - 1] = i;
+                }
+                yield new FanOut(0, receivers, c.effectiveBytes());
+            }
             case ALLTOALL -> new AllToAll(n, c.effectiveBytes());
             case ALLREDUCE -> new RingAllReduce(c.topology == ScenarioConfig.Topology.LEAF_SPINE
                 ? RingAllReduce.acrossLeaves(n, Math.min(c.hostsPerLeaf, n), n) : identity(n), c.effectiveBytes());
@@ -107,14 +113,20 @@ public final class ScenarioRunner {
         return r;
     }
 
-    /** The first switch-to-switch link (leaf0–spine0 on a leaf-spine), or the first link. */
+    /**
+     * Host 0's link to its switch: in the LOSS scenario host 0 sends every flow, so every data
+     * packet and every ACK of the workload crosses it, under either profile. (A leaf–spine link
+     * carried a few of a single-path baseline's flows and a sixteenth of a sprayed QP's packets,
+     * and lost only a handful of packets in a run.)
+     */
     static Link lossyLink(final Network net) {
+        final Host sender = net.hosts().get(0);
         for (final Link l : net.links()) {
-            if (l.a().owner() instanceof Switch && l.b().owner() instanceof Switch) {
+            if (l.a().owner() == sender || l.b().owner() == sender) {
                 return l;
             }
         }
-        return net.links().get(0);
+        throw new IllegalStateException("host 0 has no link");
     }
 
     /** Incast: the receiver's downlink; otherwise none. */
