@@ -516,7 +516,9 @@ final class Requester {
         final boolean echoMatches = inScoreboard(trigger)
             && (int) slotSentNs[trigger & windowMask] == echoedTimestamp;
         long sample = 0;
-        if (echoMatches && slotTransmissions[trigger & windowMask] == 1) {
+        // The echo names the copy that triggered the ACK, so a retransmission's ACK is as good a
+        // sample as a first transmission's (Karn's rule is for ACKs that cannot tell) [REL-020].
+        if (echoMatches) {
             final long rttNs = ((int) nowNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset)) & 0xFFFF_FFFFL;
             if (rttNs > 0 && rttNs < 1_000_000_000L) {
                 sample = rttNs;
