@@ -51,6 +51,7 @@ public final class Metaroce implements Runnable {
         cl.addSubcommand("reduce_scatter_perf", CollectivePerfCommand.commandLine("reduce_scatter_perf"));
         cl.addSubcommand("broadcast_perf", CollectivePerfCommand.commandLine("broadcast_perf"));
         cl.addSubcommand("all_to_all_perf", CollectivePerfCommand.commandLine("all_to_all_perf"));
+        cl.addSubcommand("sim", new CommandLine(new org.metaroce.cli.sim.SimCommand()));
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             final PrintWriter err = commandLine.getErr();
             if (ex instanceof BenchException) {

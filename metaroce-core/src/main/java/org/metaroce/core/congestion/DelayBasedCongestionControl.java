@@ -47,6 +47,12 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private static final int MAX_PATHS = 256;
     private static final double FS_MIN_INV = 1 / Math.sqrt(FS_MIN_CWND);
     private static final double FS_MAX_INV = 1 / Math.sqrt(FS_MAX_CWND);
+    /**
+     * CE_MEMORY, in SRTTs: delay above target counts as a queue at a marking switch while a CE
+     * mark arrived this recently [CC-029]. Switches mark at random (RED), a few per cent of
+     * packets at the target queue, so one unmarked ACK is no evidence that no switch is congested.
+     */
+    public static final int CE_MEMORY_SRTTS = 4;
 
     private final int pmtu;
     private final double bytesPerNs;
@@ -70,6 +76,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private long lastDecreaseNs = Long.MIN_VALUE / 2;
     private long nextSendNs = Long.MIN_VALUE;
     private long decreases;
+    private long lastCeNs = Long.MIN_VALUE / 2;
 
     /**
      * @param pmtu the QP's path MTU in bytes
@@ -196,6 +203,9 @@ public final class DelayBasedCongestionControl implements CongestionControl {
                 recordSample(nowNs, pathId, rttNs);
             }
         }
+        if (ecnEcho) {
+            lastCeNs = nowNs;
+        }
         if (packets <= 0 && !ecnEcho) {
             return;
         }
@@ -223,8 +233,10 @@ public final class DelayBasedCongestionControl implements CongestionControl {
                 cwnd += FAST_AI * pmtu * (acked / cwnd) * (target - q) / target;
             }
             // ECN with low delay: hold; the path selector moves traffic away from the marking path.
-        } else if (ecn && !ce) {
-            // High delay without marks: fair (additive) increase of one PMTU per window.
+            // High delay with a recent mark (below): a queue at a switch, decrease [CC-012].
+        } else if (ecn && !ce && nowNs - lastCeNs >= CE_MEMORY_SRTTS * srttNs) {
+            // High delay and no mark for CE_MEMORY: the queue is not at a marking switch (the
+            // receiver host, say): fair (additive) increase of one PMTU per window [CC-029].
             cwnd += pmtu * acked / cwnd;
         } else {
             cwnd *= Math.max(1 - BETA * (q - target) / q, 1 - MAX_MDF);

@@ -42,6 +42,12 @@ final class Requester {
     private static final long INITIAL_CREDIT = 64;
     /** Transmissions of one packet without delivery that end the connection [REL-030]. */
     private static final int MAX_TRANSMISSIONS = 16;
+    /**
+     * Trims one packet may meet before the connection ends [REL-059]: trims do not count towards
+     * MAX_TRANSMISSIONS, and each restarts the retransmission timer (REL-036), so without this
+     * bound a packet trimmed for ever would keep its QP alive for ever.
+     */
+    static final int TRIM_LIMIT = 256;
 
     private static final byte KIND_DATA = 0;
     private static final byte KIND_READ = 1;
@@ -66,6 +72,11 @@ final class Requester {
     private final int[] slotTransmissions;
     /** Retransmissions caused by RNR, which are not losses and do not count towards the limit [REL-039]. */
     private final int[] slotRnrRetransmissions;
+    /**
+     * Transmissions answered by NACK TRIMMED (or trimmed READ responses), which do not count
+     * towards the limit either: a trim proves that the path and the peer are alive [REL-059].
+     */
+    private final int[] slotTrimmedTransmissions;
     private final byte[] slotState;
     private final byte[] slotKind;
     private final EndpointCounter[] slotLossCause;
@@ -106,6 +117,12 @@ final class Requester {
     /** Contiguous lost READ slots the next READ re-request covers [REL-046]. */
     private int readRunLength = 1;
     private boolean tailProbeSent;
+    /**
+     * An RTO expiry or a tail probe has granted one retransmission that may leave although the
+     * window is full [CC-001]. Without it a window cut to one packet by the RTO [CC-003] stays
+     * full of packets lost in a black hole, and the QP spends its retries without sending.
+     */
+    private boolean fullWindowRetransmitAllowed;
     private int consecutiveTimeouts;
     /** Time of the retransmission-timer expiry whose outcome is still unknown, or {@link #NO_EXPIRY}. */
     private long timeoutEpisodeNs = NO_EXPIRY;
@@ -138,6 +155,7 @@ final class Requester {
         slotPath = new short[windowSize];
         slotTransmissions = new int[windowSize];
         slotRnrRetransmissions = new int[windowSize];
+        slotTrimmedTransmissions = new int[windowSize];
         slotState = new byte[windowSize];
         slotKind = new byte[windowSize];
         slotLossCause = new EndpointCounter[windowSize];
@@ -251,19 +269,15 @@ final class Requester {
                 continue;
             }
             // Retransmissions are in flight like any packet: window and pacing apply, except that
-            // one may leave when nothing is in flight, and the single packet an RTO expiry or a
-            // tail-loss probe retransmits may leave when the window is full [CC-001]: the expiry
-            // leaves the older packets in flight (REL-028), and a window cut by the expiry would
-            // otherwise hold the probe back until every retry had expired.
-            final boolean timerProbe = (slotLossCause[s] == EndpointCounter.RETRANSMITS_TIMEOUT
-                || slotLossCause[s] == EndpointCounter.RETRANSMITS_TAIL_PROBE) && !qp.isGoBackN();
-            if (inFlight > 0 && inFlight + 1 > window && !timerProbe) {
+            // one may leave when nothing is in flight, and one per RTO expiry or probe [CC-001].
+            if (inFlight > 0 && inFlight + 1 > window && !fullWindowRetransmitAllowed) {
                 break;
             }
             if (qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
                 break;
             }
-            if (slotTransmissions[s] - slotRnrRetransmissions[s] >= MAX_TRANSMISSIONS) {
+            if (slotTransmissions[s] - slotRnrRetransmissions[s] - slotTrimmedTransmissions[s] >= MAX_TRANSMISSIONS
+                || slotTrimmedTransmissions[s] >= TRIM_LIMIT) {
                 fail(ring[(int) (slotWqe[s] % ring.length)], WcStatus.RETRY_EXC_ERR);
                 return emitted;
             }
@@ -283,6 +297,7 @@ final class Requester {
                 break;
             }
             counters.increment(slotLossCause[s]);
+            fullWindowRetransmitAllowed = false;
             if (slotLossCause[s] == EndpointCounter.RETRANSMITS_RNR) {
                 slotRnrRetransmissions[s]++;
             }
@@ -360,6 +375,7 @@ final class Requester {
                 slotKind[s] = kind;
                 slotTransmissions[s] = 0;
                 slotRnrRetransmissions[s] = 0;
+                slotTrimmedTransmissions[s] = 0;
                 slotState[s] = FREE;
             }
             final boolean wasIdle = inFlight == 0;
@@ -583,6 +599,7 @@ final class Requester {
             case TRIMMED -> {
                 if (slotState[s] == IN_FLIGHT) {
                     markLost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
+                    slotTrimmedTransmissions[s]++;
                     qp.paths().onTrim(nowNs, slotPath[s]);
                     qp.congestionControl().onLoss(nowNs, slotPath[s], true);
                     // The responder is reachable and the packet goes out again at once: the
@@ -650,6 +667,7 @@ final class Requester {
             if (inScoreboard(psn) && slotKind[psn & windowMask] == KIND_READ
                 && slotState[psn & windowMask] == IN_FLIGHT) {
                 markLost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
+                slotTrimmedTransmissions[psn & windowMask]++;
             } else {
                 counters.increment(EndpointCounter.TRIMMED_IGNORED);
             }
@@ -964,6 +982,7 @@ final class Requester {
             timeoutEpisodeNs = goBackN ? NO_EXPIRY : nowNs;
             progressNs = nowNs;
             tailProbeSent = false;
+            fullWindowRetransmitAllowed = true;
             return;
         }
         final long probe = tailProbeTimeoutNs();
@@ -973,6 +992,7 @@ final class Requester {
             for (int psn = sndNxt - 1; Psn.beforeOrEqual(sndUna, psn); psn--) {
                 if (slotState[psn & windowMask] == IN_FLIGHT) {
                     markLost(psn, EndpointCounter.RETRANSMITS_TAIL_PROBE);
+                    fullWindowRetransmitAllowed = true;
                     break;
                 }
             }

@@ -1,0 +1,11 @@
+package org.metaroce.sim.workload;
+
+/** Told when a flow completes (collectives chain their steps on it). */
+@FunctionalInterface
+public interface FlowListener {
+    /**
+     * @param nowNs completion time
+     * @param flow the completed flow
+     */
+    void onFlowDone(long nowNs, Flow flow);
+}
