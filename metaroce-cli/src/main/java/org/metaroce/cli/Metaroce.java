@@ -88,7 +88,23 @@ public final class Metaroce implements Runnable {
     }
 
     public static void main(final String[] args) {
+        tuneNettyAllocator();
         System.exit(commandLine().execute(args));
+    }
+
+    /** Largest buffer Netty's per-thread pool caches, unless the user chose a value. */
+    static final String MAX_CACHED_BUFFER_CAPACITY = "io.netty.allocator.maxCachedBufferCapacity";
+
+    /**
+     * A device's receive buffer (recvmmsg batch of 32 slots of 8320 B, 266 KB) is larger than the
+     * 32 KiB Netty's pooled allocator caches per thread by default, so every batch went through the
+     * shared arena's locked allocate and free. Caching up to 512 KiB per thread raised write_bw on
+     * loopback by about 5% (three paired runs). Must run before Netty's allocator class loads.
+     */
+    static void tuneNettyAllocator() {
+        if (System.getProperty(MAX_CACHED_BUFFER_CAPACITY) == null) {
+            System.setProperty(MAX_CACHED_BUFFER_CAPACITY, Integer.toString(512 * 1024));
+        }
     }
 
     /** The version of the jar's manifest. */
