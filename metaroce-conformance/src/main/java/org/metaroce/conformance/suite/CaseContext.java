@@ -33,6 +33,13 @@ public final class CaseContext {
     public static final long EXPECT_MS = 1000;
     /** Default window in which the IUT must stay silent. */
     public static final long QUIET_MS = 150;
+    /**
+     * Window for checks made while the tester withholds an acknowledgement the IUT is retrying:
+     * shorter than the least time an IUT with the default RTO_MIN (100 us) and RETRY_CNT (7) may
+     * take to give up, 25.5 ms [REL-029], so that a correct IUT is never caught ending the
+     * connection inside it.
+     */
+    public static final long RETRYING_QUIET_MS = 20;
 
     private final AgentClient agent;
     private final LowerTester tester;
