@@ -354,7 +354,8 @@ final class ReliabilityCases {
             iutWrite(ctx, s, 1, 64);
             final Packet p = ctx.expect(s.t()::isRequest, EXPECT_MS, "the WRITE");
             ctx.tester().inject(s.t().ack(p, p.psn() + 100).build());
-            final List<JsonNode> early = ctx.poll(s.c(), "send", 1, QUIET_MS);
+            // The WRITE stays unacknowledged meanwhile: less than the retry budget [CONF-014].
+            final List<JsonNode> early = ctx.poll(s.c(), "send", 1, CaseContext.RETRYING_QUIET_MS);
             check(early.isEmpty(), "no completion from an ACK for unsent PSNs [WIRE-062]", early.toString());
             checkCounter(ctx, "ACK_FOR_UNSENT_PSN", before, 1);
             ctx.tester().inject(s.t().ack(p, p.psn() + 1).build());
