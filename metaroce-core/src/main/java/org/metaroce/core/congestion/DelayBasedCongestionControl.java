@@ -49,7 +49,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private static final double FS_MAX_INV = 1 / Math.sqrt(FS_MAX_CWND);
     /**
      * CE_MEMORY, in SRTTs: delay above target counts as a queue at a marking switch while a CE
-     * mark arrived this recently [CC-029]. Switches mark at random (RED), a few per cent of
+     * mark arrived this recently [CC-030]. Switches mark at random (RED), a few per cent of
      * packets at the target queue, so one unmarked ACK is no evidence that no switch is congested.
      */
     public static final int CE_MEMORY_SRTTS = 4;

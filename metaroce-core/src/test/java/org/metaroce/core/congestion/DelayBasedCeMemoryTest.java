@@ -6,7 +6,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * [CC-029]: with ECN negotiated, delay above the target is a queue at a marking switch while a CE
+ * [CC-030]: with ECN negotiated, delay above the target is a queue at a marking switch while a CE
  * mark arrived within CE_MEMORY; only after CE_MEMORY without marks does it earn the fair increase.
  */
 class DelayBasedCeMemoryTest {
@@ -22,7 +22,7 @@ class DelayBasedCeMemoryTest {
     }
 
     @Test
-    @DisplayName("[CC-029] high delay on an unmarked ACK within CE_MEMORY of a mark decreases")
+    @DisplayName("[CC-030] high delay on an unmarked ACK within CE_MEMORY of a mark decreases")
     void recentMarkMakesHighDelayADecrease() {
         final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
         cc.onAck(0, 1, 10_000, false, 0);
@@ -38,7 +38,7 @@ class DelayBasedCeMemoryTest {
     }
 
     @Test
-    @DisplayName("[CC-029] high delay with no mark for CE_MEMORY x SRTT is a fair increase")
+    @DisplayName("[CC-030] high delay with no mark for CE_MEMORY x SRTT is a fair increase")
     void noMarkForCeMemoryMakesHighDelayAFairIncrease() {
         final DelayBasedCongestionControl cc = markedOnce();
         // Low-delay ACKs keep SRTT at 10 us and the window growing for 100 us without marks.
