@@ -7,7 +7,7 @@ package org.metaroce.conformance.agent;
 public final class AgentException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    /** The command or a feature it needs is not implemented: the case is SKIPPED. */
+    /** The agent does not offer the command or a feature it needs (CONF-012): the case is SKIPPED. */
     public static final String UNSUPPORTED = "UNSUPPORTED";
     /** The request is malformed (unknown command, missing or invalid argument). */
     public static final String BAD_REQUEST = "BAD_REQUEST";

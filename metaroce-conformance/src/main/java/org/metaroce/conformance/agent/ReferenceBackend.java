@@ -222,8 +222,10 @@ public final class ReferenceBackend implements AgentBackend {
                 events.drainTo(drained);
                 drained.forEach(list::add);
             }
-            default -> throw new AgentException(AgentException.UNSUPPORTED, "command '" + command
-                + "' is not implemented by the reference agent");
+            // Every command of the contract is handled above; anything else is a name this agent's
+            // contract version does not define, which CONF-012 answers with UNSUPPORTED.
+            default -> throw new AgentException(AgentException.UNSUPPORTED, "unknown command '" + command
+                + "': not in agent contract version " + AgentProtocol.VERSION);
         }
     }
 
