@@ -22,6 +22,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *       stack traces, a cost the driver does not have in production;</li>
  *   <li>{@code -Dio.netty.allocator.maxCachedBufferCapacity=524288}: as the {@code metaroce} command
  *       sets it, so the device's 266 KB receive batches come from the per-thread pool cache;</li>
+ *   <li>{@code -Djmh.executor=CUSTOM} with {@link NettyThreadExecutor}: benchmark threads are Netty
+ *       {@code FastThreadLocalThread}s, as the tools' and the driver's threads are, so Netty's object
+ *       pools work on the INVOKER-mode devices the benchmark thread drives;</li>
  *   <li>a fixed 1 GiB heap (no resizing during a measurement), and direct memory for the
  *       registered regions and the driver's chunks.</li>
  * </ul>
@@ -38,6 +41,7 @@ import org.openjdk.jmh.annotations.Warmup;
     "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
     "-Dio.netty.leakDetection.level=disabled",
     "-Dio.netty.allocator.maxCachedBufferCapacity=524288",
+    "-Djmh.executor=CUSTOM", "-Djmh.executor.class=org.metaroce.bench.NettyThreadExecutor",
     "-Xms1g", "-Xmx1g", "-XX:MaxDirectMemorySize=2g"})
 public abstract class BenchmarkBase {
     /** Forks per benchmark (each a fresh JVM). */

@@ -87,7 +87,15 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
         final int length = content.readableBytes();
         final int peerId = peers.lookupOrAssign(packet.sender());
         final int offset;
-        if (content.isDirect() && content.nioBufferCount() == 1) {
+        final ByteBuf root = root(content);
+        if (root != content && root.hasMemoryAddress() && content.hasMemoryAddress() && root.nioBufferCount() == 1) {
+            // A datagram of a recvmmsg batch is a slice of the batch buffer. A slice's internal NIO
+            // buffer is a new ByteBuffer per call; the root buffer's is the pool's cached one.
+            final int rootIndex = (int) (content.memoryAddress() + content.readerIndex() - root.memoryAddress());
+            final java.nio.ByteBuffer nio = root.internalNioBuffer(rootIndex, length);
+            view.wrap(nio, nio.position(), length);
+            offset = 0;
+        } else if (content.isDirect() && content.nioBufferCount() == 1) {
             // A ByteBuffer view (reused by Netty per buffer) lets the CRC-32C use the JDK
             // intrinsic; a raw address would force the byte-at-a-time fallback.
             final java.nio.ByteBuffer nio = content.internalNioBuffer(content.readerIndex(), length);
@@ -122,6 +130,16 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
         }
         endpoint.onDatagram(batchNowNs, view, offset, length, peerId, DatagramEndpoint.ECN_NOT_ECT);
         releaseHeld();
+    }
+
+    /** The buffer that owns the memory {@code buf} is a view of (itself if it is not derived). */
+    private static ByteBuf root(final ByteBuf buf) {
+        ByteBuf current = buf;
+        ByteBuf parent;
+        while ((parent = current.unwrap()) != null) {
+            current = parent;
+        }
+        return current;
     }
 
     /** Delivers the datagram held back by fault injection, if any, now. */

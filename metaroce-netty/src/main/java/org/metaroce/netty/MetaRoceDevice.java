@@ -21,7 +21,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFactory;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.ManualIoEventLoop;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.EpollChannelOption;
@@ -112,6 +111,14 @@ public final class MetaRoceDevice implements AutoCloseable {
         switch (mode) {
             case INVOKER -> {
                 loop = null;
+                if (!io.netty.util.concurrent.FastThreadLocalThread.currentThreadWillCleanupFastThreadLocals()) {
+                    // Netty 4.2's Recycler pools only on such threads: elsewhere every received and sent
+                    // datagram allocates its buffer and bookkeeping objects anew.
+                    LOG.warn("INVOKER device built on {}, which is not a Netty FastThreadLocalThread: Netty's object "
+                        + "pools are off on it and the data path allocates per datagram. Drive the device from a "
+                        + "FastThreadLocalThread, or run the thread's work inside "
+                        + "FastThreadLocalThread.runWithFastThreadLocal(...)", Thread.currentThread().getName());
+                }
                 eventLoop = new ManualIoEventLoop(Thread.currentThread(), DriverLoop.ioHandlerFactory(transport));
                 try {
                     openChannels();
@@ -469,8 +476,9 @@ public final class MetaRoceDevice implements AutoCloseable {
         // Netty splits GRO-coalesced datagrams only on its recvmsg path (its recvmmsg path hands them
         // over whole), so GRO replaces recvmmsg: one recvmsg returns up to 64 KiB of datagrams.
         final int batch = epoll && !gro ? config.receiveBatch() : 1;
-        final FixedRecvByteBufAllocator recvAllocator = new FixedRecvByteBufAllocator(slot * batch);
-        recvAllocator.maxMessagesPerRead(config.maxDatagramsPerRead());
+        // With recvmmsg a batch that filled fewer slots than offered drained the socket: no empty read after it.
+        final ReceiveBatchAllocator recvAllocator = new ReceiveBatchAllocator(slot * batch,
+            config.maxDatagramsPerRead(), batch > 1);
         final WriteBufferWaterMark waterMark = new WriteBufferWaterMark(config.writeBufferHighWaterMark() / 2,
             config.writeBufferHighWaterMark());
 

@@ -46,7 +46,9 @@ public final class PeerThread<T extends PeerThread.Duty> implements AutoCloseabl
      * @param factory builds the end on the new thread
      */
     public PeerThread(final String name, final Idle idle, final Supplier<T> factory) {
-        thread = new Thread(() -> run(idle.newStrategy(), factory), name);
+        // A Netty FastThreadLocalThread, like the benchmark thread (NettyThreadExecutor): Netty pools its
+        // per-packet objects only on such threads.
+        thread = new io.netty.util.concurrent.FastThreadLocalThread(() -> run(idle.newStrategy(), factory), name);
         thread.setDaemon(true);
         thread.start();
         built = await(state, "start");
