@@ -55,6 +55,7 @@ public final class DeviceConfig {
     private int dataDscp = DEFAULT_DATA_DSCP;
     private int controlDscp = DEFAULT_CONTROL_DSCP;
     private boolean gro;
+    private ReceivePath receivePath = ReceivePath.AUTO;
     private int receiveBufferBytes = 4 * 1024 * 1024;
     private int sendBufferBytes = 1024 * 1024;
     private int writeBufferHighWaterMark = 4 * 1024 * 1024;
@@ -438,6 +439,50 @@ public final class DeviceConfig {
         return dscp;
     }
 
+    /** @return how the endpoint socket is read, as configured ({@link ReceivePath#AUTO} by default) */
+    public ReceivePath receivePath() {
+        return receivePath;
+    }
+
+    /**
+     * @param path how the endpoint socket is read; {@link ReceivePath#POLLED} cannot be combined with
+     *     {@link #gro(boolean) GRO} or with an {@link EventLoopIdleStrategy} (checked when the device opens)
+     * @return this
+     */
+    public DeviceConfig receivePath(final ReceivePath path) {
+        if (path == null) {
+            throw new IllegalArgumentException("receivePath must not be null");
+        }
+        this.receivePath = path;
+        return this;
+    }
+
+    /**
+     * The receive path a device with this configuration uses.
+     *
+     * @param blockingIdle whether the device's driver thread idles by blocking in the event loop
+     * @return POLLED or BATCHED
+     * @throws IllegalArgumentException if POLLED was asked for together with GRO or blocking idle
+     */
+    ReceivePath resolveReceivePath(final boolean blockingIdle) {
+        switch (receivePath) {
+            case POLLED:
+                if (gro) {
+                    throw new IllegalArgumentException("receivePath POLLED cannot use UDP GRO: GRO needs the BATCHED "
+                        + "path (Netty's epoll channel)");
+                }
+                if (blockingIdle) {
+                    throw new IllegalArgumentException("receivePath POLLED cannot wake a driver that blocks in the "
+                        + "event loop (EventLoopIdleStrategy): use BATCHED or another idle strategy");
+                }
+                return ReceivePath.POLLED;
+            case BATCHED:
+                return ReceivePath.BATCHED;
+            default:
+                return gro || blockingIdle ? ReceivePath.BATCHED : ReceivePath.POLLED;
+        }
+    }
+
     public boolean gro() {
         return gro;
     }
@@ -602,7 +647,7 @@ public final class DeviceConfig {
     public String toString() {
         return "DeviceConfig{bind=" + bindAddress.getHostAddress() + ", endpointPort=" + endpointPort
             + ", entropyPorts=" + Arrays.toString(requestedEntropyPorts()) + ", transport=" + transport
-            + ", mode=" + threadingMode + ", gso=" + gso + ", gro=" + gro + ", maxDatagram=" + maxDatagramBytes
+            + ", mode=" + threadingMode + ", gso=" + gso + ", gro=" + gro + ", receivePath=" + receivePath + ", maxDatagram=" + maxDatagramBytes
             + ", receiveBatch=" + receiveBatch + ", chunk=" + sinkChunkBytes + ", perCycle=" + maxPacketsPerCycle + '}';
     }
 

@@ -35,7 +35,9 @@ public enum DriverCounter {
     /** Received datagrams discarded by the configured {@link InboundFaults}. */
     FAULT_DROPPED,
     /** Received datagrams held back by the configured {@link InboundFaults} and delivered late. */
-    FAULT_REORDERED;
+    FAULT_REORDERED,
+    /** Reads of the endpoint socket that failed (POLLED receive path; e.g. an ICMP error reported on the socket). */
+    RECEIVE_ERRORS;
 
     private static final DriverCounter[] VALUES = values();
 

@@ -76,6 +76,11 @@ final class DriverLoop implements Runnable {
         return eventLoop;
     }
 
+    /** @return whether this loop idles by blocking in the event loop (devices on it must use the BATCHED receive path) */
+    boolean blocksInEventLoop() {
+        return eventLoopIdle != null;
+    }
+
     Thread thread() {
         return thread;
     }
@@ -229,7 +234,7 @@ final class DriverLoop implements Runnable {
         }
         work += eventLoop.runNow();
         for (final MetaRoceDevice device : current) {
-            work += device.protocolCycle();
+            work += device.readPolledSocket() + device.protocolCycle();
         }
         return work;
     }

@@ -111,6 +111,36 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
             view.wrap(content.nioBuffer(content.readerIndex(), length));
             offset = 0;
         }
+        deliver(view, offset, length, peerId);
+    }
+
+    /**
+     * Hands a datagram read directly from the endpoint socket (the POLLED receive path) to the
+     * endpoint, with fault injection, counters and the batch clock as for datagrams from the pipeline.
+     *
+     * @param datagram the datagram's bytes (valid only during the call)
+     * @param length datagram length
+     * @param sender where it came from
+     */
+    void deliverPolled(final UnsafeBuffer datagram, final int length, final java.net.InetSocketAddress sender) {
+        if (!clockValid) {
+            batchNowNs = System.nanoTime();
+            clockValid = true;
+        }
+        try {
+            deliver(datagram, 0, length, peers.lookupOrAssign(sender));
+        } catch (final Throwable t) {
+            counters.increment(DriverCounter.ENGINE_ERRORS);
+            logError("the endpoint threw while processing a datagram", t);
+        }
+    }
+
+    /** Ends a burst of polled datagrams: a datagram held back by fault injection goes now; the clock is re-read. */
+    void endPolledBurst() {
+        channelReadComplete(null);
+    }
+
+    private void deliver(final UnsafeBuffer view, final int offset, final int length, final int peerId) {
         counters.increment(DriverCounter.DATAGRAMS_RECEIVED);
         counters.add(DriverCounter.BYTES_RECEIVED, length);
         if (faults != null) {

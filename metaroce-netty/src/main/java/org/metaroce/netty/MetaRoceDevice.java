@@ -27,6 +27,7 @@ import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.channel.socket.nio.NioDatagramChannel;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.metaroce.core.engine.Endpoint;
 import org.slf4j.Logger;
@@ -78,6 +79,9 @@ public final class MetaRoceDevice implements AutoCloseable {
 
     private volatile boolean gsoActive;
     private Channel endpointChannel;
+    /** The endpoint socket on the POLLED receive path (then {@link #endpointChannel} is null). */
+    private PolledEndpointSocket polledSocket;
+    private ReceivePath receivePath;
     private Channel[] sendChannels = new Channel[0];
     private int[] entropyPorts = new int[0];
     private InetSocketAddress localAddress;
@@ -121,6 +125,7 @@ public final class MetaRoceDevice implements AutoCloseable {
                 }
                 eventLoop = new ManualIoEventLoop(Thread.currentThread(), DriverLoop.ioHandlerFactory(transport));
                 try {
+                    receivePath = config.resolveReceivePath(false);
                     openChannels();
                 } catch (final Throwable t) {
                     closed.set(true);
@@ -131,22 +136,38 @@ public final class MetaRoceDevice implements AutoCloseable {
             case DEDICATED -> {
                 final String name = config.threadName() != null ? config.threadName()
                     : "metaroce-driver-" + THREAD_IDS.incrementAndGet();
-                loop = new DriverLoop(name, transport, config.idleStrategy(), config.deadlineSpinNs());
+                final IdleStrategy idle = config.idleStrategy();
+                receivePath = resolveReceivePath(config, idle instanceof EventLoopIdleStrategy);
+                loop = new DriverLoop(name, transport, idle, config.deadlineSpinNs());
                 eventLoop = loop.eventLoop();
                 attach();
             }
             case SHARED -> {
                 loop = config.sharedDriver().loop();
+                receivePath = resolveReceivePath(config, loop.blocksInEventLoop());
                 eventLoop = loop.eventLoop();
                 attach();
             }
             default -> throw new IllegalArgumentException("unknown threading mode " + mode);
         }
-        LOG.debug("opened {} device on {} with entropy ports {} ({}, gso={}, gro={})", mode, localAddress,
-            java.util.Arrays.toString(entropyPorts), transport, gsoActive, config.gro());
+        LOG.debug("opened {} device on {} with entropy ports {} ({}, gso={}, gro={}, receive path {})", mode,
+            localAddress, java.util.Arrays.toString(entropyPorts), transport, gsoActive, config.gro(), receivePath);
     }
 
     /** Opens the sockets on the driver thread and adds this device to its loop. */
+    private static ReceivePath resolveReceivePath(final DeviceConfig config, final boolean blockingIdle) {
+        try {
+            return config.resolveReceivePath(blockingIdle);
+        } catch (final IllegalArgumentException ex) {
+            throw new IllegalArgumentException("cannot open device " + config + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    /** @return how this device reads its endpoint socket (POLLED or BATCHED) */
+    public ReceivePath receivePath() {
+        return receivePath;
+    }
+
     private void attach() {
         final boolean privateLoop = mode == ThreadingMode.DEDICATED;
         try {
@@ -457,8 +478,19 @@ public final class MetaRoceDevice implements AutoCloseable {
 
     private int dutyCycle() {
         beginIo();
-        final int io = eventLoop.runNow();
+        final int io = eventLoop.runNow() + readPolledSocket();
         return io + protocolCycle();
+    }
+
+    /**
+     * Owning thread: reads the endpoint socket of the POLLED receive path (nothing on the BATCHED
+     * path, where the event loop delivers datagrams).
+     *
+     * @return datagrams read
+     */
+    int readPolledSocket() {
+        final PolledEndpointSocket socket = polledSocket;
+        return socket == null || cleanedUp ? 0 : socket.receive(receiveHandler, config.maxDatagramsPerRead());
     }
 
     // ------------------------------------------------------------------ sockets
@@ -499,8 +531,22 @@ public final class MetaRoceDevice implements AutoCloseable {
                 receive.option(EpollChannelOption.UDP_GRO, true);
             }
         }
-        endpointChannel = bindAndWait(receive, new InetSocketAddress(config.bindAddress(), config.endpointPort()));
-        localAddress = (InetSocketAddress) endpointChannel.localAddress();
+        final InetSocketAddress endpointBind = new InetSocketAddress(config.bindAddress(), config.endpointPort());
+        if (receivePath == ReceivePath.POLLED) {
+            try {
+                polledSocket = new PolledEndpointSocket(endpointBind, config.maxDatagramBytes(),
+                    config.receiveBufferBytes(), config.sendBufferBytes(), config.controlDscp() << 2, counters);
+            } catch (final IOException ex) {
+                final IOException io = new java.net.BindException("cannot bind UDP socket to " + endpointBind + ": "
+                    + ex.getMessage());
+                io.initCause(ex);
+                throw io;
+            }
+            localAddress = polledSocket.localAddress();
+        } else {
+            endpointChannel = bindAndWait(receive, endpointBind);
+            localAddress = (InetSocketAddress) endpointChannel.localAddress();
+        }
 
         // Send sockets: never read (everything arrives on the endpoint port [ENC-002]); their
         // pipelines only see write failures.
@@ -522,7 +568,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         entropyPorts = ports;
         final boolean gso = epoll && config.gso() && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
         sink = new NettySink(config.allocator(), config.sinkChunkBytes(), config.maxPacketsPerCycle(), peers,
-            counters, sendChannels, entropyPorts, endpointChannel, localAddress.getPort(), gso,
+            counters, sendChannels, entropyPorts, endpointChannel, polledSocket, localAddress.getPort(), gso,
             config.preserveSendOrder());
         sinkHolder[0] = sink;
         gsoActive = gso;
@@ -615,6 +661,9 @@ public final class MetaRoceDevice implements AutoCloseable {
         final List<ChannelFuture> closing = new ArrayList<>();
         if (endpointChannel != null) {
             closing.add(endpointChannel.close());
+        }
+        if (polledSocket != null) {
+            polledSocket.close();
         }
         for (final Channel channel : sendChannels) {
             if (channel != null) {

@@ -54,6 +54,8 @@ final class NettySink implements TransmitSink {
     private final boolean[] dirty;
     private final Int2IntHashMap indexByPort = new Int2IntHashMap(-1);
     private final int endpointIndex;
+    /** The endpoint socket on the POLLED receive path (its slot in {@link #channels} is then null). */
+    private final PolledEndpointSocket polledEndpoint;
     private boolean gso;
     private boolean warnedFallback;
 
@@ -81,7 +83,8 @@ final class NettySink implements TransmitSink {
 
     NettySink(final ByteBufAllocator allocator, final int chunkBytes, final int maxPacketsPerCycle,
               final PeerTable peers, final DriverCounters counters, final Channel[] entropyChannels,
-              final int[] entropyPorts, final Channel endpointChannel, final int endpointPort, final boolean gso,
+              final int[] entropyPorts, final Channel endpointChannel, final PolledEndpointSocket polledEndpoint,
+              final int endpointPort, final boolean gso,
               final boolean preserveSendOrder) {
         this.allocator = allocator;
         this.preserveSendOrder = preserveSendOrder;
@@ -93,6 +96,10 @@ final class NettySink implements TransmitSink {
         System.arraycopy(entropyChannels, 0, channels, 0, entropyChannels.length);
         this.endpointIndex = entropyChannels.length;
         this.channels[endpointIndex] = endpointChannel;
+        this.polledEndpoint = polledEndpoint;
+        if ((endpointChannel == null) == (polledEndpoint == null)) {
+            throw new IllegalArgumentException("exactly one of endpointChannel and polledEndpoint must be given");
+        }
         final int n = channels.length;
         this.dirty = new boolean[n];
         this.chunk = new ByteBuf[n];
@@ -140,7 +147,7 @@ final class NettySink implements TransmitSink {
         committedThisCycle = 0;
         boolean anyBackedUp = false;
         for (final Channel channel : channels) {
-            if (!channel.isWritable() && channel.isActive()) {
+            if (channel != null && !channel.isWritable() && channel.isActive()) {
                 anyBackedUp = true;
                 break;
             }
@@ -243,6 +250,10 @@ final class NettySink implements TransmitSink {
 
     private void writeRun(final int index) {
         final Channel channel = channels[index];
+        if (channel == null) {
+            sendPolled(index);
+            return;
+        }
         final ByteBuf slice = chunk[runChunk[index]].retainedSlice(runStart[index], runBytes[index]);
         final int count = runCount[index];
         final DatagramPacket packet;
@@ -261,6 +272,30 @@ final class NettySink implements TransmitSink {
         counters.addSent(index, count);
         runChunk[index] = -1;
         runRecipient[index] = null;
+    }
+
+    /** Sends a run from the POLLED endpoint socket, one datagram per segment, at once (no flush needed). */
+    private void sendPolled(final int index) {
+        final ByteBuf owner = chunk[runChunk[index]];
+        final int count = runCount[index];
+        final int segment = runSegment[index];
+        final int end = runStart[index] + runBytes[index];
+        final InetSocketAddress recipient = runRecipient[index];
+        int sent = 0;
+        for (int at = runStart[index]; at < end; at += segment) {
+            final int length = Math.min(segment, end - at);
+            if (polledEndpoint.send(owner.internalNioBuffer(at, length), recipient)) {
+                sent++;
+                counters.add(DriverCounter.BYTES_SENT, length);
+            }
+        }
+        counters.add(DriverCounter.DATAGRAMS_SENT, sent);
+        counters.addSent(index, sent);
+        runChunk[index] = -1;
+        runRecipient[index] = null;
+        if (sent < count) {
+            LOG.debug("{} of {} datagrams from the endpoint port to {} were not sent", count - sent, count, recipient);
+        }
     }
 
     /**

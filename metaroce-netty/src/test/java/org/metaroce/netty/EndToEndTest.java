@@ -30,13 +30,16 @@ class EndToEndTest {
     private DevicePair pair;
 
     static Stream<Arguments> combinations() {
-        return Stream.of(
-            Arguments.of(Transport.EPOLL, ThreadingMode.INVOKER),
-            Arguments.of(Transport.EPOLL, ThreadingMode.DEDICATED),
-            Arguments.of(Transport.NIO, ThreadingMode.INVOKER),
-            Arguments.of(Transport.NIO, ThreadingMode.DEDICATED),
-            Arguments.of(Transport.EPOLL, ThreadingMode.SHARED),
-            Arguments.of(Transport.NIO, ThreadingMode.SHARED));
+        // Each transport and threading mode with each way of reading the endpoint socket.
+        final Stream.Builder<Arguments> all = Stream.builder();
+        for (final ReceivePath path : new ReceivePath[] {ReceivePath.POLLED, ReceivePath.BATCHED}) {
+            for (final Transport transport : new Transport[] {Transport.EPOLL, Transport.NIO}) {
+                for (final ThreadingMode mode : ThreadingMode.values()) {
+                    all.add(Arguments.of(transport, mode, path));
+                }
+            }
+        }
+        return all.build();
     }
 
     static void assumeTransport(final Transport transport) {
@@ -55,10 +58,13 @@ class EndToEndTest {
         }
     }
 
-    private DevicePair open(final Transport transport, final ThreadingMode mode, final int mtu) {
+    private DevicePair open(final Transport transport, final ThreadingMode mode, final ReceivePath path,
+                            final int mtu) {
         assumeTransport(transport);
-        pair = new DevicePair(transport, mode, 4).connect(mtu);
+        pair = new DevicePair(transport, mode, 4, c -> c.receivePath(path), c -> c.receivePath(path)).connect(mtu);
         assertThat(pair.a.device.transport()).isEqualTo(transport);
+        assertThat(pair.a.device.receivePath()).isEqualTo(path);
+        assertThat(pair.b.device.receivePath()).isEqualTo(path);
         assertThat(pair.a.device.entropyPorts()).hasSize(4).doesNotHaveDuplicates();
         return pair;
     }
@@ -79,10 +85,11 @@ class EndToEndTest {
         }
     }
 
-    @ParameterizedTest(name = "{0} {1}")
+    @ParameterizedTest(name = "{0} {1} {2}")
     @MethodSource("combinations")
-    void sendDeliversIntoTheReceiveBuffer(final Transport transport, final ThreadingMode mode) {
-        final DevicePair p = open(transport, mode, 4096);
+    void sendDeliversIntoTheReceiveBuffer(final Transport transport, final ThreadingMode mode,
+                                       final ReceivePath path) {
+        final DevicePair p = open(transport, mode, path, 4096);
         final int length = 100_000;
         fill(p.a.mr.buffer(), 0, length, 5);
         final int recv = p.b.device.call(ep -> p.b.qp.postRecv(new RecvRequest(1).wrId(77)
@@ -103,10 +110,11 @@ class EndToEndTest {
         assertSameBytes(p.a.mr.buffer(), 0, p.b.mr.buffer(), 8192, length);
     }
 
-    @ParameterizedTest(name = "{0} {1}")
+    @ParameterizedTest(name = "{0} {1} {2}")
     @MethodSource("combinations")
-    void writeOfOneMebibyteSpraysOverEveryEntropyPort(final Transport transport, final ThreadingMode mode) {
-        final DevicePair p = open(transport, mode, 4096);
+    void writeOfOneMebibyteSpraysOverEveryEntropyPort(final Transport transport, final ThreadingMode mode,
+                                       final ReceivePath path) {
+        final DevicePair p = open(transport, mode, path, 4096);
         final int length = 1 << 20;
         fill(p.a.mr.buffer(), 100, length, 3);
         final int status = p.a.device.call(ep -> p.a.qp.postSend(new SendRequest(1).wrId(9)
@@ -153,10 +161,11 @@ class EndToEndTest {
         assertThat(p.b.device.counters().get(DriverCounter.DATAGRAMS_RECEIVED)).isGreaterThanOrEqualTo(256);
     }
 
-    @ParameterizedTest(name = "{0} {1}")
+    @ParameterizedTest(name = "{0} {1} {2}")
     @MethodSource("combinations")
-    void readFetchesRemoteMemory(final Transport transport, final ThreadingMode mode) {
-        final DevicePair p = open(transport, mode, 4096);
+    void readFetchesRemoteMemory(final Transport transport, final ThreadingMode mode,
+                                       final ReceivePath path) {
+        final DevicePair p = open(transport, mode, path, 4096);
         final int length = 500_000;
         fill(p.b.mr.buffer(), 1000, length, 77);
         final int status = p.a.device.call(ep -> p.a.qp.postSend(new SendRequest(1).wrId(4)
@@ -172,10 +181,11 @@ class EndToEndTest {
         assertSameBytes(p.b.mr.buffer(), 1000, p.a.mr.buffer(), 2000, length);
     }
 
-    @ParameterizedTest(name = "{0} {1}")
+    @ParameterizedTest(name = "{0} {1} {2}")
     @MethodSource("combinations")
-    void fetchAddReturnsTheOriginalAndAddsOnce(final Transport transport, final ThreadingMode mode) {
-        final DevicePair p = open(transport, mode, 1024);
+    void fetchAddReturnsTheOriginalAndAddsOnce(final Transport transport, final ThreadingMode mode,
+                                       final ReceivePath path) {
+        final DevicePair p = open(transport, mode, path, 1024);
         p.b.mr.buffer().putLongVolatile(64, 1000);
         for (int i = 0; i < 3; i++) {
             final int n = i;
