@@ -417,6 +417,32 @@ public final class MetaRoceDevice implements AutoCloseable {
      * @throws IllegalStateException in DEDICATED mode, from another thread, or after close
      */
     public int doWork() {
+        checkInvoker();
+        return dutyCycle();
+    }
+
+    /**
+     * Performs one duty cycle (INVOKER mode, owning thread only) with the application's step between
+     * reading and sending: first what has arrived is read (completions appear), then
+     * {@code application} runs (it may reap completions and post), then queued commands run, the
+     * endpoint emits what is due and the sockets are flushed. A reply posted on a completion reaped
+     * in {@code application} leaves in this cycle, ahead of the acknowledgement of the request it
+     * answers (a queue pair sends its requests before a bare ACK), so the ACK is not on the path of
+     * request-reply latency [REL-008].
+     *
+     * @param application the application's step; returns the work it did (0 for none)
+     * @return amount of work done by the device and the application (0 when there was nothing to do)
+     * @throws IllegalStateException in DEDICATED or SHARED mode, from another thread, or after close
+     */
+    public int doWork(final java.util.function.IntSupplier application) {
+        checkInvoker();
+        beginIo();
+        final int io = eventLoop.runNow() + readPolledSocket();
+        final int app = application.getAsInt();
+        return io + app + protocolCycle();
+    }
+
+    private void checkInvoker() {
         if (mode != ThreadingMode.INVOKER) {
             throw new IllegalStateException("doWork() is for INVOKER mode; this device is " + mode);
         }
@@ -427,7 +453,6 @@ public final class MetaRoceDevice implements AutoCloseable {
         if (cleanedUp) {
             throw new IllegalStateException("device is closed");
         }
-        return dutyCycle();
     }
 
     /**

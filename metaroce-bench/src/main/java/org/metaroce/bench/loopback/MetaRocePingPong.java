@@ -178,10 +178,18 @@ public final class MetaRocePingPong implements PingPongHarness {
 
         @Override
         public int doWork() {
-            int work = end.device.doWork();
+            // Echo between the device's reading and sending, as the metaroce tools do: the pong
+            // leaves in the cycle that read the ping, ahead of the ping's ACK.
+            return end.device.doWork(echoStep);
+        }
+
+        private final java.util.function.IntSupplier echoStep = this::echo;
+
+        private int echo() {
             if (!started) {
-                return work;
+                return 0;
             }
+            int work = 0;
             int n = end.recvCq.poll(wcs, wcs.length);
             for (int i = 0; i < n; i++) {
                 final WorkCompletion wc = wcs[i];

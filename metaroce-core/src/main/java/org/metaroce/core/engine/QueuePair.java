@@ -483,7 +483,14 @@ public final class QueuePair {
         if (state == QpState.RESET || state == QpState.INIT) {
             return 0;
         }
-        emitted += responder.emit(nowNs, sink, budget);
+        // A bare ACK goes after the QP's own requests of this poll [REL-008]: when the application
+        // answers a request with a request of its own (a reply), the reply leaves first and the ACK's
+        // transmission is off the request-reply path. NACKs, CNPs and responses keep going first.
+        final boolean ackAfterRequests = responder.onlyCoalescedAckPending()
+            && (state == QpState.RTS || state == QpState.SQD);
+        if (!ackAfterRequests) {
+            emitted += responder.emit(nowNs, sink, budget);
+        }
         if (state == QpState.RTS || state == QpState.SQD) {
             emitted += keepalive(nowNs, sink);
             if (state != QpState.RTS && state != QpState.SQD) {
@@ -491,7 +498,11 @@ public final class QueuePair {
             }
             requester.onTimers(nowNs);
             if (state == QpState.RTS || state == QpState.SQD) {
-                emitted += requester.emit(nowNs, sink, budget - emitted);
+                // One slot stays for the ACK.
+                emitted += requester.emit(nowNs, sink, budget - emitted - (ackAfterRequests ? 1 : 0));
+            }
+            if (ackAfterRequests) {
+                emitted += responder.emit(nowNs, sink, budget - emitted);
             }
             if (state == QpState.SQD && !drainedRaised && requester.startedOutstanding() == 0) {
                 drainedRaised = true;

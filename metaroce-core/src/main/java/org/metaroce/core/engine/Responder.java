@@ -1125,6 +1125,14 @@ final class Responder {
         ownCount++;
     }
 
+    /**
+     * @return whether the only thing this responder has to send is the coalesced ACK (no NACK or
+     *     ACK of its own, CNP, atomic or READ response): it may then follow the QP's requests [REL-008]
+     */
+    boolean onlyCoalescedAckPending() {
+        return ackPending && ownCount == 0 && !cnpPending && atomicOutCount == 0 && readQueued == 0;
+    }
+
     long nextDeadlineNs() {
         if (ownCount > 0) {
             return Long.MIN_VALUE;
