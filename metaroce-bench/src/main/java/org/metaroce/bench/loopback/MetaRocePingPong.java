@@ -13,7 +13,10 @@ import org.metaroce.core.verbs.WrOpcode;
  * MetaRoCE SEND ping-pong over UDP loopback, as {@code metaroce send_lat --loopback}: the benchmark
  * thread drives the client's INVOKER device, SENDs a message and spins until the echo's receive
  * completion; the {@link PeerThread} drives the server's device and SENDs every message back from
- * the buffer it landed in. Each side keeps {@link #RX_SLOTS} receives posted.
+ * the buffer it landed in. Each side keeps {@link #RX_SLOTS} receives posted. Both ends react to a
+ * completion between their device's read and send ({@code doWork(step)}), as the tools do: the
+ * client posts the next ping when it reaps a pong, so a round trip is the time from one pong to the
+ * next and each ACK leaves after the message that answers (or follows) it.
  */
 public final class MetaRocePingPong implements PingPongHarness {
     static final int RX_SLOTS = 16;
@@ -28,6 +31,10 @@ public final class MetaRocePingPong implements PingPongHarness {
     private final long verifyBelow;
     private long rounds;
     private long recvPosted;
+    /** Whether the ping of round {@link #rounds} was already posted (by the step that reaped the previous pong). */
+    private boolean pingPosted;
+    private boolean back;
+    private final java.util.function.IntSupplier clientStep = this::reapPong;
 
     /**
      * @param size message bytes (1 .. 4096)
@@ -45,7 +52,8 @@ public final class MetaRocePingPong implements PingPongHarness {
             wcs[i] = new WorkCompletion();
         }
         // Slot 0 holds the ping; slots 1..RX_SLOTS receive the pongs.
-        client = new MetaRoceEnd((RX_SLOTS + 1) * 4096, null);
+        // Slots 0 and RX_SLOTS + 1 alternate as the ping; slots 1..RX_SLOTS receive the pongs.
+        client = new MetaRoceEnd((RX_SLOTS + 2) * 4096, null);
         PeerThread<Echo> peer = null;
         try {
             peer = new PeerThread<>("metaroce-echo", idle, Echo::new);
@@ -64,7 +72,7 @@ public final class MetaRocePingPong implements PingPongHarness {
         }
         server = peer;
         Payload.fill(client.mr.buffer(), 0, size);
-        ping.opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).addSge(client.mr.address(), size, client.mr.lkey());
+        Payload.fill(client.mr.buffer(), (RX_SLOTS + 1) * 4096, size);
         for (int i = 0; i < RX_SLOTS; i++) {
             postRecv();
         }
@@ -81,42 +89,59 @@ public final class MetaRocePingPong implements PingPongHarness {
 
     @Override
     public void roundTrip() {
-        final long seq = rounds;
-        final boolean verify = seq < verifyBelow;
-        if (verify) {
-            Payload.stamp(client.mr.buffer(), 0, size, seq);
+        if (!pingPosted) {
+            postPing(rounds);
         }
-        final int status = client.qp.postSend(ping.wrId(seq));
-        if (status != PostStatus.OK) {
-            throw new IllegalStateException("postSend failed: " + PostStatus.describe(status));
-        }
+        pingPosted = false;
         guard.reset();
-        boolean back = false;
+        back = false;
         while (!back) {
-            int work = client.device.doWork();
-            final int n = client.recvCq.poll(wcs, wcs.length);
-            for (int i = 0; i < n; i++) {
-                final WorkCompletion wc = wcs[i];
-                if (wc.status() != WcStatus.SUCCESS || wc.byteLen() != size) {
-                    throw new IllegalStateException("pong completion " + wc + " where SUCCESS of " + size
-                        + " B was expected; " + describe());
-                }
-                if (verify) {
-                    final int slot = 1 + (int) (wc.wrId() % RX_SLOTS);
-                    final String problem = Payload.check(client.mr.buffer(), slot * 4096, size, seq);
-                    if (problem != null) {
-                        throw new IllegalStateException("MetaRoCE echo differs from the ping: " + problem);
-                    }
-                }
-                postRecv();
-                back = true;
-            }
-            work += n + reapSends();
-            if (guard.idle(work)) {
-                throw Guard.stuck("MetaRoCE pong " + seq + " missing; " + client.device.endpoint().counters());
+            if (guard.idle(client.device.doWork(clientStep))) {
+                throw Guard.stuck("MetaRoCE pong " + rounds + " missing; " + client.device.endpoint().counters());
             }
         }
         rounds++;
+    }
+
+    private void postPing(final long seq) {
+        // Two ping buffers: the previous one may still be retransmitted until its ACK arrives.
+        final int offset = (seq & 1) == 0 ? 0 : (RX_SLOTS + 1) * 4096;
+        if (seq < verifyBelow) {
+            Payload.stamp(client.mr.buffer(), offset, size, seq);
+        }
+        ping.clear().wrId(seq).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            .addSge(client.mr.address() + offset, size, client.mr.lkey());
+        final int status = client.qp.postSend(ping);
+        if (status != PostStatus.OK) {
+            throw new IllegalStateException("postSend failed: " + PostStatus.describe(status));
+        }
+    }
+
+    /** The client's step between its device's read and send: reap the pong, post the next ping. */
+    private int reapPong() {
+        final int n = client.recvCq.poll(wcs, wcs.length);
+        for (int i = 0; i < n; i++) {
+            final WorkCompletion wc = wcs[i];
+            if (wc.status() != WcStatus.SUCCESS || wc.byteLen() != size) {
+                throw new IllegalStateException("pong completion " + wc + " where SUCCESS of " + size
+                    + " B was expected; " + describe());
+            }
+            if (back) {
+                throw new IllegalStateException("two pongs for round " + rounds + "; " + describe());
+            }
+            if (rounds < verifyBelow) {
+                final int slot = 1 + (int) (wc.wrId() % RX_SLOTS);
+                final String problem = Payload.check(client.mr.buffer(), slot * 4096, size, rounds);
+                if (problem != null) {
+                    throw new IllegalStateException("MetaRoCE echo differs from the ping: " + problem);
+                }
+            }
+            postRecv();
+            back = true;
+            postPing(rounds + 1);
+            pingPosted = true;
+        }
+        return n + reapSends();
     }
 
     private int reapSends() {
