@@ -123,7 +123,7 @@ final class ClientAgent extends Agent {
         side.onOwner(() -> {
             final Connection c = side.cm.connect(new ConnectParams().peer(peer).serviceId(kind.controlService())
                 .resources(side.pd, side.controlCq, side.controlCq, controlCaps()).accessFlags(AccessFlags.ALL)
-                .pathMtu(config.mtu()).paths(paths).privateData(hello).context(0));
+                .pathMtu(config.mtu()).paths(paths).timeoutNs(config.qpTimeoutNs()).privateData(hello).context(0));
             postControlRecvDirect(c.queuePair(), 0);
             postControlRecvDirect(c.queuePair(), 1);
         });
@@ -302,7 +302,7 @@ final class ClientAgent extends Agent {
             for (int q = 1; q <= qps; q++) {
                 final Connection c = side.cm.connect(new ConnectParams().peer(peer).serviceId(kind.dataService())
                     .resources(side.pd, side.dataCq, side.dataCq, caps).accessFlags(AccessFlags.ALL)
-                    .pathMtu(config.mtu()).paths(paths).privateData(hellos[q]).context(q)
+                    .pathMtu(config.mtu()).paths(paths).timeoutNs(config.qpTimeoutNs()).privateData(hellos[q]).context(q)
                     .connectTimeoutNs(config.connectTimeoutNs()));
                 if (kind.clientReceives()) {
                     for (int k = 0; k < slots; k++) {

@@ -133,6 +133,13 @@ final class PerfCommand implements Callable<Integer> {
         description = "Local address to bind (default: 0.0.0.0, or :: for an IPv6 server address).")
     String bind;
 
+    @Option(names = {"-u", "--qp-timeout"}, defaultValue = "12", paramLabel = "EXP",
+        description = "Queue pair timeout as perftest's: the retransmission timer's floor is 4.096 us x 2^EXP "
+            + "(default: ${DEFAULT-VALUE}, 16.8 ms; 1..20). Loss recovery does not wait for it (tail probes and "
+            + "time-based detection act within round trips); it sets how long a silent peer is waited for before "
+            + "RETRY_EXC_ERR: about 2^7 times this, so a thread descheduled on a loaded host is not taken for dead.")
+    int qpTimeoutExponent;
+
     @Option(names = "--timeout", defaultValue = "3", paramLabel = "SECONDS",
         description = "Connect timeout: give up when the server does not answer (default: ${DEFAULT-VALUE}).")
     double timeout;
@@ -242,6 +249,9 @@ final class PerfCommand implements Callable<Integer> {
         if (port < serverPortMin || port > 65535) {
             throw bad("-p/--port must be in " + serverPortMin + "..65535 (got " + port + ")");
         }
+        if (qpTimeoutExponent < 1 || qpTimeoutExponent > 20) {
+            throw bad("--qp-timeout must be in 1..20 (got " + qpTimeoutExponent + ")");
+        }
         if (!(timeout > 0) || timeout > 3600) {
             throw bad("--timeout must be in (0, 3600] seconds (got " + timeout + ")");
         }
@@ -328,7 +338,8 @@ final class PerfCommand implements Callable<Integer> {
             : serverAddress != null ? LinkMtu.towards(serverAddress) : LinkMtu.PREFERRED;
         return new BenchConfig(kind, resolvedSize, iterations, durationNs, resolvedWarmup, qps, resolvedMtu, paths, depth,
             rxDepth, verify, json, concrete, resolvedMode, resolvedIdle, bindAddress, server, port, loopback, threads,
-            (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters);
+            (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters,
+            4096L << qpTimeoutExponent);
     }
 
     // ------------------------------------------------------------------ running

@@ -79,7 +79,7 @@ final class ServerAgent extends Agent {
         final int[] paths = side.device.entropyPorts();
         side.onOwner(() -> side.cm.listen(kind.controlService(), new ListenParams()
             .resources(side.pd, side.controlCq, side.controlCq, controlCaps()).accessFlags(AccessFlags.ALL)
-            .pathMtu(config.mtu()).paths(paths).limit(1)));
+            .pathMtu(config.mtu()).paths(paths).timeoutNs(config.qpTimeoutNs()).limit(1)));
     }
 
     // ------------------------------------------------------------------ owning thread: the handshake
@@ -213,7 +213,8 @@ final class ServerAgent extends Agent {
         } else {
             side.cm.listen(kind.dataService(), new ListenParams()
                 .resources(side.pd, side.dataCq, side.dataCq, new QueuePairCapabilities(sq, rq, 1, 1, 16))
-                .accessFlags(AccessFlags.ALL).pathMtu(config.mtu()).paths(side.device.entropyPorts()).limit(dataQps));
+                .accessFlags(AccessFlags.ALL).pathMtu(config.mtu()).paths(side.device.entropyPorts())
+                .timeoutNs(config.qpTimeoutNs()).limit(dataQps));
         }
         hello = h;
     }

@@ -69,10 +69,11 @@ final class Side implements AutoCloseable {
             .entropyPortRange(config.paths(), 0).transport(config.transport()).threadingMode(mode)
             .gso(config.gso()).gro(config.gro()).threadName("metaroce-" + name + "-driver")
             // A software endpoint shares its cores with the JIT, the GC and the kernel's network
-            // processing: scheduling stalls of milliseconds are normal, so the retransmission
-            // timer's floor is 1 ms here (the connection's TIMEOUT, which caps the floor) instead of
-            // the specification's 100 us NIC-class default.
-            .endpointConfig(new EndpointConfig().minRtoNs(1_000_000)
+            // processing: scheduling stalls of milliseconds are normal, and on a loaded host tens of
+            // milliseconds, so the retransmission timer's floor is the tools' QP timeout (-u, 16.8 ms
+            // by default; the connection's TIMEOUT caps the floor, so both are set) instead of the
+            // specification's 100 us NIC-class default.
+            .endpointConfig(new EndpointConfig().minRtoNs(config.qpTimeoutNs())
                 // With segmentation offload, a burst of 16 packets per path hands each socket a run of
                 // consecutive PSNs: one GSO send, and little reordering at the receiver [MP-020].
                 .pathBurstPackets(config.burst()));
