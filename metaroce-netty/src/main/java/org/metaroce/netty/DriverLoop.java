@@ -232,7 +232,12 @@ final class DriverLoop implements Runnable {
         for (final MetaRoceDevice device : current) {
             device.beginIo();
         }
-        work += eventLoop.runNow();
+        boolean io = current.length == 0;
+        for (final MetaRoceDevice device : current) {
+            io |= device.needsEventLoopIo();
+        }
+        // POLLED devices read their sockets themselves: the readiness poll only when one needs it.
+        work += io ? eventLoop.runNow() : eventLoop.runNonBlockingTasks(0);
         for (final MetaRoceDevice device : current) {
             work += device.readPolledSocket() + device.protocolCycle();
         }

@@ -82,6 +82,10 @@ public final class MetaRoceDevice implements AutoCloseable {
     /** The endpoint socket on the POLLED receive path (then {@link #endpointChannel} is null). */
     private PolledEndpointSocket polledSocket;
     private ReceivePath receivePath;
+    /** Cycles since the event loop last polled for I/O (POLLED path). */
+    private int eventLoopSkips;
+    /** A POLLED device polls the event loop for I/O at least every this many cycles (a power of two). */
+    static final int EVENT_LOOP_POLL_EVERY = 64;
     private Channel[] sendChannels = new Channel[0];
     private int[] entropyPorts = new int[0];
     private InetSocketAddress localAddress;
@@ -437,7 +441,7 @@ public final class MetaRoceDevice implements AutoCloseable {
     public int doWork(final java.util.function.IntSupplier application) {
         checkInvoker();
         beginIo();
-        final int io = eventLoop.runNow() + readPolledSocket();
+        final int io = runEventLoop() + readPolledSocket();
         final int app = application.getAsInt();
         return io + app + protocolCycle();
     }
@@ -503,8 +507,26 @@ public final class MetaRoceDevice implements AutoCloseable {
 
     private int dutyCycle() {
         beginIo();
-        final int io = eventLoop.runNow() + readPolledSocket();
+        final int io = runEventLoop() + readPolledSocket();
         return io + protocolCycle();
+    }
+
+    /**
+     * Owning thread: runs Netty's event loop. With the POLLED receive path no socket of the device
+     * is read by the event loop, so the readiness poll (one {@code epoll_wait} or {@code select}) is
+     * needed only while a send socket waits to become writable again; otherwise only queued tasks
+     * run, and the poll happens every {@value #EVENT_LOOP_POLL_EVERY} cycles as a safety net.
+     *
+     * @return I/O events and tasks handled
+     */
+    private int runEventLoop() {
+        return needsEventLoopIo() ? eventLoop.runNow() : eventLoop.runNonBlockingTasks(0);
+    }
+
+    /** Owning thread: whether this cycle must poll the event loop for I/O (see {@link #runEventLoop()}). */
+    boolean needsEventLoopIo() {
+        return polledSocket == null || sink == null || sink.hasPendingOutbound()
+            || (++eventLoopSkips & (EVENT_LOOP_POLL_EVERY - 1)) == 0;
     }
 
     /**

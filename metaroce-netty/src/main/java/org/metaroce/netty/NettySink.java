@@ -54,6 +54,8 @@ final class NettySink implements TransmitSink {
     private final boolean[] dirty;
     private final Int2IntHashMap indexByPort = new Int2IntHashMap(-1);
     private final int endpointIndex;
+    /** Per socket, bytesBeforeUnwritable() with nothing queued: less means datagrams wait in Netty. */
+    private final long[] emptyBytesBeforeUnwritable;
     /** The endpoint socket on the POLLED receive path (its slot in {@link #channels} is then null). */
     private final PolledEndpointSocket polledEndpoint;
     private boolean gso;
@@ -122,6 +124,24 @@ final class NettySink implements TransmitSink {
         // Connection-manager packets are sent from the endpoint port [ENC-003].
         indexByPort.put(endpointPort, endpointIndex);
         this.gso = gso;
+        this.emptyBytesBeforeUnwritable = new long[channels.length];
+        for (int i = 0; i < channels.length; i++) {
+            emptyBytesBeforeUnwritable[i] = channels[i] == null ? 0 : channels[i].bytesBeforeUnwritable();
+        }
+    }
+
+    /**
+     * @return whether a send socket holds written datagrams the kernel has not taken yet (it then
+     *     waits for the event loop to report it writable)
+     */
+    boolean hasPendingOutbound() {
+        for (int i = 0; i < channels.length; i++) {
+            final Channel channel = channels[i];
+            if (channel != null && channel.bytesBeforeUnwritable() < emptyBytesBeforeUnwritable[i]) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return whether GSO merging is on */
