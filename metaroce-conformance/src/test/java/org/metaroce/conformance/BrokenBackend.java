@@ -16,10 +16,41 @@ import org.metaroce.conformance.agent.Json;
 final class BrokenBackend implements AgentBackend {
     private final AgentBackend inner;
     private final UnaryOperator<ArrayNode> completions;
+    private final java.util.function.Consumer<ObjectNode> requests;
 
     BrokenBackend(final AgentBackend inner, final UnaryOperator<ArrayNode> completions) {
+        this(inner, completions, r -> { });
+    }
+
+    /**
+     * @param requests rewrites each request before the reference sees it: an implementation that
+     *     ignores a QP option (or honours a different one) behaves as the reference given the
+     *     rewritten request
+     */
+    BrokenBackend(final AgentBackend inner, final UnaryOperator<ArrayNode> completions,
+                  final java.util.function.Consumer<ObjectNode> requests) {
         this.inner = inner;
         this.completions = completions;
+        this.requests = requests;
+    }
+
+    /** @return completions passed through unchanged */
+    static UnaryOperator<ArrayNode> sameCompletions() {
+        return list -> list;
+    }
+
+    /** Runs FIXED where DEFAULT is asked for: a requester that ignores delay feedback. */
+    static java.util.function.Consumer<ObjectNode> fixedForDefault() {
+        return r -> {
+            if (r.path("cc_algorithm").asText("").equals("DEFAULT")) {
+                r.put("cc_algorithm", "FIXED");
+            }
+        };
+    }
+
+    /** Drops a QP option: the implementation ignores it and uses its default. */
+    static java.util.function.Consumer<ObjectNode> ignoresOption(final String option) {
+        return r -> r.remove(option);
     }
 
     /** Does not flush on error: WR_FLUSH_ERR completions never appear. */
@@ -51,6 +82,7 @@ final class BrokenBackend implements AgentBackend {
 
     @Override
     public void execute(final String command, final ObjectNode request, final ObjectNode reply) {
+        requests.accept(request);
         inner.execute(command, request, reply);
         if (command.equals(AgentProtocol.POLL_CQ)) {
             reply.set("completions", completions.apply((ArrayNode) reply.get("completions")));

@@ -106,6 +106,60 @@ final class Mutants {
         };
     }
 
+    /**
+     * Ignores the Credit: every ACK reaches the IUT's requester as if it granted 4096 PSNs, so an
+     * IUT that honours the field sends what an IUT that ignores it would.
+     */
+    static PacketMutator ignoresCredit() {
+        return (toTarget, d) -> {
+            final Packet p = parse(d);
+            if (toTarget && p.wellFormed() && (p.opcode() == Opcode.ACK || p.opcode() == Opcode.NACK)) {
+                new AckHeader().wrap(new UnsafeBuffer(d), p.opcode().ackOffset()).credit(4096);
+                PacketBuilder.reseal(d);
+            }
+            return List.of(d);
+        };
+    }
+
+    /**
+     * Claims GO_BACK_N in every CONNECT_REPLY: with an agent that does not offer the capability,
+     * an IUT that negotiates go-back-N but runs selective repeat.
+     */
+    static PacketMutator claimsGoBackN() {
+        return (toTarget, d) -> {
+            final Packet p = parse(d);
+            if (!toTarget && p.wellFormed() && p.opcode() == Opcode.CONNECT_REPLY) {
+                new ConnectHeader().wrap(new UnsafeBuffer(d), Opcode.CONNECT_REPLY.cmOffset())
+                    .capabilities(p.capabilities() | ConnectHeader.CAP_GO_BACK_N);
+                PacketBuilder.reseal(d);
+            }
+            return List.of(d);
+        };
+    }
+
+    /**
+     * Resends only the NACK PSN of a NACK SEQUENCE_GAP, not everything after it (selective repeat's
+     * answer where go-back-N is negotiated): other retransmissions never leave the shim.
+     */
+    static PacketMutator resendsOnlyNackPsn() {
+        final int[] nackPsn = {0};
+        final boolean[] seen = {false};
+        return (toTarget, d) -> {
+            final Packet p = parse(d);
+            if (!p.wellFormed()) {
+                return List.of(d);
+            }
+            if (toTarget && p.opcode() == Opcode.NACK) {
+                nackPsn[0] = p.nackPsn();
+                seen[0] = true;
+            } else if (!toTarget && seen[0] && p.opcode().isRequest() && p.has(Flags.RETRANSMIT)
+                && p.psn() != nackPsn[0]) {
+                return List.of();
+            }
+            return List.of(d);
+        };
+    }
+
     /** Never sends RNR: RNR NACKs are swallowed. */
     static PacketMutator neverSendsRnr() {
         return (toTarget, d) -> {

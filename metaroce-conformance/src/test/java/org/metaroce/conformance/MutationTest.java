@@ -147,6 +147,58 @@ class MutationTest {
         }
     }
 
+    private static void optionMutant(final String name, final java.util.function.Consumer<
+        com.fasterxml.jackson.databind.node.ObjectNode> requests, final String... killers) {
+        try (AgentServer broken = new AgentServer(new BrokenBackend(new ReferenceBackend(
+            InetAddress.getLoopbackAddress(), 0), BrokenBackend.sameCompletions(), requests),
+            InetAddress.getLoopbackAddress(), 0)) {
+            assertKilled(name, run(broken.address(), null, List.of(killers)), List.of(killers));
+        }
+    }
+
+    /** An agent mutant behind a packet shim, for faults that need both (e.g. a capability claimed but not run). */
+    private static void optionAndShimMutant(final String name, final java.util.function.Consumer<
+        com.fasterxml.jackson.databind.node.ObjectNode> requests, final PacketMutator mutator,
+                                            final String... killers) {
+        try (ReferenceBackend backend = new ReferenceBackend(InetAddress.getLoopbackAddress(), 0);
+             AgentServer broken = new AgentServer(new BrokenBackend(backend, BrokenBackend.sameCompletions(),
+                 requests), InetAddress.getLoopbackAddress(), 0);
+             FaultProxy shim = new FaultProxy(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                 backend.dataAddress(), FaultProfile.NONE, FaultProfile.NONE, SEED, mutator)) {
+            assertKilled(name, run(broken.address(), shim.listenAddress(), List.of(killers)), List.of(killers));
+        }
+    }
+
+    @Test
+    void selectiveRepeatUnderGoBackN() {
+        optionAndShimMutant("go-back-N negotiated, selective repeat run (accepts out-of-order)",
+            BrokenBackend.ignoresOption("capabilities"), Mutants.claimsGoBackN(), "rel.gbn-responder");
+    }
+
+    @Test
+    void resendsOnlyTheNackPsn() {
+        shim("go-back-N requester resending only the NACK PSN", ref -> Mutants.resendsOnlyNackPsn(),
+            "rel.gbn-requester");
+    }
+
+    @Test
+    void ignoresDelayFeedback() {
+        optionMutant("ignores delay feedback (FIXED where DEFAULT is asked)", BrokenBackend.fixedForDefault(),
+            "cc.delay-reaction");
+    }
+
+    @Test
+    void exceedsInitialWindow() {
+        optionMutant("exceeds the initial window (CONGESTION_WINDOW ignored)",
+            BrokenBackend.ignoresOption("congestion_window"), "cc.initial-window", "cc.fixed-window");
+    }
+
+    @Test
+    void ignoresCredit() {
+        shim("ignores the Credit (shim grants 4096 in every ACK)", ref -> Mutants.ignoresCredit(),
+            "cc.credit-honoured", "cc.receiver-credit-window");
+    }
+
     @Test
     void doesNotFlushOnError() {
         agentMutant("does not flush on error", BrokenBackend.noFlush(), "mem.error-flush", "rel.nack-remote-access",

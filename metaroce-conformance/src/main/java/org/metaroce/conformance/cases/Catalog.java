@@ -25,6 +25,8 @@ public final class Catalog {
         l.addAll(RobustnessCases.cases());
         l.addAll(ProxyCases.cases());
         l.addAll(RecoveryCases.cases());
+        l.addAll(CongestionCases.cases());
+        l.addAll(GoBackNCases.cases());
         final Set<String> ids = new HashSet<>();
         for (final ConformanceCase c : l) {
             if (!ids.add(c.id())) {
