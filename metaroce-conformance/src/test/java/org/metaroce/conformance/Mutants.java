@@ -160,6 +160,22 @@ final class Mutants {
         };
     }
 
+    /**
+     * Advertises more Responder Resources than it holds: every CONNECT_REPLY claims
+     * {@code claimed}, while the reference behind holds what it was configured with.
+     */
+    static PacketMutator claimsResponderResources(final int claimed) {
+        return (toTarget, d) -> {
+            final Packet p = parse(d);
+            if (!toTarget && p.wellFormed() && p.opcode() == Opcode.CONNECT_REPLY) {
+                new ConnectHeader().wrap(new UnsafeBuffer(d), Opcode.CONNECT_REPLY.cmOffset())
+                    .responderResources(claimed);
+                PacketBuilder.reseal(d);
+            }
+            return List.of(d);
+        };
+    }
+
     /** Never sends RNR: RNR NACKs are swallowed. */
     static PacketMutator neverSendsRnr() {
         return (toTarget, d) -> {
@@ -228,6 +244,16 @@ final class Mutants {
      * so every first CONNECT_REQUEST leads to a connection without the client proving its address.
      */
     static PacketMutator skipsCookieCheck(final AtomicReference<FaultProxy> proxy) {
+        return skipsCookieCheck(proxy, false);
+    }
+
+    /**
+     * As {@link #skipsCookieCheck(AtomicReference)}; with {@code forwardChallenge} the challenge
+     * also reaches the client, so a client that completes its handshake itself still connects
+     * (its second request is a duplicate the IUT answers again, CM-025) while every spoofed
+     * first request still ends in a connection.
+     */
+    static PacketMutator skipsCookieCheck(final AtomicReference<FaultProxy> proxy, final boolean forwardChallenge) {
         final Map<Long, byte[]> firstRequests = new HashMap<>();
         return (toTarget, d) -> {
             final Packet p = parse(d);
@@ -244,7 +270,7 @@ final class Mutants {
                         .putCookie(new UnsafeBuffer(p.cookie()), 0);
                     PacketBuilder.reseal(second);
                     proxy.get().inject(true, second);
-                    return List.of();
+                    return forwardChallenge ? List.of(d) : List.of();
                 }
             }
             return List.of(d);

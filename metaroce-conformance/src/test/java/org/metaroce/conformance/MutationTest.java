@@ -182,6 +182,18 @@ class MutationTest {
     }
 
     @Test
+    void holdsFewerReadsThanAdvertised() {
+        shim("holds fewer READs than its Responder Resources (reply claims 12)",
+            ref -> Mutants.claimsResponderResources(12), "ops.responder-busy");
+    }
+
+    @Test
+    void keepsStateForFloodedHandshakes() {
+        shim("keeps state for unverified handshakes, under a flood", ref -> Mutants.skipsCookieCheck(ref, true),
+            "robust.flood-memory");
+    }
+
+    @Test
     void ignoresDelayFeedback() {
         optionMutant("ignores delay feedback (FIXED where DEFAULT is asked)", BrokenBackend.fixedForDefault(),
             "cc.delay-reaction");

@@ -27,6 +27,7 @@ public final class Catalog {
         l.addAll(RecoveryCases.cases());
         l.addAll(CongestionCases.cases());
         l.addAll(GoBackNCases.cases());
+        l.addAll(ResourceCases.cases());
         final Set<String> ids = new HashSet<>();
         for (final ConformanceCase c : l) {
             if (!ids.add(c.id())) {

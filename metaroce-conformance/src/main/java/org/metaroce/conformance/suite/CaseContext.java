@@ -319,6 +319,7 @@ public final class CaseContext {
         final TesterQp t = new TesterQp(qpn, reply.sourceQpn(), initialPsn, reply.initialPsn(), reply.pathMtu(), tid,
             service);
         t.capabilities = reply.capabilities();
+        t.responderResources = reply.responderResources();
         if (sendRtu) {
             tester.inject(t.cm(Opcode.READY_TO_USE).build());
         }

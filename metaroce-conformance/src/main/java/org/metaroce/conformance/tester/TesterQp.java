@@ -24,6 +24,8 @@ public final class TesterQp {
     public final long serviceId;
     /** The next PSN the tester will use for a request. */
     public int sendPsn;
+    /** The IUT's Responder Resources as negotiated in the handshake [CM-019] (0 when unknown). */
+    public int responderResources;
     /** Capability Flags negotiated for the connection [CM-019]. */
     public int capabilities;
     /** The next MSN and RSN of the tester's requests. */
