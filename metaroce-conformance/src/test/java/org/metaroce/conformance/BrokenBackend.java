@@ -17,6 +17,7 @@ final class BrokenBackend implements AgentBackend {
     private final AgentBackend inner;
     private final UnaryOperator<ArrayNode> completions;
     private final java.util.function.Consumer<ObjectNode> requests;
+    private java.util.function.BiConsumer<String, ObjectNode> replies = (c, r) -> { };
 
     BrokenBackend(final AgentBackend inner, final UnaryOperator<ArrayNode> completions) {
         this(inner, completions, r -> { });
@@ -34,9 +35,44 @@ final class BrokenBackend implements AgentBackend {
         this.requests = requests;
     }
 
+    /** Rewrites replies (after the reference answered): an implementation that reports differently. */
+    BrokenBackend replies(final java.util.function.BiConsumer<String, ObjectNode> rewrite) {
+        this.replies = rewrite;
+        return this;
+    }
+
+    /** Reuses rkeys: every region gets the rkey of the first one registered [MEM-004]. */
+    static java.util.function.BiConsumer<String, ObjectNode> reusesRkeys() {
+        final long[] first = {-1};
+        return (cmd, reply) -> {
+            if (cmd.equals(AgentProtocol.REG_MR)) {
+                if (first[0] < 0) {
+                    first[0] = reply.get("rkey").asLong();
+                }
+                reply.put("rkey", first[0]);
+            }
+        };
+    }
+
     /** @return completions passed through unchanged */
     static UnaryOperator<ArrayNode> sameCompletions() {
         return list -> list;
+    }
+
+    /** Signals every send WR: an implementation that completes unsignaled WRs [OPS-037]. */
+    static java.util.function.Consumer<ObjectNode> signalsEverything() {
+        return r -> {
+            if (r.path("cmd").asText().equals(AgentProtocol.POST_SEND)) {
+                final ArrayNode f = r.withArray("flags");
+                boolean has = false;
+                for (final JsonNode n : f) {
+                    has |= n.asText().equals("SIGNALED");
+                }
+                if (!has) {
+                    f.add("SIGNALED");
+                }
+            }
+        };
     }
 
     /** Runs FIXED where DEFAULT is asked for: a requester that ignores delay feedback. */
@@ -84,6 +120,7 @@ final class BrokenBackend implements AgentBackend {
     public void execute(final String command, final ObjectNode request, final ObjectNode reply) {
         requests.accept(request);
         inner.execute(command, request, reply);
+        replies.accept(command, reply);
         if (command.equals(AgentProtocol.POLL_CQ)) {
             reply.set("completions", completions.apply((ArrayNode) reply.get("completions")));
         }

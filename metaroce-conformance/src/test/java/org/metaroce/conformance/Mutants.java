@@ -176,6 +176,20 @@ final class Mutants {
         };
     }
 
+    /** Sprays a single-path QP: every data packet of the IUT leaves on Path ID 1 [MP-015]. */
+    static PacketMutator spraysSinglePath() {
+        return (toTarget, d) -> {
+            final Packet p = parse(d);
+            if (!toTarget && p.wellFormed() && p.opcode().isRequest()) {
+                final org.metaroce.core.wire.BaseHeader h = new org.metaroce.core.wire.BaseHeader();
+                h.wrap(new UnsafeBuffer(d), 0);
+                h.pathId(1);
+                PacketBuilder.reseal(d);
+            }
+            return List.of(d);
+        };
+    }
+
     /** Never sends RNR: RNR NACKs are swallowed. */
     static PacketMutator neverSendsRnr() {
         return (toTarget, d) -> {

@@ -194,6 +194,26 @@ class MutationTest {
     }
 
     @Test
+    void completesUnsignaledWrs() {
+        optionMutant("completes unsignaled WRs", BrokenBackend.signalsEverything(), "ops.unsignaled");
+    }
+
+    @Test
+    void reusesRkeys() {
+        try (AgentServer broken = new AgentServer(new BrokenBackend(new ReferenceBackend(
+            InetAddress.getLoopbackAddress(), 0), BrokenBackend.sameCompletions()).replies(BrokenBackend.reusesRkeys()),
+            InetAddress.getLoopbackAddress(), 0)) {
+            assertKilled("reuses rkeys", run(broken.address(), null, List.of("mem.keys-unique")),
+                List.of("mem.keys-unique"));
+        }
+    }
+
+    @Test
+    void spraysASinglePathQp() {
+        shim("sprays a QP with Path Count 1", ref -> Mutants.spraysSinglePath(), "mp.single-path");
+    }
+
+    @Test
     void ignoresDelayFeedback() {
         optionMutant("ignores delay feedback (FIXED where DEFAULT is asked)", BrokenBackend.fixedForDefault(),
             "cc.delay-reaction");

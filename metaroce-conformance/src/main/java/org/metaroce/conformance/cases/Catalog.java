@@ -28,6 +28,10 @@ public final class Catalog {
         l.addAll(CongestionCases.cases());
         l.addAll(GoBackNCases.cases());
         l.addAll(ResourceCases.cases());
+        l.addAll(HandshakeCases.cases());
+        l.addAll(VerbsCases.cases());
+        l.addAll(WindowCases.cases());
+        l.addAll(PathCases.cases());
         final Set<String> ids = new HashSet<>();
         for (final ConformanceCase c : l) {
             if (!ids.add(c.id())) {

@@ -94,7 +94,7 @@ final class CongestionCases {
             final Packet trigger = seen.stream().filter(p -> p.psn() - t.iutInitialPsn == top).findFirst()
                 .orElseThrow();
             ctx.tester().inject(t.ack(trigger, t.iutInitialPsn + top + 1).build());
-            final Set<Integer> next = newOffsets(ctx, t, t.iutInitialPsn, 60, seen);
+            final Set<Integer> next = newOffsets(ctx, t, t.iutInitialPsn, 150, seen);
             next.removeAll(first);
             check(max(next) < top + 1 + window, algorithm + ": after an ACK of all " + (top + 1) + " PSNs, no new "
                 + "PSN beyond the constant window of " + window + " [" + reqs + "]", "new offsets " + brief(next));
@@ -162,7 +162,8 @@ final class CongestionCases {
                 final TesterQp t = s.t();
                 check((t.capabilities & QpOptions.CAP_RECEIVER_CREDIT) != 0, "RECEIVER_CREDIT negotiated when both "
                     + "offer it [CM-019]", String.format("capabilities 0x%04x", t.capabilities));
-                longWrite(ctx, s, 200);
+                // 80 packets: 64 before the first ACK, 16 more that only the credit holds back.
+                longWrite(ctx, s, 80);
                 final List<Packet> seen = new ArrayList<>();
                 final Set<Integer> first = newOffsets(ctx, t, t.iutInitialPsn, 60, seen);
                 check(!first.isEmpty(), "the IUT starts the WRITE", "nothing");
@@ -177,7 +178,8 @@ final class CongestionCases {
                     final Packet trigger = seen.stream().filter(p -> p.psn() - t.iutInitialPsn == top).findFirst()
                         .orElseThrow();
                     ctx.tester().inject(t.ack(trigger, t.iutInitialPsn + cum).credit(grant).build());
-                    final Set<Integer> after = newOffsets(ctx, t, t.iutInitialPsn, 60, seen);
+                    // 150 ms: a loaded host may take a while to act on the ACK; late is still caught.
+                    final Set<Integer> after = newOffsets(ctx, t, t.iutInitialPsn, 150, seen);
                     after.removeAll(sent);
                     final int limit = cum + grant;
                     check(after.stream().allMatch(k -> k < limit), "no new PSN at or beyond Cumulative PSN + "

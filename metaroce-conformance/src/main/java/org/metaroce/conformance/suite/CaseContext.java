@@ -309,7 +309,7 @@ public final class CaseContext {
         final long tid = random.nextLong();
         final int qpn = newQpn();
         final PacketBuilder req = connectRequest(service, tid, qpn, initialPsn, 8192)
-            .proposal(8192, opts.capabilities(), 16, 16, 1);
+            .proposal(8192, opts.capabilities(), 16, 16, opts.testerPaths());
         tester.inject(req.build());
         final Packet challenge = expect(cm(Opcode.CONNECT_CHALLENGE, tid), EXPECT_MS,
             "CONNECT_CHALLENGE for the first CONNECT_REQUEST [CM-010]");
@@ -320,6 +320,7 @@ public final class CaseContext {
             service);
         t.capabilities = reply.capabilities();
         t.responderResources = reply.responderResources();
+        t.pathCount = reply.pathCount();
         if (sendRtu) {
             tester.inject(t.cm(Opcode.READY_TO_USE).build());
         }
@@ -378,17 +379,20 @@ public final class CaseContext {
         final int qpn = newQpn();
         final int ipsn = random.nextInt();
         final int pmtu = Math.min(serverPmtu, second.pathMtu());
-        tester.inject(PacketBuilder.of(Opcode.CONNECT_REPLY).destQpn(second.sourceQpn()).srcQpn(qpn)
+        final byte[] replyBytes = PacketBuilder.of(Opcode.CONNECT_REPLY).destQpn(second.sourceQpn()).srcQpn(qpn)
             .serviceId(service).transactionId(second.transactionId()).initialPsn(ipsn)
             .proposal(pmtu, second.capabilities() & opts.capabilities(), Math.min(16, second.responderResources()),
                 Math.min(serverResources,
                 second.initiatorDepth()), 1)
-            .build());
+            .build();
+        tester.inject(replyBytes);
         expect(p -> p.wellFormed() && p.opcode() == Opcode.READY_TO_USE && p.transactionId() == first.transactionId(),
             EXPECT_MS, "READY_TO_USE after CONNECT_REPLY [CM-007]");
         final TesterQp t = new TesterQp(qpn, second.sourceQpn(), ipsn, second.initialPsn(), pmtu,
             second.transactionId(), service);
         t.capabilities = second.capabilities() & opts.capabilities();
+        t.handshakeReply = replyBytes;
+        t.pathCount = 1;
         final IutConnection c = new IutConnection(r.get("qp").asInt(), t);
         final String s = awaitQpState(c, "RTS", EXPECT_MS);
         check(s.equals("RTS"), "the IUT's client QP in RTS after CONNECT_REPLY [CM-007]", "state " + s);

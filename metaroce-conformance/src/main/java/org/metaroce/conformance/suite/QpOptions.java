@@ -22,6 +22,8 @@ public final class QpOptions {
     String ccAlgorithm;
     /** CONGESTION_WINDOW in packets, 0 for section 8's default; extension "cc". */
     int congestionWindow;
+    /** Path Count the tester proposes when it is the client (the IUT proposes its own). */
+    int testerPaths = 1;
 
     /** Capability Flag RECEIVER_CREDIT (9.4, ConnectHeader). */
     public static final int CAP_RECEIVER_CREDIT = 0x0001;
@@ -89,6 +91,16 @@ public final class QpOptions {
     public QpOptions congestionWindow(final int packets) {
         congestionWindow = packets;
         return this;
+    }
+
+    /** Has the tester propose {@code paths} paths as client; the negotiated count is the minimum [MP-001]. */
+    public QpOptions testerPaths(final int paths) {
+        testerPaths = paths;
+        return this;
+    }
+
+    public int testerPaths() {
+        return testerPaths;
     }
 
     /** @return whether these options need the agent extension {@code cc} */

@@ -696,6 +696,11 @@ final class Requester {
             counters.increment(EndpointCounter.BAD_RESPONSE);
             return;
         }
+        if (!wqe.destinationsValid()) {
+            // The destination was deregistered after the post: nothing is written [MEM-014, REL-050].
+            fail(wqe, WcStatus.LOC_PROT_ERR);
+            return;
+        }
         wqe.scatter(messageOffset, buffer, offset + Opcode.READ_RESPONSE.headerLength(), payloadLength);
         deliver(psn);
         afterDelivery(nowNs, 1);
@@ -744,6 +749,10 @@ final class Requester {
         noteResponse(nowNs, psn);
         final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
         final long original = AtomicAckHeader.originalData(buffer, offset + Opcode.ATOMIC_RESPONSE.aackOffset());
+        if (!wqe.destinationsValid()) {
+            fail(wqe, WcStatus.LOC_PROT_ERR);
+            return;
+        }
         // The original value lands in the local buffer in host order, as verbs atomics do.
         final MemoryRegion mr = wqe.sgeRegion[0];
         mr.buffer().putLong((int) mr.offsetOf(wqe.sgeAddr[0]), original);
