@@ -214,6 +214,12 @@ class MutationTest {
     }
 
     @Test
+    void ignoresTimeout() {
+        optionMutant("resends before TIMEOUT (agent drops timeout_us: the 1 ms default runs)",
+            BrokenBackend.ignoresOption("timeout_us"), "rel.initial-rto");
+    }
+
+    @Test
     void ignoresDelayFeedback() {
         optionMutant("ignores delay feedback (FIXED where DEFAULT is asked)", BrokenBackend.fixedForDefault(),
             "cc.delay-reaction");

@@ -32,6 +32,8 @@ public final class Catalog {
         l.addAll(VerbsCases.cases());
         l.addAll(WindowCases.cases());
         l.addAll(PathCases.cases());
+        l.addAll(TimerCases.cases());
+        l.addAll(ResponseCases.cases());
         final Set<String> ids = new HashSet<>();
         for (final ConformanceCase c : l) {
             if (!ids.add(c.id())) {
