@@ -189,8 +189,17 @@ class MutationTest {
 
     @Test
     void keepsStateForFloodedHandshakes() {
-        shim("keeps state for unverified handshakes, under a flood", ref -> Mutants.skipsCookieCheck(ref, true),
-            "robust.flood-memory");
+        // A reference of its own: the connections this mutant piles up must not load the shared one.
+        final AtomicReference<FaultProxy> ref = new AtomicReference<>();
+        try (ReferenceBackend backend = new ReferenceBackend(InetAddress.getLoopbackAddress(), 0);
+             AgentServer server = new AgentServer(backend, InetAddress.getLoopbackAddress(), 0);
+             FaultProxy shim = new FaultProxy(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                 backend.dataAddress(), FaultProfile.NONE, FaultProfile.NONE, SEED,
+                 Mutants.skipsCookieCheck(ref, true))) {
+            ref.set(shim);
+            assertKilled("keeps state for unverified handshakes, under a flood", run(server.address(),
+                shim.listenAddress(), List.of("robust.flood-memory")), List.of("robust.flood-memory"));
+        }
     }
 
     @Test

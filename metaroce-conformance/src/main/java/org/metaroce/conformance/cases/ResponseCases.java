@@ -182,6 +182,110 @@ final class ResponseCases {
                 }
                 checkEq(1100L, fromLe64(ctx.readMem(a.mr(), 0, 8)), "the word after 100 adds of 1 [OPS-027]");
             }, "OPS-027", "OPS-028"));
+
+        l.add(must("ops.read-segments", OperationCases.S, "a READ larger than the credit is requested in segments: "
+            + "PMTU-aligned, increasing, covering the READ, each within the credit", ctx -> {
+                final Setup s = setup(ctx, QpOptions.defaults().timeoutUs(200_000));
+                final TesterQp t = s.t();
+                final int pmtu = t.pmtu;
+                // A first WRITE, acknowledged with Credit 2: from now on 2 PSNs past the cumulative point.
+                ReliabilityCases.iutWrite(ctx, s, 1, 64);
+                final Packet w = ctx.expect(t::isRequest, EXPECT_MS, "the WRITE");
+                int cum = w.psn() + 1;
+                ctx.tester().inject(t.ack(w, cum).credit(2).build());
+                final int length = 10_000;
+                final byte[] remote = pattern(length, 41);
+                final Mr local = ctx.regMr(length, 0, "LOCAL_WRITE");
+                ctx.postSend(s.c(), 2, "RDMA_READ", local, 0, length, o -> {
+                    o.put("remote_addr", 1 << 20);
+                    o.put("rkey", 13);
+                });
+                long covered = 0;
+                int credit = 2;
+                final long end = System.nanoTime() + 5_000_000_000L;
+                while (covered < length && System.nanoTime() < end) {
+                    final Packet seg = ctx.expect(q -> t.fromIut(q) && (q.opcode() == Opcode.KEEPALIVE
+                        || q.opcode() == Opcode.READ_REQUEST && !q.has(Flags.RETRANSMIT)), 800,
+                        "the next READ_REQUEST segment, or, while the credit blocks the READ, a KEEPALIVE after one "
+                        + "RTO (at most RTO_MAX = 100 ms; the idle KEEPALIVE of CM-027 would take 1 s) [OPS-019, "
+                        + "REL-019]");
+                    if (seg.opcode() == Opcode.KEEPALIVE) {
+                        // An IUT that does not segment waits for credit and asks for it [REL-019]: the
+                        // answer grants 16, enough for the whole READ.
+                        check(seg.has(Flags.ACK_REQ), "ACK_REQ on the credit KEEPALIVE [REL-019]",
+                            Flags.toString(seg.flags()));
+                        credit = 16;
+                        ctx.tester().inject(t.ack(seg, cum).credit(credit).build());
+                        continue;
+                    }
+                    final long o = seg.messageOffset();
+                    final long d = seg.dmaLength();
+                    checkEq(covered, o, "segment offset: the next uncovered byte, segments in order [OPS-019]");
+                    check(o % pmtu == 0, "segment offset a multiple of the PMTU [OPS-019]", String.valueOf(o));
+                    check(d > 0 && (d % pmtu == 0 || o + d == length), "segment length a multiple of the PMTU "
+                        + "unless it ends the READ [OPS-019]", String.valueOf(d));
+                    final int n = (int) ((d + pmtu - 1) / pmtu);
+                    final int k = credit;
+                    check((seg.psn() + n - 1) - cum < k, "the segment's PSN range within the Credit of " + k
+                        + " [REL-019]", "PSNs " + (seg.psn() - cum) + ".." + (seg.psn() - cum + n - 1)
+                        + " past the cumulative point");
+                    check(seg.has(Flags.LAST) == (o + d == length), "LAST exactly on the segment ending the READ "
+                        + "[OPS-020]", Flags.toString(seg.flags()));
+                    for (int j = 0; j < n; j++) {
+                        final int off = (int) o + j * pmtu;
+                        final int e = Math.min(length, off + pmtu);
+                        ctx.tester().inject(t.request(Opcode.READ_RESPONSE).psn(seg.psn() + j).msn(seg.msn())
+                            .flags(e == length ? Flags.LAST : 0).messageOffset(off).messageLength(length)
+                            .payload(java.util.Arrays.copyOfRange(remote, off, e)).build());
+                    }
+                    covered = o + d;
+                    cum = seg.psn() + n;
+                    ctx.tester().inject(t.ack(seg, cum).credit(credit).build());
+                }
+                checkEq((long) length, covered, "the segments cover the READ [OPS-019]");
+                final List<JsonNode> wc = ctx.poll(s.c(), "send", 2, EXPECT_MS);
+                check(wc.size() == 2 && wc.get(1).get("status").asText().equals("SUCCESS"), "the READ completes",
+                    wc.toString());
+                checkMemory(ctx, local, 0, remote, "every byte of the READ placed [OPS-022]");
+            }, "OPS-019", "REL-019", "OPS-020"));
+
+        l.add(new ConformanceCase("cc.receiver-credit-grant", CongestionCases.S, Level.MUST,
+            List.of("CC-018", "REL-013", "REL-014"), "RECEIVER_CREDIT responder: Credit between 1 and the window, "
+            + "and an ACK whenever the requester has used it up", "RECEIVER_CREDIT", ctx -> {
+                ctx.requireExtension("cc");
+                final Setup s = setup(ctx, QpOptions.defaults().capabilities(QpOptions.CAP_RECEIVER_CREDIT));
+                final TesterQp t = s.t();
+                check((t.capabilities & QpOptions.CAP_RECEIVER_CREDIT) != 0, "RECEIVER_CREDIT negotiated [CM-019]",
+                    String.valueOf(t.capabilities));
+                int cum = t.sendPsn;
+                ctx.tester().inject(Steps.write(s, 0, pattern(8, 0)).build());
+                Steps.advance(t);
+                Packet a = ctx.expect(Steps.ackWithCum(t, cum + 1), EXPECT_MS, "an ACK");
+                cum++;
+                // Three windows, each sent exactly up to the Credit, as middle packets of one WRITE
+                // (no ACK_REQ, no LAST): each time the IUT must grant more by itself [REL-014].
+                // One message longer than everything sent, so that no packet sent is its last.
+                final int total = (3 * 1024 + 1) * t.pmtu;
+                final Mr big = ctx.regMr(total, 0, Steps.ALL_REMOTE);
+                final int base = t.sendPsn;
+                int k = 0;
+                for (int round = 0; round < 3; round++) {
+                    final long credit = Integer.toUnsignedLong(a.credit());
+                    check(credit >= 1 && credit != 0xFFFF_FFFFL && credit <= (1L << 30), "Credit at least 1 and "
+                        + "finite with RECEIVER_CREDIT [CC-018, REL-013]", String.valueOf(credit));
+                    final int use = (int) Math.min(credit, 1024);
+                    for (int i = 0; i < use; i++, k++) {
+                        ctx.tester().inject(t.request(Opcode.WRITE).psn(base + k).flags(0).messageOffset((long) k
+                            * t.pmtu).messageLength(total).va(big.addr()).rkey(big.rkey())
+                            .payload(pattern(t.pmtu, k)).build());
+                    }
+                    final int target = base + k;
+                    a = ctx.expect(p -> t.fromIut(p) && p.opcode() == Opcode.ACK && p.cumulativePsn() == target,
+                        EXPECT_MS, "an ACK once the Credit (" + credit + ") is used up [REL-014, CC-025]");
+                }
+                cum = base + k;
+                check(cum - base >= 3, "progress through three windows", (cum - base) + " PSNs");
+            }));
         return l;
     }
 }
