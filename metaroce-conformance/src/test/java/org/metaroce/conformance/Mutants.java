@@ -190,6 +190,20 @@ final class Mutants {
         };
     }
 
+    /** Echoes Path ID 0 whatever path the triggering packet came on [CC-009]. */
+    static PacketMutator echoesPathZero() {
+        return (toTarget, d) -> {
+            final Packet p = parse(d);
+            if (!toTarget && p.wellFormed() && p.opcode() == Opcode.ACK) {
+                final AckHeader h = new AckHeader();
+                h.wrap(new UnsafeBuffer(d), Opcode.ACK.ackOffset());
+                h.echoedPathId(0);
+                PacketBuilder.reseal(d);
+            }
+            return List.of(d);
+        };
+    }
+
     /** Never sends RNR: RNR NACKs are swallowed. */
     static PacketMutator neverSendsRnr() {
         return (toTarget, d) -> {

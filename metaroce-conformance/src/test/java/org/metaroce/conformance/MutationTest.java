@@ -229,6 +229,11 @@ class MutationTest {
     }
 
     @Test
+    void echoesTheWrongPath() {
+        shim("echoes Path ID 0 for every packet", ref -> Mutants.echoesPathZero(), "cc.responder-signals");
+    }
+
+    @Test
     void ignoresDelayFeedback() {
         optionMutant("ignores delay feedback (FIXED where DEFAULT is asked)", BrokenBackend.fixedForDefault(),
             "cc.delay-reaction");

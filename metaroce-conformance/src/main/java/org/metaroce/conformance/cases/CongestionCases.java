@@ -187,7 +187,7 @@ final class CongestionCases {
                     sent.addAll(after);
                     cum = Math.min(cum + 1, max(sent) + 1);
                 }
-            }, "CC-019", "REL-019", "CM-019"));
+            }, "CC-019", "REL-019", "CM-019", "CC-024"));
         return l;
     }
 }

@@ -89,7 +89,7 @@ final class GoBackNCases {
                 checkMemory(ctx, s.mr(), 64, pattern(64, 1), "offset 64 placed");
                 checkMemory(ctx, s.mr(), 128, pattern(64, 2), "offset 128 placed after the resend");
                 checkMemory(ctx, s.mr(), 192, pattern(64, 3), "offset 192 placed after the resend");
-            }, "REL-053", "REL-015", "CM-019"));
+            }, "REL-053", "REL-015", "CM-019", "CC-024"));
 
         l.add(gbn("rel.gbn-requester", "go-back-N requester: NACK SEQUENCE_GAP resends every packet from the "
             + "NACK PSN in order, on Path ID 0", ctx -> {

@@ -183,6 +183,28 @@ final class ResponseCases {
                 checkEq(1100L, fromLe64(ctx.readMem(a.mr(), 0, 8)), "the word after 100 adds of 1 [OPS-027]");
             }, "OPS-027", "OPS-028"));
 
+        l.add(must("cc.responder-signals", CongestionCases.S, "every ACK carries the signals a requester relies on: "
+            + "the echo, a plausible ACK Delay, the Echoed Path ID, a CE Count of 0 without CE marks", ctx -> {
+                final Setup s = setup(ctx);
+                final TesterQp t = s.t();
+                for (int i = 0; i < 8; i++) {
+                    final int stamp = 0x51600000 + i;
+                    final int psn = t.sendPsn;
+                    final long sent = System.nanoTime();
+                    ctx.tester().inject(Steps.write(s, i * 64, pattern(64, i)).timestamp(stamp).pathId(i % 3).build());
+                    Steps.advance(t);
+                    final Packet a = ctx.expect(p -> t.fromIut(p) && p.opcode() == Opcode.ACK
+                        && p.echoedTimestamp() == stamp, EXPECT_MS, "an ACK echoing the WRITE's timestamp [CC-009]");
+                    checkEq(psn, a.psn(), "triggering PSN [REL-012]");
+                    checkEq(i % 3, a.echoedPathId(), "Echoed Path ID [CC-009, REL-012]");
+                    final long heldNs = a.receivedNs() - sent;
+                    final long ackDelay = a.ackDelay();
+                    check(ackDelay <= heldNs, "ACK Delay (ns) no longer than the tester saw the round trip take "
+                        + "[CC-009, REL-012]", ackDelay + " ns against " + heldNs + " ns");
+                    checkEq(0, a.ceCount(), "CE Count without any CE-marked packet [CC-009, ENC-016]");
+                }
+            }, "CC-009", "REL-012"));
+
         l.add(must("ops.read-segments", OperationCases.S, "a READ larger than the credit is requested in segments: "
             + "PMTU-aligned, increasing, covering the READ, each within the credit", ctx -> {
                 final Setup s = setup(ctx, QpOptions.defaults().timeoutUs(200_000));

@@ -95,6 +95,27 @@ final class TimerCases {
                 checkEq("ERR", ctx.awaitQpState(s.c(), "ERR", EXPECT_MS), "QP state [REL-030]");
             }, "REL-030", "REL-029"));
 
+        l.add(must("rel.trims-not-counted", ReliabilityCases.S, "20 transmissions answered by NACK TRIMMED do not "
+            + "end the connection; the WR then succeeds", ctx -> {
+                final Setup s = setup(ctx, QpOptions.defaults().timeoutUs(200_000));
+                final TesterQp t = s.t();
+                ReliabilityCases.iutWrite(ctx, s, 1, 64);
+                Packet last = null;
+                for (int i = 0; i < 20; i++) {
+                    last = ctx.expect(t::isRequest, EXPECT_MS, "transmission " + (i + 1) + " of the WRITE, resent "
+                        + "after each NACK TRIMMED [REL-036, REL-059]");
+                    if (i < 19) {
+                        ctx.tester().inject(t.nack(last, NackReason.TRIMMED.code()).build());
+                    }
+                }
+                check(ctx.poll(s.c(), "send", 1, 0).isEmpty(), "no completion: trims do not count towards the "
+                    + "16-transmission limit [REL-059]", "completed");
+                ctx.tester().inject(t.ack(last, last.psn() + 1).build());
+                checkEq("SUCCESS", ReliabilityCases.sendCompletion(ctx, s, EXPECT_MS).get("status").asText(),
+                    "status after 19 trims and an ACK [REL-059]");
+                checkEq("RTS", ctx.qpState(s.c()), "QP state [REL-059]");
+            }, "REL-059", "REL-036"));
+
         l.add(must("cm.server-timeout", ConnectionCases.S, "a server without READY_TO_USE or data raises "
             + "CONNECT_ERROR after CONNECT_TIMEOUT (3 s), not before", ctx -> {
                 final long started = System.nanoTime();

@@ -150,7 +150,7 @@ final class VerbsCases {
                 check(!wc.isEmpty(), "a receive completion [OPS-015]", "none");
                 checkEq("LOC_PROT_ERR", wc.get(0).get("status").asText(), "receive status [OPS-015, MEM-014]");
                 checkEq("ERR", ctx.awaitQpState(s.c(), "ERR", EXPECT_MS), "QP state [OPS-015]");
-            }, "OPS-015", "MEM-014", "REL-015"));
+            }, "OPS-015", "MEM-014", "REL-015", "QP-020"));
 
         l.add(must("rel.local-protection", ReliabilityCases.S, "a READ response for a destination deregistered "
             + "meanwhile: LOC_PROT_ERR, QP in ERR", ctx -> {
@@ -172,7 +172,7 @@ final class VerbsCases {
                     || wc.get(0).get("status").asText().equals("LOC_QP_OP_ERR"), "status LOC_PROT_ERR or "
                     + "LOC_QP_OP_ERR [REL-050, MEM-014]", wc.get(0).get("status").asText());
                 checkEq("ERR", ctx.awaitQpState(s.c(), "ERR", EXPECT_MS), "QP state [REL-050]");
-            }, "REL-050", "MEM-014"));
+            }, "REL-050", "MEM-014", "QP-020"));
         return l;
     }
 }

@@ -146,7 +146,7 @@ final class WindowCases {
                     check(other.poll(p -> true, 50) == null, "nothing sent to the other source port [ENC-004]",
                         "a packet");
                 }
-            }, "ENC-004"));
+            }, "ENC-004", "ENC-002"));
         return l;
     }
 }
