@@ -106,6 +106,104 @@ final class Mutants {
         };
     }
 
+    /**
+     * Ignores the Credit: every ACK reaches the IUT's requester as if it granted 4096 PSNs, so an
+     * IUT that honours the field sends what an IUT that ignores it would.
+     */
+    static PacketMutator ignoresCredit() {
+        return (toTarget, d) -> {
+            final Packet p = parse(d);
+            if (toTarget && p.wellFormed() && (p.opcode() == Opcode.ACK || p.opcode() == Opcode.NACK)) {
+                new AckHeader().wrap(new UnsafeBuffer(d), p.opcode().ackOffset()).credit(4096);
+                PacketBuilder.reseal(d);
+            }
+            return List.of(d);
+        };
+    }
+
+    /**
+     * Claims GO_BACK_N in every CONNECT_REPLY: with an agent that does not offer the capability,
+     * an IUT that negotiates go-back-N but runs selective repeat.
+     */
+    static PacketMutator claimsGoBackN() {
+        return (toTarget, d) -> {
+            final Packet p = parse(d);
+            if (!toTarget && p.wellFormed() && p.opcode() == Opcode.CONNECT_REPLY) {
+                new ConnectHeader().wrap(new UnsafeBuffer(d), Opcode.CONNECT_REPLY.cmOffset())
+                    .capabilities(p.capabilities() | ConnectHeader.CAP_GO_BACK_N);
+                PacketBuilder.reseal(d);
+            }
+            return List.of(d);
+        };
+    }
+
+    /**
+     * Resends only the NACK PSN of a NACK SEQUENCE_GAP, not everything after it (selective repeat's
+     * answer where go-back-N is negotiated): other retransmissions never leave the shim.
+     */
+    static PacketMutator resendsOnlyNackPsn() {
+        final int[] nackPsn = {0};
+        final boolean[] seen = {false};
+        return (toTarget, d) -> {
+            final Packet p = parse(d);
+            if (!p.wellFormed()) {
+                return List.of(d);
+            }
+            if (toTarget && p.opcode() == Opcode.NACK) {
+                nackPsn[0] = p.nackPsn();
+                seen[0] = true;
+            } else if (!toTarget && seen[0] && p.opcode().isRequest() && p.has(Flags.RETRANSMIT)
+                && p.psn() != nackPsn[0]) {
+                return List.of();
+            }
+            return List.of(d);
+        };
+    }
+
+    /**
+     * Advertises more Responder Resources than it holds: every CONNECT_REPLY claims
+     * {@code claimed}, while the reference behind holds what it was configured with.
+     */
+    static PacketMutator claimsResponderResources(final int claimed) {
+        return (toTarget, d) -> {
+            final Packet p = parse(d);
+            if (!toTarget && p.wellFormed() && p.opcode() == Opcode.CONNECT_REPLY) {
+                new ConnectHeader().wrap(new UnsafeBuffer(d), Opcode.CONNECT_REPLY.cmOffset())
+                    .responderResources(claimed);
+                PacketBuilder.reseal(d);
+            }
+            return List.of(d);
+        };
+    }
+
+    /** Sprays a single-path QP: every data packet of the IUT leaves on Path ID 1 [MP-015]. */
+    static PacketMutator spraysSinglePath() {
+        return (toTarget, d) -> {
+            final Packet p = parse(d);
+            if (!toTarget && p.wellFormed() && p.opcode().isRequest()) {
+                final org.metaroce.core.wire.BaseHeader h = new org.metaroce.core.wire.BaseHeader();
+                h.wrap(new UnsafeBuffer(d), 0);
+                h.pathId(1);
+                PacketBuilder.reseal(d);
+            }
+            return List.of(d);
+        };
+    }
+
+    /** Echoes Path ID 0 whatever path the triggering packet came on [CC-009]. */
+    static PacketMutator echoesPathZero() {
+        return (toTarget, d) -> {
+            final Packet p = parse(d);
+            if (!toTarget && p.wellFormed() && p.opcode() == Opcode.ACK) {
+                final AckHeader h = new AckHeader();
+                h.wrap(new UnsafeBuffer(d), Opcode.ACK.ackOffset());
+                h.echoedPathId(0);
+                PacketBuilder.reseal(d);
+            }
+            return List.of(d);
+        };
+    }
+
     /** Never sends RNR: RNR NACKs are swallowed. */
     static PacketMutator neverSendsRnr() {
         return (toTarget, d) -> {
@@ -174,6 +272,16 @@ final class Mutants {
      * so every first CONNECT_REQUEST leads to a connection without the client proving its address.
      */
     static PacketMutator skipsCookieCheck(final AtomicReference<FaultProxy> proxy) {
+        return skipsCookieCheck(proxy, false);
+    }
+
+    /**
+     * As {@link #skipsCookieCheck(AtomicReference)}; with {@code forwardChallenge} the challenge
+     * also reaches the client, so a client that completes its handshake itself still connects
+     * (its second request is a duplicate the IUT answers again, CM-025) while every spoofed
+     * first request still ends in a connection.
+     */
+    static PacketMutator skipsCookieCheck(final AtomicReference<FaultProxy> proxy, final boolean forwardChallenge) {
         final Map<Long, byte[]> firstRequests = new HashMap<>();
         return (toTarget, d) -> {
             final Packet p = parse(d);
@@ -190,7 +298,7 @@ final class Mutants {
                         .putCookie(new UnsafeBuffer(p.cookie()), 0);
                     PacketBuilder.reseal(second);
                     proxy.get().inject(true, second);
-                    return List.of();
+                    return forwardChallenge ? List.of(d) : List.of();
                 }
             }
             return List.of(d);

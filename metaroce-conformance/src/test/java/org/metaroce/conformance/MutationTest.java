@@ -147,6 +147,110 @@ class MutationTest {
         }
     }
 
+    private static void optionMutant(final String name, final java.util.function.Consumer<
+        com.fasterxml.jackson.databind.node.ObjectNode> requests, final String... killers) {
+        try (AgentServer broken = new AgentServer(new BrokenBackend(new ReferenceBackend(
+            InetAddress.getLoopbackAddress(), 0), BrokenBackend.sameCompletions(), requests),
+            InetAddress.getLoopbackAddress(), 0)) {
+            assertKilled(name, run(broken.address(), null, List.of(killers)), List.of(killers));
+        }
+    }
+
+    /** An agent mutant behind a packet shim, for faults that need both (e.g. a capability claimed but not run). */
+    private static void optionAndShimMutant(final String name, final java.util.function.Consumer<
+        com.fasterxml.jackson.databind.node.ObjectNode> requests, final PacketMutator mutator,
+                                            final String... killers) {
+        try (ReferenceBackend backend = new ReferenceBackend(InetAddress.getLoopbackAddress(), 0);
+             AgentServer broken = new AgentServer(new BrokenBackend(backend, BrokenBackend.sameCompletions(),
+                 requests), InetAddress.getLoopbackAddress(), 0);
+             FaultProxy shim = new FaultProxy(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                 backend.dataAddress(), FaultProfile.NONE, FaultProfile.NONE, SEED, mutator)) {
+            assertKilled(name, run(broken.address(), shim.listenAddress(), List.of(killers)), List.of(killers));
+        }
+    }
+
+    @Test
+    void selectiveRepeatUnderGoBackN() {
+        optionAndShimMutant("go-back-N negotiated, selective repeat run (accepts out-of-order)",
+            BrokenBackend.ignoresOption("capabilities"), Mutants.claimsGoBackN(), "rel.gbn-responder");
+    }
+
+    @Test
+    void resendsOnlyTheNackPsn() {
+        shim("go-back-N requester resending only the NACK PSN", ref -> Mutants.resendsOnlyNackPsn(),
+            "rel.gbn-requester");
+    }
+
+    @Test
+    void holdsFewerReadsThanAdvertised() {
+        shim("holds fewer READs than its Responder Resources (reply claims 12)",
+            ref -> Mutants.claimsResponderResources(12), "ops.responder-busy");
+    }
+
+    @Test
+    void keepsStateForFloodedHandshakes() {
+        // A reference of its own: the connections this mutant piles up must not load the shared one.
+        final AtomicReference<FaultProxy> ref = new AtomicReference<>();
+        try (ReferenceBackend backend = new ReferenceBackend(InetAddress.getLoopbackAddress(), 0);
+             AgentServer server = new AgentServer(backend, InetAddress.getLoopbackAddress(), 0);
+             FaultProxy shim = new FaultProxy(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                 backend.dataAddress(), FaultProfile.NONE, FaultProfile.NONE, SEED,
+                 Mutants.skipsCookieCheck(ref, true))) {
+            ref.set(shim);
+            assertKilled("keeps state for unverified handshakes, under a flood", run(server.address(),
+                shim.listenAddress(), List.of("robust.flood-memory")), List.of("robust.flood-memory"));
+        }
+    }
+
+    @Test
+    void completesUnsignaledWrs() {
+        optionMutant("completes unsignaled WRs", BrokenBackend.signalsEverything(), "ops.unsignaled");
+    }
+
+    @Test
+    void reusesRkeys() {
+        try (AgentServer broken = new AgentServer(new BrokenBackend(new ReferenceBackend(
+            InetAddress.getLoopbackAddress(), 0), BrokenBackend.sameCompletions()).replies(BrokenBackend.reusesRkeys()),
+            InetAddress.getLoopbackAddress(), 0)) {
+            assertKilled("reuses rkeys", run(broken.address(), null, List.of("mem.keys-unique")),
+                List.of("mem.keys-unique"));
+        }
+    }
+
+    @Test
+    void spraysASinglePathQp() {
+        shim("sprays a QP with Path Count 1", ref -> Mutants.spraysSinglePath(), "mp.single-path");
+    }
+
+    @Test
+    void ignoresTimeout() {
+        optionMutant("resends before TIMEOUT (agent drops timeout_us: the 1 ms default runs)",
+            BrokenBackend.ignoresOption("timeout_us"), "rel.initial-rto");
+    }
+
+    @Test
+    void echoesTheWrongPath() {
+        shim("echoes Path ID 0 for every packet", ref -> Mutants.echoesPathZero(), "cc.responder-signals");
+    }
+
+    @Test
+    void ignoresDelayFeedback() {
+        optionMutant("ignores delay feedback (FIXED where DEFAULT is asked)", BrokenBackend.fixedForDefault(),
+            "cc.delay-reaction");
+    }
+
+    @Test
+    void exceedsInitialWindow() {
+        optionMutant("exceeds the initial window (CONGESTION_WINDOW ignored)",
+            BrokenBackend.ignoresOption("congestion_window"), "cc.initial-window", "cc.fixed-window");
+    }
+
+    @Test
+    void ignoresCredit() {
+        shim("ignores the Credit (shim grants 4096 in every ACK)", ref -> Mutants.ignoresCredit(),
+            "cc.credit-honoured", "cc.receiver-credit-window");
+    }
+
     @Test
     void doesNotFlushOnError() {
         agentMutant("does not flush on error", BrokenBackend.noFlush(), "mem.error-flush", "rel.nack-remote-access",

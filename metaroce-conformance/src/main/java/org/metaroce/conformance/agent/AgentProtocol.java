@@ -27,6 +27,18 @@ public final class AgentProtocol {
     public static final String DISCONNECT = "disconnect";
     public static final String COUNTERS = "counters";
     public static final String EVENTS = "events";
+    /** Extension {@code memory}: memory in use after a collection [CONF-019]. */
+    public static final String MEMORY = "memory";
+
+    /**
+     * Extensions of version 1 this suite knows [CONF-019]: {@code cc} (QP options
+     * {@code capabilities}, {@code cc_algorithm}, {@code congestion_window}) and {@code memory}
+     * (command {@code memory}). An agent lists those it implements in its hello reply.
+     */
+    public static final List<String> EXTENSIONS = List.of("cc", "memory");
+
+    /** Commands the extensions add. */
+    public static final List<String> EXTENSION_COMMANDS = List.of(MEMORY);
 
     /** Every command of version 1, in the order the annex lists them. */
     public static final List<String> COMMANDS = List.of(HELLO, RESET, REG_MR, DEREG_MR, WRITE_MEM, READ_MEM,

@@ -123,7 +123,7 @@ public final class AgentServer implements AutoCloseable {
                 throw new AgentException(AgentException.BAD_REQUEST, "every request needs an integer 'id'");
             }
             final String cmd = Json.requireText(request, "cmd");
-            if (!AgentProtocol.COMMANDS.contains(cmd)) {
+            if (!AgentProtocol.COMMANDS.contains(cmd) && !AgentProtocol.EXTENSION_COMMANDS.contains(cmd)) {
                 throw new AgentException(AgentException.UNSUPPORTED, "unknown command '" + cmd + "'");
             }
             final ObjectNode results = Json.object();

@@ -27,6 +27,7 @@ import org.metaroce.core.connection.Connection;
 import org.metaroce.core.connection.ConnectionManager;
 import org.metaroce.core.connection.ListenParams;
 import org.metaroce.core.connection.Listener;
+import org.metaroce.core.congestion.CongestionControlAlgorithm;
 import org.metaroce.core.connection.QpParams;
 import org.metaroce.core.engine.EndpointCounter;
 import org.metaroce.core.engine.QueuePair;
@@ -35,12 +36,14 @@ import org.metaroce.core.verbs.AccessFlags;
 import org.metaroce.core.verbs.CompletionQueue;
 import org.metaroce.core.verbs.MemoryRegion;
 import org.metaroce.core.verbs.PostStatus;
+import org.metaroce.core.verbs.QpAttributes;
 import org.metaroce.core.verbs.ProtectionDomain;
 import org.metaroce.core.verbs.RecvRequest;
 import org.metaroce.core.verbs.SendFlags;
 import org.metaroce.core.verbs.SendRequest;
 import org.metaroce.core.verbs.WorkCompletion;
 import org.metaroce.core.verbs.WrOpcode;
+import org.metaroce.core.wire.ConnectHeader;
 import org.metaroce.core.wire.DropReason;
 import org.metaroce.netty.DeviceConfig;
 import org.metaroce.netty.MetaRoceDevice;
@@ -216,6 +219,7 @@ public final class ReferenceBackend implements AgentBackend {
                 });
             }
             case AgentProtocol.COUNTERS -> counters(reply);
+            case AgentProtocol.MEMORY -> memory(reply);
             case AgentProtocol.EVENTS -> {
                 final ArrayNode list = reply.putArray("events");
                 final List<ObjectNode> drained = new ArrayList<>();
@@ -237,9 +241,11 @@ public final class ReferenceBackend implements AgentBackend {
         }
         reply.put("version", AgentProtocol.VERSION);
         reply.put("implementation", "MetaRoCE-J reference (metaroce-netty)");
-        // The reference implementation offers none of the optional capabilities yet
-        // (docs/implementation-status.md): GO_BACK_N, RECEIVER_CREDIT, ECN, DCQCN, REPS.
-        reply.putArray("features").add("FIXED").add("IPV6");
+        // GO_BACK_N and RECEIVER_CREDIT are offered per QP through the cc extension's options; ECN
+        // (hence DCQCN) is not: the driver cannot read CE marks [ENC-016]; REPS is not implemented.
+        reply.putArray("features").add("GO_BACK_N").add("RECEIVER_CREDIT").add("FIXED").add("IPV6");
+        final ArrayNode x = reply.putArray("extensions");
+        AgentProtocol.EXTENSIONS.forEach(x::add);
         final ObjectNode ep = reply.putObject("endpoint");
         final InetSocketAddress a = device.localAddress();
         ep.put("host", a.getAddress().getHostAddress());
@@ -335,10 +341,64 @@ public final class ReferenceBackend implements AgentBackend {
             p.retryCount(Json.optInt(req, "retry_cnt", 0, 7, 7));
             p.rnrRetry(Json.optInt(req, "rnr_retry", 0, 7, 7));
             p.minRnrTimerNs(Json.optInt(req, "min_rnr_timer", 1, 255, 10) * 10_000L);
+            ccOptions(p, req);
             return p;
         } catch (final IllegalArgumentException ex) {
             throw new AgentException(AgentException.BAD_REQUEST, ex.getMessage());
         }
+    }
+
+    /**
+     * QP options of the contract extension {@code cc} (12.4.2): the Capability Flags the QP offers,
+     * CC_ALGORITHM and CONGESTION_WINDOW. ECN and DCQCN are refused: the Netty driver cannot read
+     * the ECN field of received datagrams [ENC-016], so this IUT must not offer them [CONF-012].
+     */
+    private static void ccOptions(final QpParams<?> p, final ObjectNode req) {
+        final JsonNode caps = req.get("capabilities");
+        if (caps != null && !caps.isNull()) {
+            if (!caps.isArray()) {
+                throw new AgentException(AgentException.BAD_REQUEST, "'capabilities' must be an array of names");
+            }
+            int flags = 0;
+            for (final JsonNode n : caps) {
+                flags |= switch (n.asText()) {
+                    case "RECEIVER_CREDIT" -> ConnectHeader.CAP_RECEIVER_CREDIT;
+                    case "GO_BACK_N" -> ConnectHeader.CAP_GO_BACK_N;
+                    case "ECN" -> throw new AgentException(AgentException.UNSUPPORTED,
+                        "ECN: the driver cannot read the ECN field of received datagrams [ENC-016]");
+                    default -> throw new AgentException(AgentException.BAD_REQUEST, "unknown capability " + n);
+                };
+            }
+            p.capabilities(flags);
+        }
+        if (req.hasNonNull("cc_algorithm")) {
+            final CongestionControlAlgorithm a;
+            try {
+                a = CongestionControlAlgorithm.valueOf(Json.requireText(req, "cc_algorithm"));
+            } catch (final IllegalArgumentException ex) {
+                throw new AgentException(AgentException.BAD_REQUEST, "unknown cc_algorithm " + req.get("cc_algorithm"));
+            }
+            if (a == CongestionControlAlgorithm.DCQCN) {
+                throw new AgentException(AgentException.UNSUPPORTED, "DCQCN needs ECN, which this driver cannot offer");
+            }
+            p.congestionControl(a);
+        }
+        if (req.hasNonNull("congestion_window")) {
+            p.congestionWindowPackets(Json.requireInt(req, "congestion_window", 1, QpAttributes.MAX_CONGESTION_WINDOW));
+        }
+    }
+
+    /** Extension {@code memory}: the heap in use after a collection, for the bounded-memory cases. */
+    private static void memory(final ObjectNode reply) {
+        final Runtime rt = Runtime.getRuntime();
+        long used = Long.MAX_VALUE;
+        // Two collections, the smaller reading: a concurrent allocation burst inflates one at most.
+        for (int i = 0; i < 2; i++) {
+            System.gc();
+            used = Math.min(used, rt.totalMemory() - rt.freeMemory());
+        }
+        reply.put("in_use", used);
+        reply.put("unit", "bytes");
     }
 
     private void listen(final ObjectNode req) {

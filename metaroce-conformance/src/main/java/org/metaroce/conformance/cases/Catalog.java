@@ -25,6 +25,15 @@ public final class Catalog {
         l.addAll(RobustnessCases.cases());
         l.addAll(ProxyCases.cases());
         l.addAll(RecoveryCases.cases());
+        l.addAll(CongestionCases.cases());
+        l.addAll(GoBackNCases.cases());
+        l.addAll(ResourceCases.cases());
+        l.addAll(HandshakeCases.cases());
+        l.addAll(VerbsCases.cases());
+        l.addAll(WindowCases.cases());
+        l.addAll(PathCases.cases());
+        l.addAll(TimerCases.cases());
+        l.addAll(ResponseCases.cases());
         final Set<String> ids = new HashSet<>();
         for (final ConformanceCase c : l) {
             if (!ids.add(c.id())) {

@@ -262,7 +262,7 @@ final class RecoveryCases {
                     check(p.source().getAddress().equals(ctx.tester().target().getAddress()),
                         "packets from the IUT's address", String.valueOf(p.source()));
                 }
-            }, "ENC-005", "ENC-006", "ENC-007", "ENC-008", "WIRE-014"));
+            }, "ENC-005", "ENC-006", "ENC-007", "ENC-008", "ENC-009", "WIRE-014"));
         return l;
     }
 }

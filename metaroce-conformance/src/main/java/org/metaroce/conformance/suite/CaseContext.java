@@ -44,14 +44,25 @@ public final class CaseContext {
     private final AgentClient agent;
     private final LowerTester tester;
     private final Set<String> features;
+    private final Set<String> extensions;
     private final SplittableRandom random;
     private final ConformanceCase testCase;
 
     public CaseContext(final AgentClient agent, final LowerTester tester, final Set<String> features, final long seed,
                        final ConformanceCase testCase) {
+        this(agent, tester, features, Set.of(), seed, testCase);
+    }
+
+    /**
+     * @param extensions agent-contract extensions the agent declared in hello (12.4.2: {@code cc},
+     *     {@code memory})
+     */
+    public CaseContext(final AgentClient agent, final LowerTester tester, final Set<String> features,
+                       final Set<String> extensions, final long seed, final ConformanceCase testCase) {
         this.agent = agent;
         this.tester = tester;
         this.features = features;
+        this.extensions = extensions;
         this.random = new SplittableRandom(seed ^ testCase.id().hashCode());
         this.testCase = testCase;
     }
@@ -73,6 +84,22 @@ public final class CaseContext {
         if (!features.contains(feature)) {
             throw new CaseSkipped("the IUT does not declare " + feature);
         }
+    }
+
+    /** Skips the case unless the agent declares the contract extension {@code name} [CONF-012]. */
+    public void requireExtension(final String name) {
+        if (!extensions.contains(name)) {
+            throw new CaseSkipped("the agent does not declare the contract extension '" + name + "'");
+        }
+    }
+
+    /**
+     * @return the Java heap (or the IUT's equivalent) in use, in bytes, as the agent's
+     *     {@code memory} command reports it after a collection (extension {@code memory})
+     */
+    public long memoryInUse() {
+        requireExtension("memory");
+        return call("memory", o -> { }).get("in_use").asLong();
     }
 
     // ------------------------------------------------------------------------------ agent
@@ -242,6 +269,9 @@ public final class CaseContext {
 
     /** Asks the IUT to listen on {@code serviceId}, accepting every request. */
     public void listen(final long serviceId, final QpOptions opts) {
+        if (opts.needsCcExtension()) {
+            requireExtension("cc");
+        }
         call(AgentProtocol.LISTEN, o -> {
             o.put("service_id", serviceId);
             opts.into(o);
@@ -278,7 +308,8 @@ public final class CaseContext {
         listen(service, opts);
         final long tid = random.nextLong();
         final int qpn = newQpn();
-        final PacketBuilder req = connectRequest(service, tid, qpn, initialPsn, 8192);
+        final PacketBuilder req = connectRequest(service, tid, qpn, initialPsn, 8192)
+            .proposal(8192, opts.capabilities(), 16, 16, opts.testerPaths());
         tester.inject(req.build());
         final Packet challenge = expect(cm(Opcode.CONNECT_CHALLENGE, tid), EXPECT_MS,
             "CONNECT_CHALLENGE for the first CONNECT_REQUEST [CM-010]");
@@ -287,6 +318,9 @@ public final class CaseContext {
             "CONNECT_REPLY for the CONNECT_REQUEST with a valid cookie [CM-012]");
         final TesterQp t = new TesterQp(qpn, reply.sourceQpn(), initialPsn, reply.initialPsn(), reply.pathMtu(), tid,
             service);
+        t.capabilities = reply.capabilities();
+        t.responderResources = reply.responderResources();
+        t.pathCount = reply.pathCount();
         if (sendRtu) {
             tester.inject(t.cm(Opcode.READY_TO_USE).build());
         }
@@ -322,6 +356,9 @@ public final class CaseContext {
     public IutConnection acceptFromIut(final QpOptions opts, final int serverPmtu, final int serverResources) {
         final long service = newServiceId();
         final InetSocketAddress me = tester.localAddress();
+        if (opts.needsCcExtension()) {
+            requireExtension("cc");
+        }
         final ObjectNode r = call(AgentProtocol.CONNECT, o -> {
             o.put("host", me.getAddress().getHostAddress());
             o.put("port", me.getPort());
@@ -342,15 +379,20 @@ public final class CaseContext {
         final int qpn = newQpn();
         final int ipsn = random.nextInt();
         final int pmtu = Math.min(serverPmtu, second.pathMtu());
-        tester.inject(PacketBuilder.of(Opcode.CONNECT_REPLY).destQpn(second.sourceQpn()).srcQpn(qpn)
+        final byte[] replyBytes = PacketBuilder.of(Opcode.CONNECT_REPLY).destQpn(second.sourceQpn()).srcQpn(qpn)
             .serviceId(service).transactionId(second.transactionId()).initialPsn(ipsn)
-            .proposal(pmtu, 0, Math.min(16, second.responderResources()), Math.min(serverResources,
+            .proposal(pmtu, second.capabilities() & opts.capabilities(), Math.min(16, second.responderResources()),
+                Math.min(serverResources,
                 second.initiatorDepth()), 1)
-            .build());
+            .build();
+        tester.inject(replyBytes);
         expect(p -> p.wellFormed() && p.opcode() == Opcode.READY_TO_USE && p.transactionId() == first.transactionId(),
             EXPECT_MS, "READY_TO_USE after CONNECT_REPLY [CM-007]");
         final TesterQp t = new TesterQp(qpn, second.sourceQpn(), ipsn, second.initialPsn(), pmtu,
             second.transactionId(), service);
+        t.capabilities = second.capabilities() & opts.capabilities();
+        t.handshakeReply = replyBytes;
+        t.pathCount = 1;
         final IutConnection c = new IutConnection(r.get("qp").asInt(), t);
         final String s = awaitQpState(c, "RTS", EXPECT_MS);
         check(s.equals("RTS"), "the IUT's client QP in RTS after CONNECT_REPLY [CM-007]", "state " + s);

@@ -16,6 +16,21 @@ public final class QpOptions {
     int timeoutUs = 1000;
     int responderResources = 16;
     int initiatorDepth = 16;
+    /** Capability Flags the IUT offers (and the tester proposes), 0 = none; extension "cc". */
+    int capabilities;
+    /** CC_ALGORITHM name, or null for the IUT's default; extension "cc". */
+    String ccAlgorithm;
+    /** CONGESTION_WINDOW in packets, 0 for section 8's default; extension "cc". */
+    int congestionWindow;
+    /** Path Count the tester proposes when it is the client (the IUT proposes its own). */
+    int testerPaths = 1;
+
+    /** Capability Flag RECEIVER_CREDIT (9.4, ConnectHeader). */
+    public static final int CAP_RECEIVER_CREDIT = 0x0001;
+    /** Capability Flag GO_BACK_N. */
+    public static final int CAP_GO_BACK_N = 0x0002;
+    /** Capability Flag ECN. */
+    public static final int CAP_ECN = 0x0004;
 
     public static QpOptions defaults() {
         return new QpOptions();
@@ -57,6 +72,46 @@ public final class QpOptions {
         return this;
     }
 
+    /**
+     * Asks the IUT to offer these Capability Flags on the QP; the tester proposes the same ones
+     * when it is the client (agent extension {@code cc}, 12.4.2).
+     */
+    public QpOptions capabilities(final int flags) {
+        capabilities = flags;
+        return this;
+    }
+
+    /** Asks the IUT to run this CC_ALGORITHM (DEFAULT, RECEIVER_CREDIT, DCQCN, FIXED) on the QP. */
+    public QpOptions ccAlgorithm(final String name) {
+        ccAlgorithm = name;
+        return this;
+    }
+
+    /** Asks the IUT for a CONGESTION_WINDOW of {@code packets} (the initial window; FIXED's constant). */
+    public QpOptions congestionWindow(final int packets) {
+        congestionWindow = packets;
+        return this;
+    }
+
+    /** Has the tester propose {@code paths} paths as client; the negotiated count is the minimum [MP-001]. */
+    public QpOptions testerPaths(final int paths) {
+        testerPaths = paths;
+        return this;
+    }
+
+    public int testerPaths() {
+        return testerPaths;
+    }
+
+    /** @return whether these options need the agent extension {@code cc} */
+    public boolean needsCcExtension() {
+        return capabilities != 0 || ccAlgorithm != null || congestionWindow != 0;
+    }
+
+    public int capabilities() {
+        return capabilities;
+    }
+
     public int pmtu() {
         return pmtu;
     }
@@ -81,5 +136,23 @@ public final class QpOptions {
         o.put("timeout_us", timeoutUs);
         o.put("responder_resources", responderResources);
         o.put("initiator_depth", initiatorDepth);
+        if (capabilities != 0) {
+            final ArrayNode c = o.putArray("capabilities");
+            if ((capabilities & CAP_RECEIVER_CREDIT) != 0) {
+                c.add("RECEIVER_CREDIT");
+            }
+            if ((capabilities & CAP_GO_BACK_N) != 0) {
+                c.add("GO_BACK_N");
+            }
+            if ((capabilities & CAP_ECN) != 0) {
+                c.add("ECN");
+            }
+        }
+        if (ccAlgorithm != null) {
+            o.put("cc_algorithm", ccAlgorithm);
+        }
+        if (congestionWindow != 0) {
+            o.put("congestion_window", congestionWindow);
+        }
     }
 }

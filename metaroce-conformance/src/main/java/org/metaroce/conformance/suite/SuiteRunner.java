@@ -27,6 +27,7 @@ import org.metaroce.conformance.tester.LowerTester;
 public final class SuiteRunner {
     private final SuiteConfig config;
     private Set<String> features = Set.of();
+    private Set<String> extensions = Set.of();
     private String implementation = "";
     private InetSocketAddress target;
     private ExecutorService exec;
@@ -82,6 +83,11 @@ public final class SuiteRunner {
             f.add(n.asText());
         }
         features = Set.copyOf(f);
+        final Set<String> x = new HashSet<>();
+        for (final JsonNode n : r.path("extensions")) {
+            x.add(n.asText());
+        }
+        extensions = Set.copyOf(x);
         implementation = r.path("implementation").asText("");
         if (config.target() != null) {
             target = config.target();
@@ -135,7 +141,7 @@ public final class SuiteRunner {
             return new CaseResult(c, Verdict.INCONCLUSIVE, null, null, "reset failed: " + ex.getMessage(), 0);
         }
         try (LowerTester tester = new LowerTester(config.bind(), target)) {
-            final CaseContext ctx = new CaseContext(agent, tester, features, config.seed(), c);
+            final CaseContext ctx = new CaseContext(agent, tester, features, extensions, config.seed(), c);
             final Future<?> f = exec.submit(() -> {
                 c.body().run(ctx);
                 return null;

@@ -211,6 +211,15 @@ public final class Packet {
         return AckHeader.credit(buffer, at(opcode.ackOffset(), "ACK"));
     }
 
+    /** @return ACK Delay in ns [WIRE-061] */
+    public long ackDelay() {
+        return AckHeader.ackDelay(buffer, at(opcode.ackOffset(), "ACK"));
+    }
+
+    public int ceCount() {
+        return AckHeader.ceCount(buffer, at(opcode.ackOffset(), "ACK"));
+    }
+
     public int nackReason() {
         return NackHeader.reason(buffer, at(opcode.nackOffset(), "NACK"));
     }

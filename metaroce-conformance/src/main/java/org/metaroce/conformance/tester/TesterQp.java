@@ -24,6 +24,14 @@ public final class TesterQp {
     public final long serviceId;
     /** The next PSN the tester will use for a request. */
     public int sendPsn;
+    /** The IUT's Responder Resources as negotiated in the handshake [CM-019] (0 when unknown). */
+    public int responderResources;
+    /** Path Count negotiated for the connection [MP-001] (0 when unknown). */
+    public int pathCount;
+    /** The CONNECT_REPLY the tester sent, when it was the server (to send a duplicate, CM-026). */
+    public byte[] handshakeReply;
+    /** Capability Flags negotiated for the connection [CM-019]. */
+    public int capabilities;
     /** The next MSN and RSN of the tester's requests. */
     public int msn;
     public int rsn;

@@ -30,6 +30,8 @@ final class RecvWqe {
     WcOpcode opcode;
     /** True when the message did not fit; completes with LOC_LEN_ERR. */
     boolean tooSmall;
+    /** True when a buffer failed the local checks at placement; completes with LOC_PROT_ERR [OPS-015]. */
+    boolean protectionError;
 
     RecvWqe(final int maxSge) {
         sgeAddr = new long[maxSge];
@@ -46,6 +48,7 @@ final class RecvWqe {
         solicited = false;
         opcode = WcOpcode.RECV;
         tooSmall = false;
+        protectionError = false;
         for (int i = 0; i < numSge; i++) {
             sgeRegion[i] = null;
         }

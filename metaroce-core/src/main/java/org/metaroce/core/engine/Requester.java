@@ -116,6 +116,8 @@ final class Requester {
     private boolean anyResponse;
     /** Contiguous lost READ slots the next READ re-request covers [REL-046]. */
     private int readRunLength = 1;
+    /** Response slots of the READ segment emitNew is starting (set before its transmit). */
+    private int newReadChunk = 1;
     private boolean tailProbeSent;
     /**
      * An RTO expiry or a tail probe has granted one retransmission that may leave although the
@@ -341,8 +343,19 @@ final class Requester {
                     break;
                 }
             }
-            final int need = wqe.opcode == WrOpcode.RDMA_READ
-                ? Math.min(config.readChunkPackets(), wqe.psnCount - wqe.psnsAssigned) : 1;
+            int need = 1;
+            if (wqe.opcode == WrOpcode.RDMA_READ) {
+                need = Math.min(config.readChunkPackets(), wqe.psnCount - wqe.psnsAssigned);
+                // A READ larger than the credit allows now is requested in a smaller segment
+                // [OPS-019, REL-019]: a responder's credit share may never reach the chunk size
+                // (CC-018 guarantees one PSN), so waiting for it would block the QP for good. (The
+                // window and the scoreboard drain by themselves, so they need no such split.)
+                final long room = creditLimit - (long) (sndNxt - creditCumulative);
+                if (room >= 1 && room < need) {
+                    need = (int) room;
+                }
+            }
+            newReadChunk = need;
             if (inFlight > 0 && inFlight + need > window) {
                 break;
             }
@@ -435,7 +448,7 @@ final class Requester {
         if (opcode == Opcode.READ_REQUEST) {
             messageOffset = (long) index * mtu;
             // A first request asks for a whole chunk; a retransmission re-requests one lost segment.
-            final int segments = retransmit ? readRunLength : Math.min(config.readChunkPackets(), wqe.psnCount - index);
+            final int segments = retransmit ? readRunLength : newReadChunk;
             dmaLength = Math.min((long) segments * mtu, wqe.length - messageOffset);
             last = messageOffset + dmaLength == wqe.length;
         } else if (wqe.isAtomic()) {
@@ -696,6 +709,11 @@ final class Requester {
             counters.increment(EndpointCounter.BAD_RESPONSE);
             return;
         }
+        if (!wqe.destinationsValid()) {
+            // The destination was deregistered after the post: nothing is written [MEM-014, REL-050].
+            fail(wqe, WcStatus.LOC_PROT_ERR);
+            return;
+        }
         wqe.scatter(messageOffset, buffer, offset + Opcode.READ_RESPONSE.headerLength(), payloadLength);
         deliver(psn);
         afterDelivery(nowNs, 1);
@@ -744,6 +762,10 @@ final class Requester {
         noteResponse(nowNs, psn);
         final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
         final long original = AtomicAckHeader.originalData(buffer, offset + Opcode.ATOMIC_RESPONSE.aackOffset());
+        if (!wqe.destinationsValid()) {
+            fail(wqe, WcStatus.LOC_PROT_ERR);
+            return;
+        }
         // The original value lands in the local buffer in host order, as verbs atomics do.
         final MemoryRegion mr = wqe.sgeRegion[0];
         mr.buffer().putLong((int) mr.offsetOf(wqe.sgeAddr[0]), original);

@@ -471,11 +471,13 @@ final class Responder {
             }
         }
         if (opcode != Opcode.WRITE_WITH_IMM) {
-            final int problem = messageLength > recv.capacity ? 1 : recv.checkRegions();
-            if (problem != 0) {
-                // The message does not fit the posted buffer: the receive fails with LOC_LEN_ERR and
-                // the requester learns REM_OP_ERR [OPS-012]; nothing is placed.
-                recv.tooSmall = true;
+            final boolean tooSmall = messageLength > recv.capacity;
+            if (tooSmall || recv.checkRegions() != 0) {
+                // The message does not fit the posted buffer (LOC_LEN_ERR, OPS-012) or a buffer fails
+                // the local checks (LOC_PROT_ERR, OPS-015): the requester learns REM_OP_ERR and
+                // nothing is placed.
+                recv.tooSmall = tooSmall;
+                recv.protectionError = !tooSmall;
                 fatal(NackReason.REMOTE_OPERATION, psn, EndpointCounter.NACKS_OUT_REMOTE_OPERATION, nowNs, buffer,
                     offset, ce);
                 return false;
@@ -843,6 +845,7 @@ final class Responder {
         while (recvPosted > 0) {
             final RecvWqe recv = recvRing[Integer.remainderUnsigned(recvHeadRsn, recvRing.length)];
             final WcStatus status = recv.tooSmall ? WcStatus.LOC_LEN_ERR
+                : recv.protectionError ? WcStatus.LOC_PROT_ERR
                 : recv.isComplete() && Psn.before(recv.lastPsn, window.expectedPsn()) ? WcStatus.SUCCESS
                 : WcStatus.WR_FLUSH_ERR;
             if (status == WcStatus.WR_FLUSH_ERR) {

@@ -93,6 +93,22 @@ final class SendWqe {
         ScatterGather.gather(numSge, sgeAddr, sgeLength, sgeRegion, messageOffset, dst, dstOffset, length);
     }
 
+    /**
+     * @return whether every scatter/gather entry still addresses live memory of the QP's protection
+     *     domain that this WR may write (READ destinations, atomic result buffers): a region
+     *     deregistered after the post makes the WR fail LOC_PROT_ERR [MEM-014, REL-050]
+     */
+    boolean destinationsValid() {
+        for (int i = 0; i < numSge; i++) {
+            final MemoryRegion mr = sgeRegion[i];
+            if (mr == null || mr.checkLocal(sgeAddr[i], sgeLength[i], true)
+                != org.metaroce.core.verbs.MemoryAccessResult.OK) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Writes response payload into the local scatter-gather list at {@code messageOffset}. */
     void scatter(final long messageOffset, final org.agrona.DirectBuffer src, final int srcOffset, final int length) {
         ScatterGather.scatter(numSge, sgeAddr, sgeLength, sgeRegion, messageOffset, src, srcOffset, length);

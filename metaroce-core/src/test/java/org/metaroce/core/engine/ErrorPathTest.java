@@ -117,6 +117,69 @@ class ErrorPathTest {
     }
 
     @Test
+    void receiveBufferDeregisteredAfterThePostIsAProtectionError() {
+        // OPS-015, MEM-014 (found by conformance case ops.recv-deregistered: it completed LOC_LEN_ERR).
+        final TwoNodeFixture f = new TwoNodeFixture(2017).connect(1024);
+        final MemoryRegion buf = f.b.pd.registerMemory(BufferUtil.allocateDirectAligned(4096, 64),
+            AccessFlags.LOCAL_WRITE);
+        sentinel(buf);
+        f.b.qp.postRecv(new RecvRequest(1).wrId(50).addSge(buf.address(), 4096, buf.lkey()));
+        f.b.pd.deregister(buf);
+        f.a.qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(0), 100, f.a.mr.lkey()));
+        assertThat(f.runUntilCompletions(1, 1)).isTrue();
+        assertThat(f.a.sendCompletions).extracting(WorkCompletion::status).containsExactly(WcStatus.REM_OP_ERR);
+        assertThat(f.b.recvCompletions).extracting(WorkCompletion::status).containsExactly(WcStatus.LOC_PROT_ERR);
+        assertThat(f.b.qp.state()).isEqualTo(QpState.ERR);
+        assertUntouched(buf);
+    }
+
+    @Test
+    void readIntoADestinationDeregisteredAfterThePostIsAProtectionError() {
+        // REL-050, MEM-014 (found by conformance case rel.local-protection: the response was placed
+        // into the deregistered region and the READ completed SUCCESS).
+        final TwoNodeFixture f = new TwoNodeFixture(2018).connect(1024);
+        final MemoryRegion dst = f.a.pd.registerMemory(BufferUtil.allocateDirectAligned(4096, 64),
+            AccessFlags.LOCAL_WRITE);
+        sentinel(dst);
+        f.a.qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+            .addSge(dst.address(), 3000, dst.lkey()).remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey()));
+        f.a.qp.postSend(signaledWrite(f, 2, f.b.address(0), f.b.mr.rkey(), 64));
+        f.a.pd.deregister(dst);
+        assertThat(f.runUntilCompletions(2, 0)).isTrue();
+        assertThat(f.a.sendCompletions).extracting(WorkCompletion::status)
+            .containsExactly(WcStatus.LOC_PROT_ERR, WcStatus.WR_FLUSH_ERR);
+        assertThat(f.a.qp.state()).isEqualTo(QpState.ERR);
+        assertUntouched(dst);
+    }
+
+    @Test
+    void readLargerThanTheCreditShareIsRequestedInSegments() {
+        // OPS-019, REL-019, CC-018 (found by conformance case ops.read-segments): with a receiver-credit
+        // share of one PSN, a 10-packet READ waited for a credit of 10 that never came.
+        final EndpointConfig config = new EndpointConfig().linkRateBitsPerSecond(1_000_000_000L);
+        final TwoNodeFixture f = new TwoNodeFixture(2019, LinkProfile.perfect(), config,
+            QueuePairCapabilities.defaults(), 4096)
+            .connect(1024, org.metaroce.core.wire.ConnectHeader.CAP_RECEIVER_CREDIT,
+                org.metaroce.core.congestion.CongestionControlAlgorithm.FIXED);
+        for (int i = 0; i < 10 * 1024; i++) {
+            f.b.mr.buffer().putByte(i, (byte) (i * 7));
+        }
+        f.a.qp.postSend(signaledWrite(f, 1, f.b.address(20_000), f.b.mr.rkey(), 64));
+        // The WRITE's ACK brings the share (1 PSN at 1 Gb/s x 10 us) before the READ is posted.
+        assertThat(f.runUntilCompletions(1, 0)).isTrue();
+        f.a.qp.postSend(new SendRequest(1).wrId(2).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(30_000), 10 * 1024, f.a.mr.lkey()).remoteAddr(f.b.address(0))
+            .rkey(f.b.mr.rkey()));
+        assertThat(f.runUntilCompletions(2, 0)).as("A " + f.a.endpoint.counters()).isTrue();
+        assertThat(f.a.sendCompletions).extracting(WorkCompletion::status)
+            .containsExactly(WcStatus.SUCCESS, WcStatus.SUCCESS);
+        for (int i = 0; i < 10 * 1024; i++) {
+            assertThat(f.a.mr.buffer().getByte(30_000 + i)).isEqualTo((byte) (i * 7));
+        }
+    }
+
+    @Test
     void misalignedAtomicIsRefusedAtPostTime() {
         final TwoNodeFixture f = new TwoNodeFixture(2008).connect(1024);
         final SendRequest atomic = new SendRequest(1).wrId(1).opcode(WrOpcode.ATOMIC_FETCH_ADD)

@@ -1,0 +1,193 @@
+package org.metaroce.conformance.cases;
+
+import static org.metaroce.conformance.cases.Steps.must;
+import static org.metaroce.conformance.cases.Steps.setup;
+import static org.metaroce.conformance.suite.CaseContext.check;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import org.metaroce.conformance.cases.Steps.Setup;
+import org.metaroce.conformance.suite.CaseContext;
+import org.metaroce.conformance.suite.ConformanceCase;
+import org.metaroce.conformance.suite.Level;
+import org.metaroce.conformance.suite.QpOptions;
+import org.metaroce.conformance.tester.Packet;
+import org.metaroce.conformance.tester.TesterQp;
+
+/**
+ * Section 8, congestion reaction judged from the wire: the IUT is the requester of a long WRITE
+ * and the tester, as its responder, counts what the IUT keeps outstanding while it withholds or
+ * delays acknowledgements. Cases choose the algorithm with the QP options of the agent extension
+ * {@code cc} (12.4.2); every bound is one the requirement states, with the IUT's own first
+ * window as the reference where the specification leaves the size to the implementation.
+ */
+final class CongestionCases {
+    static final String S = RobustnessCases.CC;
+    private static final int PMTU = 256;
+
+    private CongestionCases() {
+    }
+
+    private static ConformanceCase mustFeature(final String id, final String title, final String feature,
+                                               final org.metaroce.conformance.suite.CaseBody body,
+                                               final String... reqs) {
+        return new ConformanceCase(id, S, Level.MUST, List.of(reqs), title, feature, body);
+    }
+
+    /** Posts a WRITE of {@code packets} packets of the connection's PMTU on the IUT. */
+    static void longWrite(final CaseContext ctx, final Setup s, final int packets) {
+        final int bytes = packets * s.t().pmtu;
+        final org.metaroce.conformance.suite.Mr local = ctx.regMr(bytes, 0x5A, "LOCAL_WRITE");
+        ctx.postSend(s.c(), 1, "RDMA_WRITE", local, 0, bytes, o -> {
+            o.put("remote_addr", 1 << 20);
+            o.put("rkey", 0x1234);
+        });
+    }
+
+    /**
+     * @return the PSN offsets (from the IUT's initial PSN) of the first transmissions among the
+     *     request packets that arrive within {@code ms}
+     */
+    static Set<Integer> newOffsets(final CaseContext ctx, final TesterQp t, final int base, final long ms,
+                                   final List<Packet> into) {
+        final List<Packet> got = ctx.tester().collect(t::isRequest, ms);
+        into.addAll(got);
+        final Set<Integer> s = new HashSet<>();
+        for (final Packet p : got) {
+            s.add(p.psn() - base);
+        }
+        return s;
+    }
+
+    private static int max(final Set<Integer> s) {
+        return s.stream().mapToInt(Integer::intValue).max().orElse(-1);
+    }
+
+    /**
+     * Before the first ACK the IUT may send CONGESTION_WINDOW packets, and no more: the tester
+     * withholds every ACK (the initial RTO of 100 ms exceeds the observation window, so nothing is
+     * retransmitted either) and counts the PSNs.
+     */
+    private static void initialWindow(final CaseContext ctx, final String algorithm, final int window,
+                                      final String reqs) {
+        initialWindow(ctx, algorithm, window, reqs, false);
+    }
+
+    private static void initialWindow(final CaseContext ctx, final String algorithm, final int window,
+                                      final String reqs, final boolean thenConstant) {
+        final Setup s = setup(ctx, QpOptions.defaults().pmtu(PMTU).timeoutUs(100_000).ccAlgorithm(algorithm)
+            .congestionWindow(window));
+        final TesterQp t = s.t();
+        longWrite(ctx, s, 64);
+        final List<Packet> seen = new ArrayList<>();
+        final Set<Integer> first = newOffsets(ctx, t, t.iutInitialPsn, 60, seen);
+        check(!first.isEmpty(), "the IUT starts the WRITE", "nothing within 60 ms");
+        check(max(first) < window, algorithm + ": no PSN at or beyond initial PSN + CONGESTION_WINDOW (" + window
+            + ") before the first ACK [" + reqs + "]", "highest offset " + max(first) + " of " + first.size()
+            + " PSNs");
+        if (thenConstant) {
+            // Everything acknowledged at once: the window is free again, and no larger [CC-022].
+            final int top = max(first);
+            final Packet trigger = seen.stream().filter(p -> p.psn() - t.iutInitialPsn == top).findFirst()
+                .orElseThrow();
+            ctx.tester().inject(t.ack(trigger, t.iutInitialPsn + top + 1).build());
+            final Set<Integer> next = newOffsets(ctx, t, t.iutInitialPsn, 150, seen);
+            next.removeAll(first);
+            check(max(next) < top + 1 + window, algorithm + ": after an ACK of all " + (top + 1) + " PSNs, no new "
+                + "PSN beyond the constant window of " + window + " [" + reqs + "]", "new offsets " + brief(next));
+        }
+    }
+
+    /** @return up to ten members of {@code s}, sorted, for failure messages */
+    static String brief(final Set<Integer> s) {
+        final List<Integer> l = s.stream().sorted().toList();
+        return l.size() <= 10 ? l.toString() : l.subList(0, 10) + "... (" + l.size() + ")";
+    }
+
+    static List<ConformanceCase> cases() {
+        final List<ConformanceCase> l = new ArrayList<>();
+
+        l.add(must("cc.initial-window", S, "DEFAULT with CONGESTION_WINDOW 6 sends at most 6 packets before the "
+            + "first ACK", ctx -> {
+                ctx.requireExtension("cc");
+                initialWindow(ctx, "DEFAULT", 6, "CC-010, CC-001");
+            }, "CC-010", "CC-001", "CC-008"));
+
+        l.add(mustFeature("cc.fixed-window", "FIXED keeps the window at CONGESTION_WINDOW, before and after ACKs",
+            "FIXED", ctx -> {
+                ctx.requireExtension("cc");
+                initialWindow(ctx, "FIXED", 5, "CC-022, CC-001", true);
+            }, "CC-022", "CC-001", "CC-008"));
+
+        l.add(must("cc.delay-reaction", S, "DEFAULT shrinks its window when ACKs report a round trip grown by 8 ms",
+            ctx -> {
+                ctx.requireExtension("cc");
+                // The first window is the control: 16 packets, all outstanding before the first ACK.
+                final int initial = 16;
+                final Setup s = setup(ctx, QpOptions.defaults().pmtu(PMTU).timeoutUs(100_000).retryCnt(7)
+                    .ccAlgorithm("DEFAULT").congestionWindow(initial));
+                final TesterQp t = s.t();
+                final int total = 4096;
+                longWrite(ctx, s, total);
+                // Credit 32 keeps the tester ahead of the IUT whatever its window grows to [REL-019].
+                final AckClock clock = new AckClock(ctx, t, t.iutInitialPsn).credit(32);
+                // Phase A (control): ACKs at once, ACK Delay reporting the tester's own hold: the IUT
+                // measures its base RTT.
+                final int controlMax = clock.run(30, 600);
+                check(controlMax >= 2, "the IUT sends a window of packets in the control phase [CC-010]",
+                    "at most " + controlMax + " outstanding");
+                // Phase B: every ACK arrives 8 ms late and says it was not held: a queue of 8 ms,
+                // far above any target delay T (8.5.1), yet under the 25.5 ms an IUT may retry for
+                // (CONF-014). Decreases (at least 25 % once per SRTT, CC-003/CC-013) bring the
+                // window down well within the 90 ms before the judged part.
+                clock.hold(8_000_000L, false);
+                clock.run(90, total);
+                final int before = clock.newPackets();
+                final int lateMax = clock.run(70, total);
+                check(clock.newPackets() < total, "the WRITE still has data to send (the IUT is not "
+                    + "application-limited)", clock.newPackets() + " of " + total + " PSNs sent");
+                check(lateMax <= controlMax / 2, "outstanding packets under 8 ms of added delay at most half the "
+                    + "control phase's " + controlMax + " [CC-013, CC-003, CC-001]", lateMax + " outstanding ("
+                    + (clock.newPackets() - before) + " new PSNs in the last 70 ms)");
+            }, "CC-013", "CC-003", "CC-001", "CC-008"));
+
+        l.add(mustFeature("cc.receiver-credit-window", "RECEIVER_CREDIT: at most 64 packets before the first ACK, "
+            + "then never beyond the granted Credit", "RECEIVER_CREDIT", ctx -> {
+                ctx.requireExtension("cc");
+                final Setup s = setup(ctx, QpOptions.defaults().pmtu(PMTU).timeoutUs(100_000)
+                    .capabilities(QpOptions.CAP_RECEIVER_CREDIT).ccAlgorithm("RECEIVER_CREDIT"));
+                final TesterQp t = s.t();
+                check((t.capabilities & QpOptions.CAP_RECEIVER_CREDIT) != 0, "RECEIVER_CREDIT negotiated when both "
+                    + "offer it [CM-019]", String.format("capabilities 0x%04x", t.capabilities));
+                // 80 packets: 64 before the first ACK, 16 more that only the credit holds back.
+                longWrite(ctx, s, 80);
+                final List<Packet> seen = new ArrayList<>();
+                final Set<Integer> first = newOffsets(ctx, t, t.iutInitialPsn, 60, seen);
+                check(!first.isEmpty(), "the IUT starts the WRITE", "nothing");
+                check(max(first) < 64, "before the first ACK at most one BDP, at most 64 packets [CC-019, REL-019]",
+                    "highest offset " + max(first));
+                // Everything so far delivered, then grants of 3 and 7 from a Cumulative PSN that
+                // advances by one each time: the window is the credit [CC-019].
+                int cum = max(first) + 1;
+                final Set<Integer> sent = new HashSet<>(first);
+                for (final int grant : new int[] {3, 7}) {
+                    final int top = max(sent);
+                    final Packet trigger = seen.stream().filter(p -> p.psn() - t.iutInitialPsn == top).findFirst()
+                        .orElseThrow();
+                    ctx.tester().inject(t.ack(trigger, t.iutInitialPsn + cum).credit(grant).build());
+                    // 150 ms: a loaded host may take a while to act on the ACK; late is still caught.
+                    final Set<Integer> after = newOffsets(ctx, t, t.iutInitialPsn, 150, seen);
+                    after.removeAll(sent);
+                    final int limit = cum + grant;
+                    check(after.stream().allMatch(k -> k < limit), "no new PSN at or beyond Cumulative PSN + "
+                        + "Credit = offset " + limit + " [REL-019, CC-019]", "new offsets " + brief(after));
+                    sent.addAll(after);
+                    cum = Math.min(cum + 1, max(sent) + 1);
+                }
+            }, "CC-019", "REL-019", "CM-019", "CC-024"));
+        return l;
+    }
+}
