@@ -178,6 +178,25 @@ public final class CommConfig {
     }
 
     /**
+     * @return how a rank that drives its own INVOKER device waits when a loop found nothing to do
+     *     (the configured {@link #idleStrategy(IdleStrategy)} if one was set): it must keep calling
+     *     the device, so it spins while it has a core to itself and otherwise yields it to the other
+     *     ranks for up to about a millisecond before parking for at most 20 us at a time
+     */
+    public IdleStrategy invokerIdleStrategy() {
+        if (idleStrategy != null) {
+            return idleStrategy;
+        }
+        if (spinWait) {
+            return new org.agrona.concurrent.BusySpinIdleStrategy();
+        }
+        if (parkWait) {
+            return new org.agrona.concurrent.SleepingIdleStrategy(20_000);
+        }
+        return new BackoffIdleStrategy(20, 1_000, 1_000, 20_000);
+    }
+
+    /**
      * @param spin whether waiting threads busy-spin (a new strategy per communicator; lowest
      *     latency, a core per rank)
      * @return this

@@ -404,6 +404,37 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
+    /**
+     * Wire baseline for benchmarks: moves exactly the bytes a ring all-reduce of {@code bytes}
+     * bytes moves (2(n-1) segments of about {@code bytes / n} to the next rank, as many from the
+     * previous one), in the same chunks with the same slot grants, but with no dependency between
+     * steps and no reduction or copy: every chunk is sent as soon as a slot is granted and dropped
+     * on arrival [COLL-030]. Its bus bandwidth ({@code 2(n-1)/n * bytes / time}) bounds what the ring
+     * all-reduce can reach over the same links, threads and cores. Every rank calls it with the same
+     * size.
+     *
+     * @param buffer the data sent ({@code bytes} bytes, contents irrelevant); nothing is written
+     * @param bytes all-reduce size to mimic, >= 0
+     */
+    public void ringBaseline(final ByteBuffer buffer, final long bytes) {
+        final String name = "ring_baseline";
+        enter(name);
+        try {
+            if (bytes < 0 || bytes > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException(name + ": bytes must be in 0.." + Integer.MAX_VALUE + ", got " + bytes);
+            }
+            final long total = bytes;
+            final long in = address(name, "buffer", buffer, total, false);
+            if (bytes == 0 || size == 1) {
+                return;
+            }
+            engine.run(name, Plans.ringBaseline(rank, size, bytes, new Mem(in, registrations.lkey(buffer, bytes)),
+                config.chunkBytes()));
+        } finally {
+            leave();
+        }
+    }
+
     // -------------------------------------------------------------------------------------- helpers
 
     private int chunk(final DataType type) {
@@ -412,6 +443,10 @@ public final class Communicator implements AutoCloseable {
 
     private void enter(final String name) {
         final Thread me = Thread.currentThread();
+        if (device.threadingMode() == org.metaroce.netty.ThreadingMode.INVOKER && !device.isOwningThread()) {
+            throw new IllegalStateException(name + ": rank " + rank + "'s device is in INVOKER mode, so its "
+                + "operations must run on the thread that built the device, not " + me.getName() + " [COLL-029]");
+        }
         synchronized (this) {
             if (closed) {
                 throw new IllegalStateException(name + ": the communicator of rank " + rank + " is closed");
@@ -495,10 +530,18 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Disconnects from every peer and releases the memory; the device stays open unless the
-     * bootstrap opened it. Idempotent.
+     * bootstrap opened it. Idempotent. On an INVOKER device, call it on the device's owning thread.
+     *
+     * @throws IllegalStateException if the device is in INVOKER mode and this is another thread
      */
     @Override
     public void close() {
+        if (device.threadingMode() == org.metaroce.netty.ThreadingMode.INVOKER && !device.isOwningThread()
+            && !device.isClosed()) {
+            throw new IllegalStateException("close: rank " + rank + "'s device is in INVOKER mode: close its "
+                + "communicator on the thread that built the device, not " + Thread.currentThread().getName()
+                + " [COLL-029]");
+        }
         synchronized (this) {
             if (closed) {
                 return;

@@ -207,6 +207,25 @@ final class Plans {
         return plan;
     }
 
+    /**
+     * Wire baseline: the sends and receives of a ring all-reduce of {@code bytes} bytes (2(n-1)
+     * segments each way, segment {@code i} of {@code n}), without dependencies; arriving chunks are
+     * dropped [COLL-030].
+     */
+    static ArrayList<Transfer> ringBaseline(final int r, final int n, final long bytes, final Mem in, final int chunk) {
+        final ArrayList<Transfer> plan = new ArrayList<>();
+        final int next = mod(r + 1, n);
+        final int prev = mod(r - 1, n);
+        for (int s = 0; s < 2 * (n - 1); s++) {
+            final int sendSeg = mod(r - s, n);
+            final int recvSeg = mod(r - s - 1, n);
+            plan.add(Transfer.send(next, in.address() + segmentOffset(bytes, n, sendSeg), in.lkey(),
+                segmentLength(bytes, n, sendSeg), chunk));
+            plan.add(Transfer.discard(prev, segmentLength(bytes, n, recvSeg), chunk));
+        }
+        return plan;
+    }
+
     /** Pairwise all-to-all: in step s, block to rank r+s and block from rank r-s [COLL-018]. */
     static ArrayList<Transfer> allToAll(final int r, final int n, final long countPerPeer, final DataType type,
                                         final Mem in, final Mem out, final int chunk) {

@@ -106,15 +106,21 @@ public final class CollectivePerfCommand implements Callable<Integer> {
         description = "Bound on setup and on each operation (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds;
 
-    @Option(names = "--driver", defaultValue = "dedicated", paramLabel = "shared|dedicated",
-        description = "With --ranks: one driver thread for every rank's device (shared) or one each (dedicated; "
-            + "default: ${DEFAULT-VALUE}).")
+    @Option(names = "--driver", defaultValue = "dedicated", paramLabel = "shared|dedicated|invoker",
+        description = "With --ranks: one driver thread for every rank's device (shared), one each (dedicated), or "
+            + "none: each rank's thread drives its own device (invoker) (default: ${DEFAULT-VALUE}).")
     String driverMode;
 
     @Option(names = "--wait", defaultValue = "backoff", paramLabel = "spin|backoff|park",
         description = "How a rank's thread waits for the network: busy spin, spin-yield-park backoff, or park "
             + "50 us (default: ${DEFAULT-VALUE}).")
     String waitMode;
+
+    @Option(names = "--baseline",
+        description = "all_reduce_perf: before and after the sweep, time the wire baseline at the largest size (the "
+            + "ring all-reduce's sends and receives without dependencies, reductions or copies, COLL-030) and print "
+            + "the sweep's largest busbw as a ratio to it.")
+    boolean baseline;
 
     @Option(names = "--counters", description = "Print each rank's driver and endpoint counters at the end.")
     boolean counters;
@@ -205,10 +211,13 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 case "backoff" -> { }
                 default -> throw bad("--wait must be spin, backoff or park (got " + waitMode + ")");
             }
-            if (!driverMode.equals("shared") && !driverMode.equals("dedicated")) {
-                throw bad("--driver must be shared or dedicated (got " + driverMode + ")");
+            if (!driverMode.equals("shared") && !driverMode.equals("dedicated") && !driverMode.equals("invoker")) {
+                throw bad("--driver must be shared, dedicated or invoker (got " + driverMode + ")");
             }
-            sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root);
+            if (baseline && kind != CollectiveKind.ALL_REDUCE) {
+                throw bad("--baseline is for all_reduce_perf");
+            }
+            sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root, baseline);
         } catch (final IllegalArgumentException ex) {
             throw bad(ex.getMessage());
         }
@@ -237,8 +246,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 throw bad("--root must be below --ranks");
             }
             out.printf("# metaroce %s: %d ranks in this process over loopback%n", kind.command, ranks);
-            try (LocalCluster cluster = driverMode.equals("dedicated") ? LocalCluster.startDedicated(ranks, config, null)
-                : LocalCluster.start(ranks, config)) {
+            try (LocalCluster cluster = switch (driverMode) {
+                case "dedicated" -> LocalCluster.startDedicated(ranks, config, null);
+                case "invoker" -> LocalCluster.startInvoker(ranks, config, null);
+                default -> LocalCluster.start(ranks, config);
+            }) {
                 final List<Long> results = cluster.run(c -> sweep.run(c, c.rank() == 0 ? out : null),
                     Duration.ofHours(2));
                 wrong = results.get(0);
@@ -302,7 +314,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
 
     /** The sweep one rank runs; rank 0 prints. */
     record Sweep(CollectiveKind kind, long minBytes, long maxBytes, int factor, List<DataType> types,
-                 List<ReduceOp> ops, int iters, int warmup, boolean check, int root) {
+                 List<ReduceOp> ops, int iters, int warmup, boolean check, int root, boolean baseline) {
 
         /** @return wrong elements over all ranks (the same on every rank) */
         long run(final Communicator c, final PrintWriter out) {
@@ -323,6 +335,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             long totalWrong = 0;
             double busSum = 0;
             int rows = 0;
+            double lastBusOop = 0;
+            double lastBusIp = 0;
+            final double baseBefore = baseline ? baseline(c, out, "before") : 0;
             for (final DataType t : types) {
                 final long maxCount = maxBytes / t.size();
                 final ByteBuffer a = ByteBuffer.allocateDirect((int) Math.max(8, maxCount * t.size()))
@@ -340,6 +355,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                         final double algOop = bytes / oop[0] / 1e3;
                         final double algIp = bytes / ip[0] / 1e3;
                         busSum += algOop * kind.busFactor(n);
+                        lastBusOop = algOop * kind.busFactor(n);
+                        lastBusIp = algIp * kind.busFactor(n);
                         rows++;
                         if (out != null) {
                             out.printf(Locale.ROOT, "%12d  %12d  %8s  %6s  %7.1f  %6.2f  %6.2f  %5d  %7.1f  %6.2f  %6.2f  "
@@ -354,6 +371,14 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                     }
                 }
             }
+            if (baseline) {
+                final double baseAfter = baseline(c, out, "after");
+                final double mean = (baseBefore + baseAfter) / 2;
+                if (out != null) {
+                    out.printf(Locale.ROOT, "# busbw / ring baseline busbw (mean %.2f GB/s) at %d B: out-of-place %.2f, "
+                        + "in-place %.2f%n", mean, maxBytes, lastBusOop / mean, lastBusIp / mean);
+                }
+            }
             if (out != null) {
                 out.printf(Locale.ROOT, "# Out of bounds values : %d %s%n", totalWrong, totalWrong == 0 ? "OK"
                     : "FAILED");
@@ -361,6 +386,31 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 out.flush();
             }
             return totalWrong;
+        }
+
+        /** @return the wire baseline's busbw (GB/s) at the largest size, timed like a row (COLL-030) */
+        private double baseline(final Communicator c, final PrintWriter out, final String when) {
+            final int n = c.size();
+            final ByteBuffer buf = ByteBuffer.allocateDirect((int) Math.max(8, maxBytes)).order(ByteOrder.nativeOrder());
+            for (int i = 0; i < warmup; i++) {
+                c.ringBaseline(buf, maxBytes);
+            }
+            c.barrier();
+            final long start = System.nanoTime();
+            for (int i = 0; i < iters; i++) {
+                c.ringBaseline(buf, maxBytes);
+            }
+            final ByteBuffer stat = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+            stat.putDouble(0, (System.nanoTime() - start) / 1e3 / iters);
+            c.allReduce(stat, 1, DataType.FLOAT64, ReduceOp.MAX);
+            final double us = stat.getDouble(0);
+            final double busbw = maxBytes / us / 1e3 * 2.0 * (n - 1) / n;
+            if (out != null) {
+                out.printf(Locale.ROOT, "# ring baseline %s (same wire bytes as a ring all-reduce, no reduction, no copy): "
+                    + "%d B  %.1f us  busbw %.2f GB/s%n", when, maxBytes, us, busbw);
+                out.flush();
+            }
+            return busbw;
         }
 
         /** @return {max time per iteration over ranks in us, wrong elements over ranks} */

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -86,6 +87,21 @@ class CollectivePerfCommandTest {
         assertThat(rows).extracting(c -> c[2] + "/" + c[3]).contains("float/sum", "double/prod", "int32/min",
             "int64/max");
         assertThat(rows).allSatisfy(c -> assertThat(c[7] + c[11]).isEqualTo("00"));
+    }
+
+    @Test
+    @DisplayName("COLL-029, COLL-030: INVOKER ranks, and the wire baseline before and after the sweep")
+    void invokerRanksAndBaseline() {
+        final Run r = run("all_reduce_perf", "--ranks", "3", "-b", "1K", "-e", "64K", "-f", "64", "-n", "2", "-w", "1",
+            "--chunk", "8K", "--driver", "invoker", "--baseline");
+        assertThat(r.exitCode()).as(r::toString).isZero();
+        assertThat(rows(r)).as(r::toString).hasSize(2).allSatisfy(c -> assertThat(c[7] + c[11]).isEqualTo("00"));
+        assertThat(r.out()).containsPattern("# ring baseline before .*: 65536 B .* busbw [0-9.]+ GB/s")
+            .containsPattern("# ring baseline after .*: 65536 B .* busbw [0-9.]+ GB/s")
+            .containsPattern("# busbw / ring baseline busbw .* out-of-place [0-9.]+, in-place [0-9.]+");
+        assertThat(run("all_gather_perf", "--ranks", "2", "--baseline").err()).contains("--baseline is for all_reduce_perf");
+        assertThat(run("all_reduce_perf", "--ranks", "2", "--driver", "none").err())
+            .contains("--driver must be shared, dedicated or invoker");
     }
 
     @Test
