@@ -50,7 +50,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     int stepFactor;
 
     @Option(names = {"-d", "--datatype"}, defaultValue = "float", paramLabel = "TYPE",
-        description = "float, double, int32, int64 or all (default: ${DEFAULT-VALUE}).")
+        description = "float, double, int32, int64, bfloat16 (bf16), half (fp16) or all (default: ${DEFAULT-VALUE}).")
     String datatype;
 
     @Option(names = {"-o", "--op"}, defaultValue = "sum", paramLabel = "OP",
@@ -506,21 +506,21 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 case ALL_GATHER -> {
                     for (int q = 0; q < n; q++) {
                         for (long i = 0; i < block; i++) {
-                            wrong += CheckData.get(b, t, q * block + i) != CheckData.value(q, i, vop) ? 1 : 0;
+                            wrong += CheckData.get(b, t, q * block + i) != CheckData.value(q, i, vop, t) ? 1 : 0;
                         }
                     }
                 }
                 case BROADCAST -> {
                     final ByteBuffer out = inPlace ? a : b;
                     for (long i = 0; i < count; i++) {
-                        wrong += CheckData.get(out, t, i) != CheckData.value(root, i, vop) ? 1 : 0;
+                        wrong += CheckData.get(out, t, i) != CheckData.value(root, i, vop, t) ? 1 : 0;
                     }
                 }
                 case ALL_TO_ALL -> {
                     final ByteBuffer out = inPlace ? a : b;
                     for (int q = 0; q < n; q++) {
                         for (long i = 0; i < block; i++) {
-                            wrong += CheckData.get(out, t, q * block + i) != CheckData.value(q, r * block + i, vop) ? 1
+                            wrong += CheckData.get(out, t, q * block + i) != CheckData.value(q, r * block + i, vop, t) ? 1
                                 : 0;
                         }
                     }
