@@ -41,10 +41,12 @@ public final class Bootstrap {
     /**
      * @param bind the local address the device binds
      * @return the default device configuration: ephemeral endpoint port, 4 entropy ports,
-     *     {@link #softwareEndpoint()} timers, DEDICATED threading idling in the event loop
+     *     {@link #softwareEndpoint()} timers, DEDICATED threading idling in the event loop, UDP
+     *     receive offload (GRO) where the transport has it
      */
     public static DeviceConfig defaultDeviceConfig(final InetAddress bind) {
         return new DeviceConfig().bindAddress(bind).endpointPort(0).entropyPortRange(4, 0).transport(Transport.AUTO)
+            .gro(true)
             .threadingMode(ThreadingMode.DEDICATED).idleStrategy(new EventLoopIdleStrategy())
             .endpointConfig(softwareEndpoint());
     }

@@ -121,6 +121,9 @@ public final class LocalCluster implements AutoCloseable {
         }
         return new DeviceConfig().bindAddress(InetAddress.getLoopbackAddress()).endpointPort(0)
             .entropyPortRange(4, 0).transport(Transport.AUTO)
+            // UDP receive offload: one recvmsg takes a run of datagrams (up to 64 KiB), about a
+            // quarter less CPU per byte for the ranks' 4 KiB packets on loopback.
+            .gro(true)
             // An idle driver blocks in epoll_wait and wakes on a datagram or a posted request: no
             // CPU taken from the ranks, no parking delay on the latency path.
             .idleStrategy(new EventLoopIdleStrategy())

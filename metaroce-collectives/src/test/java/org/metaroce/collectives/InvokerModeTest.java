@@ -52,8 +52,8 @@ class InvokerModeTest {
         final int ranks = 3;
         System.out.println("InvokerModeTest.lossyWire seed=" + SEED);
         final DeviceConfig template = new DeviceConfig().bindAddress(InetAddress.getLoopbackAddress()).endpointPort(0)
-            .entropyPortRange(4, 0).transport(Transport.AUTO)
-            .endpointConfig(new EndpointConfig().minRtoNs(2_000_000))
+            .entropyPortRange(4, 0).transport(Transport.AUTO).gro(true) // the default's receive offload, too
+            .endpointConfig(new EndpointConfig().minRtoNs(2_000_000).pathBurstPackets(16))
             .inboundFaults(new InboundFaults(0.02, 0.1, SEED));
         final CommConfig cfg = CollectivesMatrixTest.config().qpTimeoutNs(2_000_000);
         try (LocalCluster cluster = LocalCluster.startInvoker(ranks, cfg, template)) {

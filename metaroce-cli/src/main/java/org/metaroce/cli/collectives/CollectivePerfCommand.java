@@ -122,6 +122,12 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "the sweep's largest busbw as a ratio to it.")
     boolean baseline;
 
+    @Option(names = "--cpu",
+        description = "After each row (and baseline), print the CPU cores this process kept busy during the timed "
+            + "out-of-place iterations, and busbw per busy core: a figure that other load on the host does not skew "
+            + "as much as busbw (with --ranks it covers every rank).")
+    boolean cpu;
+
     @Option(names = "--counters", description = "Print each rank's driver and endpoint counters at the end.")
     boolean counters;
 
@@ -217,7 +223,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             if (baseline && kind != CollectiveKind.ALL_REDUCE) {
                 throw bad("--baseline is for all_reduce_perf");
             }
-            sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root, baseline);
+            sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root, baseline, cpu);
         } catch (final IllegalArgumentException ex) {
             throw bad(ex.getMessage());
         }
@@ -314,7 +320,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
 
     /** The sweep one rank runs; rank 0 prints. */
     record Sweep(CollectiveKind kind, long minBytes, long maxBytes, int factor, List<DataType> types,
-                 List<ReduceOp> ops, int iters, int warmup, boolean check, int root, boolean baseline) {
+                 List<ReduceOp> ops, int iters, int warmup, boolean check, int root, boolean baseline,
+                 boolean cpu) {
 
         /** @return wrong elements over all ranks (the same on every rank) */
         long run(final Communicator c, final PrintWriter out) {
@@ -337,7 +344,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             int rows = 0;
             double lastBusOop = 0;
             double lastBusIp = 0;
-            final double baseBefore = baseline ? baseline(c, out, "before") : 0;
+            long largest = minBytes;
+            for (long size = minBytes; size <= maxBytes; size = Math.max(size * factor, size + 1)) {
+                largest = size;
+            }
+            final double baseBefore = baseline ? baseline(c, out, "before", largest) : 0;
             for (final DataType t : types) {
                 final long maxCount = maxBytes / t.size();
                 final ByteBuffer a = ByteBuffer.allocateDirect((int) Math.max(8, maxCount * t.size()))
@@ -363,6 +374,10 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                                     + "%5d%n", bytes, count, t.shortName(), op == null ? "none" : op.shortName(), oop[0],
                                 algOop, algOop * kind.busFactor(n), (long) oop[1], ip[0], algIp,
                                 algIp * kind.busFactor(n), (long) ip[1]);
+                            if (cpu) {
+                                out.printf(Locale.ROOT, "# cpu: %.2f cores busy, busbw per busy core %.3f GB/s%n",
+                                    oop[2], algOop * kind.busFactor(n) / Math.max(1e-9, oop[2]));
+                            }
                             out.flush();
                         }
                         if (size == 0) {
@@ -372,11 +387,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 }
             }
             if (baseline) {
-                final double baseAfter = baseline(c, out, "after");
+                final double baseAfter = baseline(c, out, "after", largest);
                 final double mean = (baseBefore + baseAfter) / 2;
                 if (out != null) {
                     out.printf(Locale.ROOT, "# busbw / ring baseline busbw (mean %.2f GB/s) at %d B: out-of-place %.2f, "
-                        + "in-place %.2f%n", mean, maxBytes, lastBusOop / mean, lastBusIp / mean);
+                        + "in-place %.2f%n", mean, largest, lastBusOop / mean, lastBusIp / mean);
                 }
             }
             if (out != null) {
@@ -388,26 +403,40 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             return totalWrong;
         }
 
+        /** @return CPU time of this process (every thread) in ns, or 0 where the JVM cannot tell */
+        private static long processCpuNs() {
+            final java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean();
+            return os instanceof com.sun.management.OperatingSystemMXBean sun ? Math.max(0, sun.getProcessCpuTime()) : 0;
+        }
+
         /** @return the wire baseline's busbw (GB/s) at the largest size, timed like a row (COLL-030) */
-        private double baseline(final Communicator c, final PrintWriter out, final String when) {
+        private double baseline(final Communicator c, final PrintWriter out, final String when, final long bytes) {
             final int n = c.size();
-            final ByteBuffer buf = ByteBuffer.allocateDirect((int) Math.max(8, maxBytes)).order(ByteOrder.nativeOrder());
+            final ByteBuffer buf = ByteBuffer.allocateDirect((int) Math.max(8, bytes)).order(ByteOrder.nativeOrder());
             for (int i = 0; i < warmup; i++) {
-                c.ringBaseline(buf, maxBytes);
+                c.ringBaseline(buf, bytes);
             }
             c.barrier();
+            final long cpuStart = processCpuNs();
             final long start = System.nanoTime();
             for (int i = 0; i < iters; i++) {
-                c.ringBaseline(buf, maxBytes);
+                c.ringBaseline(buf, bytes);
             }
             final ByteBuffer stat = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
-            stat.putDouble(0, (System.nanoTime() - start) / 1e3 / iters);
+            final double mine = (System.nanoTime() - start) / 1e3 / iters;
+            final double cores = (processCpuNs() - cpuStart) / 1e3 / iters / mine;
+            stat.putDouble(0, mine);
             c.allReduce(stat, 1, DataType.FLOAT64, ReduceOp.MAX);
             final double us = stat.getDouble(0);
-            final double busbw = maxBytes / us / 1e3 * 2.0 * (n - 1) / n;
+            final double busbw = bytes / us / 1e3 * 2.0 * (n - 1) / n;
             if (out != null) {
                 out.printf(Locale.ROOT, "# ring baseline %s (same wire bytes as a ring all-reduce, no reduction, no copy): "
-                    + "%d B  %.1f us  busbw %.2f GB/s%n", when, maxBytes, us, busbw);
+                    + "%d B  %.1f us  busbw %.2f GB/s%n", when, bytes, us, busbw);
+                if (cpu) {
+                    out.printf(Locale.ROOT, "# cpu: %.2f cores busy, busbw per busy core %.3f GB/s%n", cores,
+                        busbw / Math.max(1e-9, cores));
+                }
                 out.flush();
             }
             return busbw;
@@ -423,11 +452,13 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 once(c, a, b, count, t, op, inPlace);
             }
             c.barrier();
+            final long cpuStart = processCpuNs();
             final long start = System.nanoTime();
             for (int i = 0; i < iters; i++) {
                 once(c, a, b, count, t, op, inPlace);
             }
             final double us = (System.nanoTime() - start) / 1e3 / iters;
+            final double cores = (processCpuNs() - cpuStart) / 1e3 / iters / us;
             long wrong = 0;
             if (check && count > 0) {
                 prepare(a, b, count, block, t, op, inPlace, r);
@@ -439,7 +470,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             final double time = stat.getDouble(0);
             stat.putLong(0, wrong);
             c.allReduce(stat, 1, DataType.INT64, ReduceOp.SUM);
-            return new double[] {time, stat.getLong(0)};
+            return new double[] {time, stat.getLong(0), cores};
         }
 
         private static ByteBuffer slice(final ByteBuffer buf, final long from, final long bytes) {
