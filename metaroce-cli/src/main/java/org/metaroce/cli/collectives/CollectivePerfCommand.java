@@ -128,6 +128,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "as much as busbw (with --ranks it covers every rank).")
     boolean cpu;
 
+    @Option(names = "--median",
+        description = "After each row, print the median time of one iteration (the largest over the ranks), which "
+            + "scheduling stalls on a loaded host do not drag up as they do the average.")
+    boolean median;
+
     @Option(names = "--counters", description = "Print each rank's driver and endpoint counters at the end.")
     boolean counters;
 
@@ -223,7 +228,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             if (baseline && kind != CollectiveKind.ALL_REDUCE) {
                 throw bad("--baseline is for all_reduce_perf");
             }
-            sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root, baseline, cpu);
+            sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root, baseline, cpu,
+                median);
         } catch (final IllegalArgumentException ex) {
             throw bad(ex.getMessage());
         }
@@ -321,7 +327,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     /** The sweep one rank runs; rank 0 prints. */
     record Sweep(CollectiveKind kind, long minBytes, long maxBytes, int factor, List<DataType> types,
                  List<ReduceOp> ops, int iters, int warmup, boolean check, int root, boolean baseline,
-                 boolean cpu) {
+                 boolean cpu, boolean median) {
 
         /** @return wrong elements over all ranks (the same on every rank) */
         long run(final Communicator c, final PrintWriter out) {
@@ -374,6 +380,10 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                                     + "%5d%n", bytes, count, t.shortName(), op == null ? "none" : op.shortName(), oop[0],
                                 algOop, algOop * kind.busFactor(n), (long) oop[1], ip[0], algIp,
                                 algIp * kind.busFactor(n), (long) ip[1]);
+                            if (median) {
+                                out.printf(Locale.ROOT, "# median iteration: out-of-place %.1f us, in-place %.1f us%n",
+                                    oop[3], ip[3]);
+                            }
                             if (cpu) {
                                 out.printf(Locale.ROOT, "# cpu: %.2f cores busy, busbw per busy core %.3f GB/s%n",
                                     oop[2], algOop * kind.busFactor(n) / Math.max(1e-9, oop[2]));
@@ -453,11 +463,18 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             }
             c.barrier();
             final long cpuStart = processCpuNs();
+            final long[] each = new long[iters];
             final long start = System.nanoTime();
+            long last = start;
             for (int i = 0; i < iters; i++) {
                 once(c, a, b, count, t, op, inPlace);
+                final long now = System.nanoTime();
+                each[i] = now - last;
+                last = now;
             }
-            final double us = (System.nanoTime() - start) / 1e3 / iters;
+            final double us = (last - start) / 1e3 / iters;
+            java.util.Arrays.sort(each);
+            final double medianUs = each[iters / 2] / 1e3;
             final double cores = (processCpuNs() - cpuStart) / 1e3 / iters / us;
             long wrong = 0;
             if (check && count > 0) {
@@ -470,7 +487,10 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             final double time = stat.getDouble(0);
             stat.putLong(0, wrong);
             c.allReduce(stat, 1, DataType.INT64, ReduceOp.SUM);
-            return new double[] {time, stat.getLong(0), cores};
+            final long wrongTotal = stat.getLong(0);
+            stat.putDouble(0, medianUs);
+            c.allReduce(stat, 1, DataType.FLOAT64, ReduceOp.MAX);
+            return new double[] {time, wrongTotal, cores, stat.getDouble(0)};
         }
 
         private static ByteBuffer slice(final ByteBuffer buf, final long from, final long bytes) {

@@ -113,13 +113,14 @@ class CollectivePerfCommandTest {
     @DisplayName("COLL-029, COLL-030: INVOKER ranks, and the wire baseline before and after the sweep")
     void invokerRanksAndBaseline() {
         final Run r = run("all_reduce_perf", "--ranks", "3", "-b", "1K", "-e", "64K", "-f", "64", "-n", "2", "-w", "1",
-            "--chunk", "8K", "--driver", "invoker", "--baseline", "--cpu");
+            "--chunk", "8K", "--driver", "invoker", "--baseline", "--cpu", "--median");
         assertThat(r.exitCode()).as(r::toString).isZero();
         assertThat(rows(r)).as(r::toString).hasSize(2).allSatisfy(c -> assertThat(c[7] + c[11]).isEqualTo("00"));
         assertThat(r.out()).containsPattern("# ring baseline before .*: 65536 B .* busbw [0-9.]+ GB/s")
             .containsPattern("# ring baseline after .*: 65536 B .* busbw [0-9.]+ GB/s")
             .containsPattern("# busbw / ring baseline busbw .* out-of-place [0-9.]+, in-place [0-9.]+")
-            .containsPattern("# cpu: [0-9.]+ cores busy, busbw per busy core [0-9.]+ GB/s");
+            .containsPattern("# cpu: [0-9.]+ cores busy, busbw per busy core [0-9.]+ GB/s")
+            .containsPattern("# median iteration: out-of-place [0-9.]+ us, in-place [0-9.]+ us");
         assertThat(run("all_gather_perf", "--ranks", "2", "--baseline").err()).contains("--baseline is for all_reduce_perf");
         assertThat(run("all_reduce_perf", "--ranks", "2", "--driver", "none").err())
             .contains("--driver must be shared, dedicated or invoker");
