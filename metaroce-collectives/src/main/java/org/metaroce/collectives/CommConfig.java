@@ -73,7 +73,11 @@ public final class CommConfig {
         return this;
     }
 
-    /** @return all-reduce size (bytes) up to which recursive doubling is used instead of the ring */
+    /**
+     * @return message size (bytes) up to which the latency-optimised algorithms run: recursive
+     *     doubling instead of the ring for all-reduce, a binomial tree instead of the chain for
+     *     broadcast and reduce (every rank must use the same value)
+     */
     public long smallAllReduceBytes() {
         return smallAllReduceBytes;
     }

@@ -210,8 +210,9 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * Broadcast: {@code root}'s {@code send} lands in every rank's {@code recv} (pipelined chain)
-     * [COLL-016]. {@code send} is read at the root only; {@code send == recv} works in place.
+     * Broadcast: {@code root}'s {@code send} lands in every rank's {@code recv}: a binomial tree up
+     * to {@link CommConfig#smallAllReduceBytes()} on more than two ranks [COLL-032], a pipelined
+     * chain above [COLL-016]. {@code send} is read at the root only; {@code send == recv} works in place.
      *
      * @param send {@code count} elements (root)
      * @param recv room for {@code count} elements
@@ -238,9 +239,12 @@ public final class Communicator implements AutoCloseable {
                 return;
             }
             final Mem inMem = rank == root ? new Mem(in, registrations.lkey(send, bytes)) : null;
-            final boolean forwards = Plans.mod(rank - root, size) != 0 && Plans.mod(rank - root, size) < size - 1;
+            final int v = Plans.mod(rank - root, size);
+            final boolean tree = useTree(bytes);
+            final boolean forwards = v != 0 && (tree ? Plans.treeChildren(v, size).length > 0 : v < size - 1);
             final Mem outMem = new Mem(out, forwards ? registrations.lkey(recv, bytes) : 0);
-            engine.run(name, Plans.chainBroadcast(rank, size, root, bytes, inMem, outMem, chunk(type)));
+            engine.run(name, tree ? Plans.treeBroadcast(rank, size, root, bytes, inMem, outMem, chunk(type))
+                : Plans.chainBroadcast(rank, size, root, bytes, inMem, outMem, chunk(type)));
         } finally {
             leave();
         }
@@ -260,7 +264,8 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Reduce: {@code root}'s {@code recv} gets the reduction of all ranks' {@code send}
-     * (pipelined chain) [COLL-017]; {@code recv} is ignored (may be null) elsewhere.
+     * (a binomial tree up to {@link CommConfig#smallAllReduceBytes()} on more than two ranks
+     * [COLL-032], a pipelined chain above [COLL-017]); {@code recv} is ignored (may be null) elsewhere.
      *
      * @param send {@code count} elements
      * @param recv room for {@code count} elements at the root
@@ -286,9 +291,12 @@ public final class Communicator implements AutoCloseable {
                 return;
             }
             final MemoryRegion s = scratch(bytes);
-            engine.run(name, Plans.chainReduce(rank, size, root, count, type, op,
-                new Mem(in, registrations.lkey(send, bytes)), new Mem(out, 0), new Mem(s.address(), s.lkey()),
-                chunk(type)));
+            final Mem inMem = new Mem(in, registrations.lkey(send, bytes));
+            final Mem scratchMem = new Mem(s.address(), s.lkey());
+            engine.run(name, useTree(bytes)
+                ? Plans.treeReduce(rank, size, root, count, type, op, inMem, new Mem(out, 0), scratchMem, chunk(type))
+                : Plans.chainReduce(rank, size, root, count, type, op, inMem, new Mem(out, 0), scratchMem,
+                    chunk(type)));
         } finally {
             leave();
         }
@@ -436,6 +444,14 @@ public final class Communicator implements AutoCloseable {
     }
 
     // -------------------------------------------------------------------------------------- helpers
+
+    /**
+     * @return whether broadcast and reduce use the binomial tree: messages up to the latency
+     *     threshold, where log2(n) hops beat the chain's n-1, on more than two ranks [COLL-032]
+     */
+    private boolean useTree(final long bytes) {
+        return size > 2 && bytes <= config.smallAllReduceBytes();
+    }
 
     private int chunk(final DataType type) {
         return config.chunkBytes() - config.chunkBytes() % type.size();
