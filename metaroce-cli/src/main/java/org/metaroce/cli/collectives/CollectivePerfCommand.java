@@ -384,7 +384,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                                 out.printf(Locale.ROOT, "# median iteration: out-of-place %.1f us, in-place %.1f us%n",
                                     oop[3], ip[3]);
                             }
-                            if (cpu) {
+                            if (cpu && Double.isNaN(oop[2])) {
+                                out.println("# cpu: n/a (timed for less than 200 ms: raise -n)");
+                            } else if (cpu) {
                                 out.printf(Locale.ROOT, "# cpu: %.2f cores busy, busbw per busy core %.3f GB/s%n",
                                     oop[2], algOop * kind.busFactor(n) / Math.max(1e-9, oop[2]));
                             }
@@ -413,6 +415,14 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             return totalWrong;
         }
 
+        /**
+         * @return cores kept busy: CPU time over wall time, or NaN for a window under 200 ms (the
+         *     process CPU clock ticks too coarsely for shorter ones)
+         */
+        private static double cores(final long cpuNs, final long wallNs) {
+            return wallNs < 200_000_000L ? Double.NaN : (double) cpuNs / wallNs;
+        }
+
         /** @return CPU time of this process (every thread) in ns, or 0 where the JVM cannot tell */
         private static long processCpuNs() {
             final java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory
@@ -435,7 +445,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             }
             final ByteBuffer stat = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
             final double mine = (System.nanoTime() - start) / 1e3 / iters;
-            final double cores = (processCpuNs() - cpuStart) / 1e3 / iters / mine;
+            final double cores = cores(processCpuNs() - cpuStart, (long) (mine * 1e3 * iters));
             stat.putDouble(0, mine);
             c.allReduce(stat, 1, DataType.FLOAT64, ReduceOp.MAX);
             final double us = stat.getDouble(0);
@@ -443,7 +453,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             if (out != null) {
                 out.printf(Locale.ROOT, "# ring baseline %s (same wire bytes as a ring all-reduce, no reduction, no copy): "
                     + "%d B  %.1f us  busbw %.2f GB/s%n", when, bytes, us, busbw);
-                if (cpu) {
+                if (cpu && Double.isNaN(cores)) {
+                    out.println("# cpu: n/a (timed for less than 200 ms: raise -n)");
+                } else if (cpu) {
                     out.printf(Locale.ROOT, "# cpu: %.2f cores busy, busbw per busy core %.3f GB/s%n", cores,
                         busbw / Math.max(1e-9, cores));
                 }
@@ -475,7 +487,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             final double us = (last - start) / 1e3 / iters;
             java.util.Arrays.sort(each);
             final double medianUs = each[iters / 2] / 1e3;
-            final double cores = (processCpuNs() - cpuStart) / 1e3 / iters / us;
+            final double cores = cores(processCpuNs() - cpuStart, last - start);
             long wrong = 0;
             if (check && count > 0) {
                 prepare(a, b, count, block, t, op, inPlace, r);
