@@ -55,7 +55,7 @@ public final class LocalCluster implements AutoCloseable {
                 final DeviceConfig dc = deviceConfig(template).threadName("metaroce-driver-" + i).threadingMode(mode)
                     .sharedDriver(driver);
                 if (template == null && mode == ThreadingMode.INVOKER) {
-                    dc.endpointConfig(invokerEndpoint());
+                    dc.endpointConfig(Bootstrap.invokerEndpoint());
                 }
                 configs.add(dc);
             }
@@ -112,19 +112,6 @@ public final class LocalCluster implements AutoCloseable {
             close();
             throw ex;
         }
-    }
-
-    /**
-     * @return endpoint settings for INVOKER ranks: {@link Bootstrap#softwareEndpoint()} with
-     *     keepalive after 10 s of silence and 5 probes 1 s apart. An INVOKER device answers only
-     *     while its rank is inside an operation, and on a host with more runnable threads than cores
-     *     a rank's thread can wait seconds for a core: with the 1 s + 5 x 200 ms default a waiting
-     *     peer declared a live rank dead at load average 16. A rank that really hangs is still named
-     *     by the operation timeout [COLL-027, COLL-029].
-     */
-    static org.metaroce.core.engine.EndpointConfig invokerEndpoint() {
-        return Bootstrap.softwareEndpoint().keepaliveIdleNs(10_000_000_000L).keepaliveIntervalNs(1_000_000_000L)
-            .keepaliveProbes(5);
     }
 
     /**

@@ -108,7 +108,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
 
     @Option(names = "--driver", defaultValue = "dedicated", paramLabel = "shared|dedicated|invoker",
         description = "With --ranks: one driver thread for every rank's device (shared), one each (dedicated), or "
-            + "none: each rank's thread drives its own device (invoker) (default: ${DEFAULT-VALUE}).")
+            + "none: each rank's thread drives its own device (invoker) (default: ${DEFAULT-VALUE}). A launched "
+            + "rank has a driver thread unless this is invoker.")
     String driverMode;
 
     @Option(names = "--wait", defaultValue = "backoff", paramLabel = "spin|backoff|park",
@@ -282,7 +283,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             if (root >= env.worldSize()) {
                 throw bad("--root must be below the world size " + env.worldSize());
             }
-            try (Communicator c = Bootstrap.connect(env, config, null)) {
+            try (Communicator c = Bootstrap.connect(env, config,
+                driverMode.equals("invoker") ? Bootstrap::invokerDeviceConfig : null)) {
                 if (c.rank() == 0) {
                     out.printf("# metaroce %s: %d ranks (%s launch, master %s:%d)%n", kind.command, c.size(),
                         env.launcher(), env.masterAddress(), env.masterPort());
