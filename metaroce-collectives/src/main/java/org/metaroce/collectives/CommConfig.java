@@ -20,6 +20,8 @@ public final class CommConfig {
     private IdleStrategy idleStrategy;
     private boolean spinWait;
     private boolean parkWait;
+    /** Whether the caller chose how ranks wait (else LocalCluster may pick by cores, COLL-029). */
+    private boolean waitChosen;
 
     /** @return a copy of these settings (the idle strategy is shared only if one was set) */
     public CommConfig copy() {
@@ -34,6 +36,7 @@ public final class CommConfig {
         c.idleStrategy = idleStrategy;
         c.spinWait = spinWait;
         c.parkWait = parkWait;
+        c.waitChosen = waitChosen;
         return c;
     }
 
@@ -201,6 +204,19 @@ public final class CommConfig {
     }
 
     /**
+     * @return whether {@link #spinWait}, {@link #parkWait} or {@link #idleStrategy(IdleStrategy)} was
+     *     called; if not, {@link LocalCluster} busy-spins its ranks when its threads fit the cores
+     */
+    public boolean waitChosen() {
+        return waitChosen;
+    }
+
+    /** @return whether waiting threads busy-spin */
+    public boolean spinWaits() {
+        return spinWait && idleStrategy == null;
+    }
+
+    /**
      * @param spin whether waiting threads busy-spin (a new strategy per communicator; lowest
      *     latency, a core per rank)
      * @return this
@@ -208,6 +224,7 @@ public final class CommConfig {
     public CommConfig spinWait(final boolean spin) {
         this.spinWait = spin;
         this.parkWait = false;
+        this.waitChosen = true;
         return this;
     }
 
@@ -218,6 +235,7 @@ public final class CommConfig {
     public CommConfig parkWait(final boolean park) {
         this.parkWait = park;
         this.spinWait = false;
+        this.waitChosen = true;
         return this;
     }
 
@@ -227,6 +245,7 @@ public final class CommConfig {
      */
     public CommConfig idleStrategy(final IdleStrategy strategy) {
         this.idleStrategy = strategy;
+        this.waitChosen = strategy != null || waitChosen;
         return this;
     }
 }

@@ -76,6 +76,7 @@ public final class LocalCluster implements AutoCloseable {
                 for (final MetaRoceDevice d : devices) {
                     endpoints.add(d.localAddress());
                 }
+                final CommConfig rankConfig = rankConfig(config, ranks, mode, Runtime.getRuntime().availableProcessors());
                 final java.util.concurrent.atomic.AtomicInteger wired = new java.util.concurrent.atomic.AtomicInteger();
                 final List<Future<Communicator>> wiring = new ArrayList<>();
                 for (int i = 0; i < ranks; i++) {
@@ -83,7 +84,7 @@ public final class LocalCluster implements AutoCloseable {
                     wiring.add(threads.get(i).submit(() -> {
                         final MetaRoceDevice d = devices.get(rank);
                         try {
-                            return Wiring.connect(d, rank, endpoints, config);
+                            return Wiring.connect(d, rank, endpoints, rankConfig);
                         } finally {
                             wired.incrementAndGet();
                             // INVOKER: keep answering the handshakes of ranks still connecting to this one.
@@ -112,6 +113,26 @@ public final class LocalCluster implements AutoCloseable {
             close();
             throw ex;
         }
+    }
+
+    /**
+     * Busy-polls only when every thread has a core [COLL-029]: unless the caller chose how ranks
+     * wait, ranks spin when the cluster's threads (rank threads, plus a driver thread each in
+     * DEDICATED mode or one in SHARED mode) fit in {@code cores}; otherwise they back off, since a
+     * spinning rank takes the core the thread it waits for needs.
+     *
+     * @return the configuration the ranks use
+     */
+    static CommConfig rankConfig(final CommConfig config, final int ranks, final ThreadingMode mode, final int cores) {
+        if (config.waitChosen()) {
+            return config;
+        }
+        final int threads = switch (mode) {
+            case INVOKER -> ranks;
+            case DEDICATED -> 2 * ranks;
+            case SHARED -> ranks + 1;
+        };
+        return threads <= cores ? config.copy().spinWait(true) : config;
     }
 
     /**

@@ -92,6 +92,35 @@ class InvokerModeTest {
         }
     }
 
+    @Test
+    @DisplayName("COLL-029: ranks busy-poll only when every thread has a core, unless the caller chose")
+    void spinOnlyWhenThreadsFitTheCores() throws Exception {
+        assertThat(LocalCluster.rankConfig(new CommConfig(), 4, ThreadingMode.INVOKER, 2).spinWaits()).isFalse();
+        assertThat(LocalCluster.rankConfig(new CommConfig(), 2, ThreadingMode.INVOKER, 2).spinWaits()).isTrue();
+        assertThat(LocalCluster.rankConfig(new CommConfig(), 4, ThreadingMode.DEDICATED, 8).spinWaits()).isTrue();
+        assertThat(LocalCluster.rankConfig(new CommConfig(), 4, ThreadingMode.DEDICATED, 7).spinWaits()).isFalse();
+        assertThat(LocalCluster.rankConfig(new CommConfig(), 3, ThreadingMode.SHARED, 4).spinWaits()).isTrue();
+        assertThat(LocalCluster.rankConfig(new CommConfig(), 3, ThreadingMode.SHARED, 3).spinWaits()).isFalse();
+        // A choice is kept: backoff (spinWait(false)) or park on a host with cores to spare.
+        assertThat(LocalCluster.rankConfig(new CommConfig().spinWait(false), 1, ThreadingMode.INVOKER, 64).spinWaits())
+            .isFalse();
+        assertThat(LocalCluster.rankConfig(new CommConfig().parkWait(true), 1, ThreadingMode.INVOKER, 64).spinWaits())
+            .isFalse();
+        final CommConfig given = new CommConfig();
+        assertThat(LocalCluster.rankConfig(given, 1, ThreadingMode.INVOKER, 64)).isNotSameAs(given);
+        assertThat(given.spinWaits()).as("the caller's configuration is not changed").isFalse();
+        // One INVOKER rank always has a core: it spins, and still works.
+        try (LocalCluster cluster = LocalCluster.startInvoker(1, new CommConfig(), null)) {
+            assertThat(cluster.communicator(0).config().spinWaits()).isTrue();
+            assertThat(cluster.run(c -> {
+                final ByteBuffer x = Reference.direct(8);
+                x.putLong(0, 5);
+                c.allReduce(x, 1, DataType.INT64, ReduceOp.SUM);
+                return x.getLong(0);
+            }, Duration.ofSeconds(30))).containsExactly(5L);
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"INVOKER", "DEDICATED"})
     @DisplayName("COLL-030: the wire baseline writes nothing, and the operations after it stay correct")

@@ -112,9 +112,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "rank has a driver thread unless this is invoker.")
     String driverMode;
 
-    @Option(names = "--wait", defaultValue = "backoff", paramLabel = "spin|backoff|park",
-        description = "How a rank's thread waits for the network: busy spin, spin-yield-park backoff, or park "
-            + "50 us (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--wait", defaultValue = "auto", paramLabel = "auto|spin|backoff|park",
+        description = "How a rank's thread waits for the network: busy spin, spin-yield-park backoff, park 50 us, "
+            + "or auto: with --ranks, spin when every thread has a core, else backoff (default: ${DEFAULT-VALUE}).")
     String waitMode;
 
     @Option(names = "--baseline",
@@ -220,8 +220,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             switch (waitMode) {
                 case "spin" -> config.idleStrategy(null).spinWait(true);
                 case "park" -> config.parkWait(true);
-                case "backoff" -> { }
-                default -> throw bad("--wait must be spin, backoff or park (got " + waitMode + ")");
+                case "backoff" -> config.spinWait(false);
+                case "auto" -> { }
+                default -> throw bad("--wait must be auto, spin, backoff or park (got " + waitMode + ")");
             }
             if (!driverMode.equals("shared") && !driverMode.equals("dedicated") && !driverMode.equals("invoker")) {
                 throw bad("--driver must be shared, dedicated or invoker (got " + driverMode + ")");
@@ -336,8 +337,10 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             final int n = c.size();
             final ByteBuffer stat = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
             if (out != null) {
-                out.printf("#  chunk %d B x %d slots per peer, %d iterations after %d warmup, check %s%n",
-                    c.config().chunkBytes(), c.config().slots(), iters, warmup, check ? "on" : "off");
+                out.printf("#  chunk %d B x %d slots per peer, %d iterations after %d warmup, check %s, ranks %s "
+                        + "(%s), %d cores%n", c.config().chunkBytes(), c.config().slots(), iters, warmup,
+                    check ? "on" : "off", c.config().spinWaits() ? "spin" : "back off or park",
+                    c.device().threadingMode(), Runtime.getRuntime().availableProcessors());
                 out.println("#");
                 out.println("#                                                   out-of-place                       "
                     + "in-place");
