@@ -41,22 +41,50 @@ public final class Bootstrap {
     /**
      * @param bind the local address the device binds
      * @return the default device configuration: ephemeral endpoint port, 4 entropy ports,
-     *     {@link #softwareEndpoint()} timers, DEDICATED threading idling in the event loop
+     *     {@link #softwareEndpoint()} timers, DEDICATED threading idling in the event loop, UDP
+     *     receive offload (GRO) where the transport has it
      */
     public static DeviceConfig defaultDeviceConfig(final InetAddress bind) {
         return new DeviceConfig().bindAddress(bind).endpointPort(0).entropyPortRange(4, 0).transport(Transport.AUTO)
+            .gro(true)
             .threadingMode(ThreadingMode.DEDICATED).idleStrategy(new EventLoopIdleStrategy())
             .endpointConfig(softwareEndpoint());
+    }
+
+    /**
+     * @param bind the local address the device binds
+     * @return {@link #defaultDeviceConfig} for a rank whose calling thread drives its device (INVOKER
+     *     mode, no driver thread, COLL-029), with {@link #invokerEndpoint()} timers. Pass it (as
+     *     {@code Bootstrap::invokerDeviceConfig}) to {@link #connect} and run every operation and
+     *     {@code close} on the thread that called it.
+     */
+    public static DeviceConfig invokerDeviceConfig(final InetAddress bind) {
+        return defaultDeviceConfig(bind).threadingMode(ThreadingMode.INVOKER).endpointConfig(invokerEndpoint());
+    }
+
+    /**
+     * @return endpoint settings for INVOKER ranks: {@link #softwareEndpoint()} with keepalive after
+     *     10 s of silence and 5 probes 1 s apart. An INVOKER device answers only while its rank is
+     *     inside an operation, and on a host with more runnable threads than cores a rank's thread
+     *     can wait seconds for a core: with the 1 s + 5 x 200 ms default a waiting peer declared a
+     *     live rank dead at load average 16. A rank that really hangs is still named by the
+     *     operation timeout [COLL-027, COLL-029].
+     */
+    public static EndpointConfig invokerEndpoint() {
+        return softwareEndpoint().keepaliveIdleNs(10_000_000_000L).keepaliveIntervalNs(1_000_000_000L)
+            .keepaliveProbes(5);
     }
 
     /**
      * @return endpoint settings for ranks of a software transport that share their cores: a
      *     10 ms retransmission floor (late acknowledgements from a descheduled driver are not
      *     loss) and a 1 s ceiling, so the seven retries of a queue pair outlast about 1.3 s of a
-     *     peer's silence (a GC pause, a loaded host) before the peer is given up
+     *     peer's silence (a GC pause, a loaded host) before the peer is given up; and bursts of 16
+     *     packets per path [MP-020], so that with segmentation offload a burst is one GSO send
+     *     (per-packet spraying cost the collectives two thirds of their bandwidth on loopback)
      */
     public static EndpointConfig softwareEndpoint() {
-        return new EndpointConfig().minRtoNs(10_000_000).maxRtoNs(1_000_000_000);
+        return new EndpointConfig().minRtoNs(10_000_000).maxRtoNs(1_000_000_000).pathBurstPackets(16);
     }
 
     /**

@@ -20,6 +20,8 @@ public final class CommConfig {
     private IdleStrategy idleStrategy;
     private boolean spinWait;
     private boolean parkWait;
+    /** Whether the caller chose how ranks wait (else LocalCluster may pick by cores, COLL-029). */
+    private boolean waitChosen;
 
     /** @return a copy of these settings (the idle strategy is shared only if one was set) */
     public CommConfig copy() {
@@ -34,6 +36,7 @@ public final class CommConfig {
         c.idleStrategy = idleStrategy;
         c.spinWait = spinWait;
         c.parkWait = parkWait;
+        c.waitChosen = waitChosen;
         return c;
     }
 
@@ -73,7 +76,11 @@ public final class CommConfig {
         return this;
     }
 
-    /** @return all-reduce size (bytes) up to which recursive doubling is used instead of the ring */
+    /**
+     * @return message size (bytes) up to which the latency-optimised algorithms run: recursive
+     *     doubling instead of the ring for all-reduce, a binomial tree instead of the chain for
+     *     broadcast and reduce (every rank must use the same value)
+     */
     public long smallAllReduceBytes() {
         return smallAllReduceBytes;
     }
@@ -178,6 +185,38 @@ public final class CommConfig {
     }
 
     /**
+     * @return how a rank that drives its own INVOKER device waits when a loop found nothing to do
+     *     (the configured {@link #idleStrategy(IdleStrategy)} if one was set): it must keep calling
+     *     the device, so it spins while it has a core to itself and otherwise yields it to the other
+     *     ranks for up to about a millisecond before parking for at most 20 us at a time
+     */
+    public IdleStrategy invokerIdleStrategy() {
+        if (idleStrategy != null) {
+            return idleStrategy;
+        }
+        if (spinWait) {
+            return new org.agrona.concurrent.BusySpinIdleStrategy();
+        }
+        if (parkWait) {
+            return new org.agrona.concurrent.SleepingIdleStrategy(20_000);
+        }
+        return new BackoffIdleStrategy(20, 1_000, 1_000, 20_000);
+    }
+
+    /**
+     * @return whether {@link #spinWait}, {@link #parkWait} or {@link #idleStrategy(IdleStrategy)} was
+     *     called; if not, {@link LocalCluster} busy-spins its ranks when its threads fit the cores
+     */
+    public boolean waitChosen() {
+        return waitChosen;
+    }
+
+    /** @return whether waiting threads busy-spin */
+    public boolean spinWaits() {
+        return spinWait && idleStrategy == null;
+    }
+
+    /**
      * @param spin whether waiting threads busy-spin (a new strategy per communicator; lowest
      *     latency, a core per rank)
      * @return this
@@ -185,6 +224,7 @@ public final class CommConfig {
     public CommConfig spinWait(final boolean spin) {
         this.spinWait = spin;
         this.parkWait = false;
+        this.waitChosen = true;
         return this;
     }
 
@@ -195,6 +235,7 @@ public final class CommConfig {
     public CommConfig parkWait(final boolean park) {
         this.parkWait = park;
         this.spinWait = false;
+        this.waitChosen = true;
         return this;
     }
 
@@ -204,6 +245,7 @@ public final class CommConfig {
      */
     public CommConfig idleStrategy(final IdleStrategy strategy) {
         this.idleStrategy = strategy;
+        this.waitChosen = strategy != null || waitChosen;
         return this;
     }
 }

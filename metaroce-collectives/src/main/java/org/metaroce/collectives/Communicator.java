@@ -210,8 +210,9 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * Broadcast: {@code root}'s {@code send} lands in every rank's {@code recv} (pipelined chain)
-     * [COLL-016]. {@code send} is read at the root only; {@code send == recv} works in place.
+     * Broadcast: {@code root}'s {@code send} lands in every rank's {@code recv}: a binomial tree up
+     * to {@link CommConfig#smallAllReduceBytes()} on more than two ranks [COLL-032], a pipelined
+     * chain above [COLL-016]. {@code send} is read at the root only; {@code send == recv} works in place.
      *
      * @param send {@code count} elements (root)
      * @param recv room for {@code count} elements
@@ -238,9 +239,12 @@ public final class Communicator implements AutoCloseable {
                 return;
             }
             final Mem inMem = rank == root ? new Mem(in, registrations.lkey(send, bytes)) : null;
-            final boolean forwards = Plans.mod(rank - root, size) != 0 && Plans.mod(rank - root, size) < size - 1;
+            final int v = Plans.mod(rank - root, size);
+            final boolean tree = useTree(bytes);
+            final boolean forwards = v != 0 && (tree ? Plans.treeChildren(v, size).length > 0 : v < size - 1);
             final Mem outMem = new Mem(out, forwards ? registrations.lkey(recv, bytes) : 0);
-            engine.run(name, Plans.chainBroadcast(rank, size, root, bytes, inMem, outMem, chunk(type)));
+            engine.run(name, tree ? Plans.treeBroadcast(rank, size, root, bytes, inMem, outMem, chunk(type))
+                : Plans.chainBroadcast(rank, size, root, bytes, inMem, outMem, chunk(type)));
         } finally {
             leave();
         }
@@ -260,7 +264,8 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Reduce: {@code root}'s {@code recv} gets the reduction of all ranks' {@code send}
-     * (pipelined chain) [COLL-017]; {@code recv} is ignored (may be null) elsewhere.
+     * (a binomial tree up to {@link CommConfig#smallAllReduceBytes()} on more than two ranks
+     * [COLL-032], a pipelined chain above [COLL-017]); {@code recv} is ignored (may be null) elsewhere.
      *
      * @param send {@code count} elements
      * @param recv room for {@code count} elements at the root
@@ -286,9 +291,12 @@ public final class Communicator implements AutoCloseable {
                 return;
             }
             final MemoryRegion s = scratch(bytes);
-            engine.run(name, Plans.chainReduce(rank, size, root, count, type, op,
-                new Mem(in, registrations.lkey(send, bytes)), new Mem(out, 0), new Mem(s.address(), s.lkey()),
-                chunk(type)));
+            final Mem inMem = new Mem(in, registrations.lkey(send, bytes));
+            final Mem scratchMem = new Mem(s.address(), s.lkey());
+            engine.run(name, useTree(bytes)
+                ? Plans.treeReduce(rank, size, root, count, type, op, inMem, new Mem(out, 0), scratchMem, chunk(type))
+                : Plans.chainReduce(rank, size, root, count, type, op, inMem, new Mem(out, 0), scratchMem,
+                    chunk(type)));
         } finally {
             leave();
         }
@@ -404,7 +412,46 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
+    /**
+     * Wire baseline for benchmarks: moves exactly the bytes a ring all-reduce of {@code bytes}
+     * bytes moves (2(n-1) segments of about {@code bytes / n} to the next rank, as many from the
+     * previous one), in the same chunks with the same slot grants, but with no dependency between
+     * steps and no reduction or copy: every chunk is sent as soon as a slot is granted and dropped
+     * on arrival [COLL-030]. Its bus bandwidth ({@code 2(n-1)/n * bytes / time}) bounds what the ring
+     * all-reduce can reach over the same links, threads and cores. Every rank calls it with the same
+     * size.
+     *
+     * @param buffer the data sent ({@code bytes} bytes, contents irrelevant); nothing is written
+     * @param bytes all-reduce size to mimic, >= 0
+     */
+    public void ringBaseline(final ByteBuffer buffer, final long bytes) {
+        final String name = "ring_baseline";
+        enter(name);
+        try {
+            if (bytes < 0 || bytes > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException(name + ": bytes must be in 0.." + Integer.MAX_VALUE + ", got " + bytes);
+            }
+            final long total = bytes;
+            final long in = address(name, "buffer", buffer, total, false);
+            if (bytes == 0 || size == 1) {
+                return;
+            }
+            engine.run(name, Plans.ringBaseline(rank, size, bytes, new Mem(in, registrations.lkey(buffer, bytes)),
+                config.chunkBytes()));
+        } finally {
+            leave();
+        }
+    }
+
     // -------------------------------------------------------------------------------------- helpers
+
+    /**
+     * @return whether broadcast and reduce use the binomial tree: messages up to the latency
+     *     threshold, where log2(n) hops beat the chain's n-1, on more than two ranks [COLL-032]
+     */
+    private boolean useTree(final long bytes) {
+        return size > 2 && bytes <= config.smallAllReduceBytes();
+    }
 
     private int chunk(final DataType type) {
         return config.chunkBytes() - config.chunkBytes() % type.size();
@@ -412,6 +459,10 @@ public final class Communicator implements AutoCloseable {
 
     private void enter(final String name) {
         final Thread me = Thread.currentThread();
+        if (device.threadingMode() == org.metaroce.netty.ThreadingMode.INVOKER && !device.isOwningThread()) {
+            throw new IllegalStateException(name + ": rank " + rank + "'s device is in INVOKER mode, so its "
+                + "operations must run on the thread that built the device, not " + me.getName() + " [COLL-029]");
+        }
         synchronized (this) {
             if (closed) {
                 throw new IllegalStateException(name + ": the communicator of rank " + rank + " is closed");
@@ -495,10 +546,18 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Disconnects from every peer and releases the memory; the device stays open unless the
-     * bootstrap opened it. Idempotent.
+     * bootstrap opened it. Idempotent. On an INVOKER device, call it on the device's owning thread.
+     *
+     * @throws IllegalStateException if the device is in INVOKER mode and this is another thread
      */
     @Override
     public void close() {
+        if (device.threadingMode() == org.metaroce.netty.ThreadingMode.INVOKER && !device.isOwningThread()
+            && !device.isClosed()) {
+            throw new IllegalStateException("close: rank " + rank + "'s device is in INVOKER mode: close its "
+                + "communicator on the thread that built the device, not " + Thread.currentThread().getName()
+                + " [COLL-029]");
+        }
         synchronized (this) {
             if (closed) {
                 return;

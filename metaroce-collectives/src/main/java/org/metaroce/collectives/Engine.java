@@ -18,8 +18,9 @@ import org.metaroce.core.verbs.WrOpcode;
  * Runs an operation's plan on the calling thread: polls the completion queue, processes arrived
  * chunks (copy or reduce out of the slot, then grant the slot back), and posts chunk WRITEs as
  * grants and dependencies allow [COLL-006..COLL-011]. Posting goes through a {@link PostRing} to
- * the device's owning thread; the completion queue is read directly. Nothing here allocates per
- * chunk.
+ * the device's owning thread; the completion queue is read directly. On an INVOKER device the
+ * calling thread is the owning thread: it posts directly and drives the device itself in the same
+ * loop (no hand-off to a driver thread) [COLL-029]. Nothing here allocates per chunk.
  */
 final class Engine {
     /** Immediate data type field (bits 31..30). */
@@ -48,6 +49,8 @@ final class Engine {
     private final long opTimeoutNs;
     final int chunkBytes;
     private final int sqDepth;
+    /** The INVOKER device this thread drives, or null when a driver thread owns it. */
+    private final org.metaroce.netty.MetaRoceDevice invoker;
     private final ArrayList<Transfer> active = new ArrayList<>();
     private volatile CollectiveException broken;
     private String op = "setup";
@@ -55,7 +58,9 @@ final class Engine {
     java.util.function.Supplier<String> diagnostics = () -> "";
 
     Engine(final int rank, final int size, final Link[] links, final CompletionQueue cq, final PostRing ring,
-           final IdleStrategy idle, final long opTimeoutNs, final int chunkBytes, final int sqDepth) {
+           final IdleStrategy idle, final long opTimeoutNs, final int chunkBytes, final int sqDepth,
+           final org.metaroce.netty.MetaRoceDevice invoker) {
+        this.invoker = invoker;
         this.rank = rank;
         this.size = size;
         this.links = links;
@@ -101,6 +106,11 @@ final class Engine {
             throw new CollectiveException(name + " on rank " + rank + ": the communicator is broken by an "
                 + "earlier failure: " + b.getMessage(), name, b.peerRank(), b);
         }
+        if (invoker != null && !invoker.isOwningThread()) {
+            throw new IllegalStateException(name + " on rank " + rank + ": the communicator's device is in INVOKER "
+                + "mode, so every operation must run on its owning thread, not " + Thread.currentThread().getName()
+                + " [COLL-029]");
+        }
         op = name;
         try {
             for (int i = 0; i < transfers.size(); i++) {
@@ -119,7 +129,8 @@ final class Engine {
             final long deadline = System.nanoTime() + opTimeoutNs;
             idle.reset();
             while (true) {
-                int work = poll();
+                int work = invoker != null ? drive(name) : 0;
+                work += poll();
                 for (final Link l : links) {
                     if (l != null) {
                         work += progressRecvs(l) + progressGrant(l) + progressSends(l);
@@ -130,14 +141,20 @@ final class Engine {
                 if (postError != null) {
                     throw fail(new CollectiveException(name + " on rank " + rank + ": " + postError, name, -1, null));
                 }
-                if (allDone()) {
+                if (allDone() && (invoker == null || drained())) {
+                    if (invoker != null) {
+                        drive(name); // flushes the acknowledgements of what this loop consumed last
+                    }
                     break;
                 }
                 if (work == 0) {
-                    if (System.nanoTime() - deadline > 0) {
+                    final long now = System.nanoTime();
+                    if (now - deadline > 0) {
                         throw fail(timeout(name));
                     }
-                    idle.idle();
+                    if (invoker == null || invoker.nextDeadlineNs() - now > 0) {
+                        idle.idle();
+                    }
                 } else {
                     idle.reset();
                 }
@@ -153,6 +170,28 @@ final class Engine {
                 }
             }
         }
+    }
+
+    /** INVOKER: one duty cycle of the device (its reads, timers and sends). */
+    private int drive(final String name) {
+        if (invoker.isClosed()) {
+            throw new CollectiveException(name + " on rank " + rank + ": the device is closed", name, -1, null);
+        }
+        return invoker.doWork();
+    }
+
+    /**
+     * INVOKER: whether every grant this rank posted has been acknowledged. Nobody drives the device
+     * between operations, so an operation returns only once its grants have left (a peer waiting
+     * for a slot would otherwise wait for this rank's next call) [COLL-029].
+     */
+    private boolean drained() {
+        for (final Link l : links) {
+            if (l != null && l.sqCompleted < l.sqPosted && l.failure == null) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private CollectiveException fail(final CollectiveException ex) {
@@ -289,6 +328,8 @@ final class Engine {
             final long dst = t.address + t.chunkOffset(j);
             if (t.kind == Transfer.Kind.RECV_COPY) {
                 Reductions.copy(src, dst, length);
+            } else if (t.kind == Transfer.Kind.RECV_DISCARD) {
+                // the wire baseline: nothing to do with the bytes [COLL-030]
             } else {
                 Reductions.reduce(t.type, t.reduceOp, dst, t.operand + t.chunkOffset(j), src, length / t.type.size());
             }

@@ -185,6 +185,82 @@ final class Plans {
         return plan;
     }
 
+    /** @return the binomial tree parent of relative rank {@code v > 0} (its lowest set bit cleared) */
+    static int treeParent(final int v) {
+        return v & (v - 1);
+    }
+
+    /**
+     * @return the binomial tree children of relative rank {@code v} in a tree of {@code n}: {@code v + 2^k}
+     *     for every {@code 2^k} below v's lowest set bit (every {@code 2^k < n} for the root), that is
+     *     below {@code n}, largest subtree first
+     */
+    static int[] treeChildren(final int v, final int n) {
+        final int limit = v == 0 ? Integer.highestOneBit(Math.max(1, n - 1)) << 1 : Integer.lowestOneBit(v);
+        int count = 0;
+        for (int m = limit >> 1; m > 0; m >>= 1) {
+            count += v + m < n ? 1 : 0;
+        }
+        final int[] children = new int[count];
+        int i = 0;
+        for (int m = limit >> 1; m > 0; m >>= 1) {
+            if (v + m < n) {
+                children[i++] = v + m;
+            }
+        }
+        return children;
+    }
+
+    /**
+     * Binomial tree broadcast from {@code root} (latency: ceil(log2 n) hops instead of the chain's
+     * n-1): relative rank {@code v = r - root} receives from {@link #treeParent} and forwards every
+     * chunk to its {@link #treeChildren}, largest subtree first [COLL-032].
+     */
+    static ArrayList<Transfer> treeBroadcast(final int r, final int n, final int root, final long bytes,
+                                             final Mem in, final Mem out, final int chunk) {
+        final ArrayList<Transfer> plan = new ArrayList<>();
+        final int v = mod(r - root, n);
+        Transfer recv = null;
+        Mem src = in;
+        if (v != 0) {
+            recv = Transfer.copy(mod(treeParent(v) + root, n), out.address(), bytes, chunk);
+            plan.add(recv);
+            src = out;
+        }
+        for (final int child : treeChildren(v, n)) {
+            plan.add(Transfer.send(mod(child + root, n), src.address(), src.lkey(), bytes, chunk).after(recv));
+        }
+        return plan;
+    }
+
+    /**
+     * Binomial tree reduce toward {@code root}, the broadcast tree reversed: a rank reduces what its
+     * children send (smallest subtree first, chunk by chunk) into its accumulator, then sends that
+     * to its parent; leaves send their input [COLL-032].
+     */
+    static ArrayList<Transfer> treeReduce(final int r, final int n, final int root, final long count,
+                                          final DataType type, final ReduceOp op, final Mem in, final Mem out,
+                                          final Mem scratch, final int chunk) {
+        final ArrayList<Transfer> plan = new ArrayList<>();
+        final long bytes = count * type.size();
+        final int v = mod(r - root, n);
+        final int[] children = treeChildren(v, n);
+        final Mem acc = v == 0 ? out : scratch;
+        Transfer last = null;
+        Mem operand = in;
+        for (int i = children.length - 1; i >= 0; i--) {
+            last = Transfer.reduce(mod(children[i] + root, n), acc.address(), operand.address(), bytes, chunk, type, op)
+                .after(last);
+            plan.add(last);
+            operand = acc;
+        }
+        if (v != 0) {
+            final Mem src = children.length == 0 ? in : acc;
+            plan.add(Transfer.send(mod(treeParent(v) + root, n), src.address(), src.lkey(), bytes, chunk).after(last));
+        }
+        return plan;
+    }
+
     /** Pipelined chain reduce toward {@code root}, along decreasing ranks [COLL-017]. */
     static ArrayList<Transfer> chainReduce(final int r, final int n, final int root, final long count,
                                            final DataType type, final ReduceOp op, final Mem in, final Mem out,
@@ -203,6 +279,25 @@ final class Plans {
         plan.add(recv);
         if (pos > 0) {
             plan.add(Transfer.send(toward, dst.address(), dst.lkey(), bytes, chunk).after(recv));
+        }
+        return plan;
+    }
+
+    /**
+     * Wire baseline: the sends and receives of a ring all-reduce of {@code bytes} bytes (2(n-1)
+     * segments each way, segment {@code i} of {@code n}), without dependencies; arriving chunks are
+     * dropped [COLL-030].
+     */
+    static ArrayList<Transfer> ringBaseline(final int r, final int n, final long bytes, final Mem in, final int chunk) {
+        final ArrayList<Transfer> plan = new ArrayList<>();
+        final int next = mod(r + 1, n);
+        final int prev = mod(r - 1, n);
+        for (int s = 0; s < 2 * (n - 1); s++) {
+            final int sendSeg = mod(r - s, n);
+            final int recvSeg = mod(r - s - 1, n);
+            plan.add(Transfer.send(next, in.address() + segmentOffset(bytes, n, sendSeg), in.lkey(),
+                segmentLength(bytes, n, sendSeg), chunk));
+            plan.add(Transfer.discard(prev, segmentLength(bytes, n, recvSeg), chunk));
         }
         return plan;
     }

@@ -12,11 +12,14 @@ import org.metaroce.netty.MetaRoceDevice;
 /**
  * Hands work requests from the application thread to the device's owning thread without
  * allocating: requests are copied into a preallocated single-producer ring, and one reusable
- * command, offered to the device once per batch, posts them there. A refused post is remembered
- * and reported by {@link #check()}.
+ * command, offered to the device once per batch, posts them there. On an INVOKER device the
+ * caller is the owning thread and requests are posted at once. A refused post is remembered and
+ * reported by {@link #error()}.
  */
 final class PostRing implements Runnable {
     private final MetaRoceDevice device;
+    /** INVOKER device: this thread owns it, post directly. */
+    private final boolean direct;
     private final int mask;
     private final QueuePair[] qps;
     private final SendRequest[] sends;
@@ -30,6 +33,7 @@ final class PostRing implements Runnable {
 
     PostRing(final MetaRoceDevice device, final int capacity) {
         this.device = device;
+        this.direct = device.threadingMode() == org.metaroce.netty.ThreadingMode.INVOKER;
         final int size = Integer.highestOneBit(Math.max(16, capacity - 1)) << 1;
         mask = size - 1;
         qps = new QueuePair[size];
@@ -57,6 +61,10 @@ final class PostRing implements Runnable {
     }
 
     void postSend(final QueuePair qp, final SendRequest wr) {
+        if (direct) {
+            check(qp, true, qp.postSend(wr));
+            return;
+        }
         final int i = claim();
         qps[i] = qp;
         sends[i].copyFrom(wr);
@@ -65,6 +73,10 @@ final class PostRing implements Runnable {
     }
 
     void postRecv(final QueuePair qp, final RecvRequest wr) {
+        if (direct) {
+            check(qp, false, qp.postRecv(wr));
+            return;
+        }
         final int i = claim();
         qps[i] = qp;
         recvs[i].copyFrom(wr);
@@ -74,7 +86,7 @@ final class PostRing implements Runnable {
 
     /** Offers the drain command if anything is queued and no drain is pending. */
     void flush() {
-        if (tail.get() == head.get() || scheduled.get()) {
+        if (direct || tail.get() == head.get() || scheduled.get()) {
             return;
         }
         if (scheduled.compareAndSet(false, true) && !device.offer(this)) {
@@ -91,11 +103,7 @@ final class PostRing implements Runnable {
             while (h < t) {
                 final int i = (int) (h & mask);
                 final QueuePair qp = qps[i];
-                final int status = isSend[i] ? qp.postSend(sends[i]) : qp.postRecv(recvs[i]);
-                if (status != PostStatus.OK && error == null) {
-                    error = "post" + (isSend[i] ? "Send" : "Recv") + " on QP " + qp.qpn() + " refused: "
-                        + PostStatus.describe(status);
-                }
+                check(qp, isSend[i], isSend[i] ? qp.postSend(sends[i]) : qp.postRecv(recvs[i]));
                 qps[i] = null;
                 h++;
             }
@@ -104,6 +112,13 @@ final class PostRing implements Runnable {
             if (tail.get() == h || !scheduled.compareAndSet(false, true)) {
                 return;
             }
+        }
+    }
+
+    private void check(final QueuePair qp, final boolean send, final int status) {
+        if (status != PostStatus.OK && error == null) {
+            error = "post" + (send ? "Send" : "Recv") + " on QP " + qp.qpn() + " refused: "
+                + PostStatus.describe(status);
         }
     }
 

@@ -28,6 +28,8 @@ final class Reductions {
             case FLOAT64 -> float64(op, dst, a, b, count);
             case INT32 -> int32(op, dst, a, b, count);
             case INT64 -> int64(op, dst, a, b, count);
+            case BFLOAT16 -> bfloat16(op, dst, a, b, count);
+            case FLOAT16 -> float16(op, dst, a, b, count);
             default -> throw new IllegalArgumentException("type " + type);
         }
     }
@@ -60,6 +62,70 @@ final class Reductions {
             case MAX -> {
                 for (long i = 0; i < end; i += 4) {
                     UnsafeApi.putFloat(dst + i, Math.max(UnsafeApi.getFloat(a + i), UnsafeApi.getFloat(b + i)));
+                }
+            }
+            default -> throw new IllegalArgumentException("op " + op);
+        }
+    }
+
+    /** bfloat16: widen to float (exact), operate, round to nearest even [COLL-031]. */
+    private static void bfloat16(final ReduceOp op, final long dst, final long a, final long b, final long count) {
+        final long end = count << 1;
+        switch (op) {
+            case SUM -> {
+                for (long i = 0; i < end; i += 2) {
+                    UnsafeApi.putShort(dst + i, HalfPrecision.floatToBf16(HalfPrecision.bf16ToFloat(UnsafeApi.getShort(a + i))
+                        + HalfPrecision.bf16ToFloat(UnsafeApi.getShort(b + i))));
+                }
+            }
+            case PROD -> {
+                for (long i = 0; i < end; i += 2) {
+                    UnsafeApi.putShort(dst + i, HalfPrecision.floatToBf16(HalfPrecision.bf16ToFloat(UnsafeApi.getShort(a + i))
+                        * HalfPrecision.bf16ToFloat(UnsafeApi.getShort(b + i))));
+                }
+            }
+            case MIN -> {
+                for (long i = 0; i < end; i += 2) {
+                    UnsafeApi.putShort(dst + i, HalfPrecision.floatToBf16(Math.min(
+                        HalfPrecision.bf16ToFloat(UnsafeApi.getShort(a + i)), HalfPrecision.bf16ToFloat(UnsafeApi.getShort(b + i)))));
+                }
+            }
+            case MAX -> {
+                for (long i = 0; i < end; i += 2) {
+                    UnsafeApi.putShort(dst + i, HalfPrecision.floatToBf16(Math.max(
+                        HalfPrecision.bf16ToFloat(UnsafeApi.getShort(a + i)), HalfPrecision.bf16ToFloat(UnsafeApi.getShort(b + i)))));
+                }
+            }
+            default -> throw new IllegalArgumentException("op " + op);
+        }
+    }
+
+    /** binary16: widen to float (exact), operate, round to nearest even [COLL-031]. */
+    private static void float16(final ReduceOp op, final long dst, final long a, final long b, final long count) {
+        final long end = count << 1;
+        switch (op) {
+            case SUM -> {
+                for (long i = 0; i < end; i += 2) {
+                    UnsafeApi.putShort(dst + i, HalfPrecision.floatToHalf(HalfPrecision.halfToFloat(UnsafeApi.getShort(a + i))
+                        + HalfPrecision.halfToFloat(UnsafeApi.getShort(b + i))));
+                }
+            }
+            case PROD -> {
+                for (long i = 0; i < end; i += 2) {
+                    UnsafeApi.putShort(dst + i, HalfPrecision.floatToHalf(HalfPrecision.halfToFloat(UnsafeApi.getShort(a + i))
+                        * HalfPrecision.halfToFloat(UnsafeApi.getShort(b + i))));
+                }
+            }
+            case MIN -> {
+                for (long i = 0; i < end; i += 2) {
+                    UnsafeApi.putShort(dst + i, HalfPrecision.floatToHalf(Math.min(
+                        HalfPrecision.halfToFloat(UnsafeApi.getShort(a + i)), HalfPrecision.halfToFloat(UnsafeApi.getShort(b + i)))));
+                }
+            }
+            case MAX -> {
+                for (long i = 0; i < end; i += 2) {
+                    UnsafeApi.putShort(dst + i, HalfPrecision.floatToHalf(Math.max(
+                        HalfPrecision.halfToFloat(UnsafeApi.getShort(a + i)), HalfPrecision.halfToFloat(UnsafeApi.getShort(b + i)))));
                 }
             }
             default -> throw new IllegalArgumentException("op " + op);

@@ -13,7 +13,9 @@ final class Transfer {
         /** Copy each arriving chunk to {@link #address}. */
         RECV_COPY,
         /** {@code address[j] = operand[j] op chunk}. */
-        RECV_REDUCE
+        RECV_REDUCE,
+        /** Grant the slot back without reading it (the wire baseline, COLL-030). */
+        RECV_DISCARD
     }
 
     final Kind kind;
@@ -61,6 +63,10 @@ final class Transfer {
 
     static Transfer copy(final int peer, final long destination, final long bytes, final int chunkBytes) {
         return new Transfer(Kind.RECV_COPY, peer, destination, 0, 0, bytes, chunkBytes);
+    }
+
+    static Transfer discard(final int peer, final long bytes, final int chunkBytes) {
+        return new Transfer(Kind.RECV_DISCARD, peer, 0, 0, 0, bytes, chunkBytes);
     }
 
     static Transfer reduce(final int peer, final long destination, final long operand, final long bytes,

@@ -69,9 +69,9 @@ final class Wiring implements AutoCloseable {
         if (rank < 0 || rank >= size) {
             throw new IllegalArgumentException("rank must be in 0.." + (size - 1) + ", got " + rank);
         }
-        if (device.threadingMode() == ThreadingMode.INVOKER) {
-            throw new IllegalArgumentException("a communicator needs a device in DEDICATED or SHARED mode: its "
-                + "operations run on the caller's thread while the device's owning thread drives the wire");
+        if (device.threadingMode() == ThreadingMode.INVOKER && !device.isOwningThread()) {
+            throw new IllegalArgumentException("a communicator on an INVOKER device must be built on the device's "
+                + "owning thread (the thread that built the device), which then runs every operation [COLL-029]");
         }
         final Wiring w = new Wiring(device, rank, size);
         try {
@@ -106,25 +106,40 @@ final class Wiring implements AutoCloseable {
         final long deadline = System.nanoTime() + config.setupTimeout().toNanos();
         final Link[] links = new Link[size];
         final AtomicReference<Throwable> acceptFailure = new AtomicReference<>();
-        final Thread acceptor = new Thread(() -> {
+        final boolean invoker = device.threadingMode() == ThreadingMode.INVOKER;
+        // INVOKER: the blocking calls drive the device, so this thread connects to every lower rank
+        // and then accepts the higher ones (requests that arrive meanwhile are queued by the
+        // service). This terminates: rank 0 accepts at once, and rank p accepts once its own
+        // connects to ranks below p are done. Otherwise an acceptor thread accepts meanwhile.
+        final Thread acceptor = invoker ? null : new Thread(() -> {
             try {
                 acceptAll(links, slots, chunk, deadline);
             } catch (final Throwable t) {
                 acceptFailure.set(t);
             }
         }, "metaroce-coll-accept-" + rank);
-        acceptor.setDaemon(true);
-        acceptor.start();
+        if (acceptor != null) {
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
         try {
             for (int peer = 0; peer < rank; peer++) {
                 connectTo(peer, endpoints.get(peer), caps, config, links, slots, chunk, deadline);
             }
-            acceptor.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 1_000));
+            if (acceptor != null) {
+                acceptor.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 1_000));
+            } else {
+                try {
+                    acceptAll(links, slots, chunk, deadline);
+                } catch (final CollectiveException ex) {
+                    acceptFailure.set(ex);
+                }
+            }
         } catch (final InterruptedException ex) {
             Thread.currentThread().interrupt();
             throw new CollectiveException("setup of rank " + rank + " interrupted", "setup", -1, ex);
         } finally {
-            if (acceptor.isAlive()) {
+            if (acceptor != null && acceptor.isAlive()) {
                 acceptor.interrupt();
             }
         }
@@ -147,8 +162,9 @@ final class Wiring implements AutoCloseable {
                 missing.first(), null);
         }
         final int ringCapacity = 4 * (size - 1) * (sqDepth + rqDepth) + 64;
-        engine = new Engine(rank, size, links, cq, new PostRing(device, ringCapacity), config.idleStrategy(),
-            config.operationTimeout().toNanos(), chunk, sqDepth);
+        engine = new Engine(rank, size, links, cq, new PostRing(device, ringCapacity),
+            invoker ? config.invokerIdleStrategy() : config.idleStrategy(), config.operationTimeout().toNanos(),
+            chunk, sqDepth, invoker ? device : null);
         engine.diagnostics = () -> " [endpoint counters: " + device.endpoint().counters() + "]";
     }
 

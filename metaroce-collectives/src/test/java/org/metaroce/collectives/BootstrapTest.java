@@ -67,6 +67,32 @@ class BootstrapTest {
     }
 
     @Test
+    @DisplayName("COLL-025, COLL-029: launched ranks that drive their own (INVOKER) devices meet and work")
+    void invokerRanksMeetAndWork() throws Exception {
+        final int port = freePort();
+        final CommConfig cfg = new CommConfig().setupTimeout(Duration.ofSeconds(30));
+        final List<Future<List<String>>> ranks = new ArrayList<>();
+        for (final int rank : new int[] {3, 1, 2, 0}) {
+            ranks.add(pool.submit(() -> {
+                try (Communicator c = Bootstrap.connect(new LaunchEnv(rank, 4, "127.0.0.1", port, "explicit"), cfg,
+                    Bootstrap::invokerDeviceConfig)) {
+                    assertThat(c.device().threadingMode()).isEqualTo(org.metaroce.netty.ThreadingMode.INVOKER);
+                    final OpCases cases = new OpCases(c, 25L);
+                    cases.allReduce(100_003, DataType.FLOAT32, ReduceOp.SUM, false);
+                    cases.allReduce(7, DataType.BFLOAT16, ReduceOp.MAX, true);
+                    cases.allToAll(1021, DataType.INT64, false);
+                    cases.broadcast(4099, DataType.FLOAT16, 2, false);
+                    c.barrier();
+                    return new ArrayList<>(cases.wrong);
+                }
+            }));
+        }
+        for (final Future<List<String>> f : ranks) {
+            assertThat(f.get(90, TimeUnit.SECONDS)).isEmpty();
+        }
+    }
+
+    @Test
     @DisplayName("COLL-025: a rank that never shows up is named by the master's timeout")
     void missingRankIsNamed() throws Exception {
         final int port = freePort();

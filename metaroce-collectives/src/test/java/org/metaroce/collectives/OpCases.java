@@ -50,7 +50,7 @@ final class OpCases {
         }
         if (!inPlace) {
             for (long i = 0; i < n; i++) {
-                expect(what + " input", in, t, i, value(s, c.rank(), i, op));
+                expect(what + " input", in, t, i, value(s, c.rank(), i, op, t));
             }
         }
     }
@@ -90,7 +90,7 @@ final class OpCases {
         final String what = "all_gather(" + n + ", " + t + (inPlace ? ", in place)" : ")");
         for (int r = 0; r < size; r++) {
             for (long i = 0; i < n; i++) {
-                expect(what, out, t, r * n + i, value(s, r, i, ReduceOp.SUM));
+                expect(what, out, t, r * n + i, value(s, r, i, ReduceOp.SUM, t));
             }
         }
     }
@@ -106,7 +106,7 @@ final class OpCases {
         c.broadcast(in, out, n, t, root);
         final String what = "broadcast(" + n + ", " + t + ", root " + root + (inPlace ? ", in place)" : ")");
         for (long i = 0; i < n; i++) {
-            expect(what, out, t, i, value(s, root, i, ReduceOp.SUM));
+            expect(what, out, t, i, value(s, root, i, ReduceOp.SUM, t));
         }
     }
 
@@ -141,7 +141,7 @@ final class OpCases {
         final String what = "all_to_all(" + n + ", " + t + (inPlace ? ", in place)" : ")");
         for (int r = 0; r < size; r++) {
             for (long i = 0; i < n; i++) {
-                expect(what, out, t, r * n + i, value(s, r, c.rank() * n + i, ReduceOp.SUM));
+                expect(what, out, t, r * n + i, value(s, r, c.rank() * n + i, ReduceOp.SUM, t));
             }
         }
     }
@@ -168,7 +168,7 @@ final class OpCases {
         }
         final String what = "send/recv(" + n + ", " + t + ")";
         for (long i = 0; i < n; i++) {
-            expect(what, out, t, i, value(s, prev, i, ReduceOp.SUM));
+            expect(what, out, t, i, value(s, prev, i, ReduceOp.SUM, t));
         }
     }
 

@@ -48,6 +48,12 @@ class ReductionsTest {
                             a.putLong(i * 8, x);
                             b.putLong(i * 8, y);
                         }
+                        case BFLOAT16, FLOAT16 -> {
+                            // Random bits: NaNs, infinities, subnormals and overflowing sums included.
+                            final short nan = t == DataType.BFLOAT16 ? (short) 0x7FC1 : (short) 0x7E01;
+                            a.putShort(i * 2, i == 0 ? nan : i == 1 ? (short) 0x8000 : (short) x);
+                            b.putShort(i * 2, i == 1 ? 0 : (short) y);
+                        }
                         default -> throw new IllegalStateException();
                     }
                 }
@@ -99,6 +105,25 @@ class ReductionsTest {
                                 case MAX -> Math.max(x, y);
                             };
                             assertThat(d.getLong(i * 8)).as(at).isEqualTo(want);
+                        }
+                        case BFLOAT16, FLOAT16 -> {
+                            final boolean bf = t == DataType.BFLOAT16;
+                            final float x = bf ? HalfPrecision.bf16ToFloat(a.getShort(i * 2))
+                                : HalfPrecision.halfToFloat(a.getShort(i * 2));
+                            final float y = bf ? HalfPrecision.bf16ToFloat(b.getShort(i * 2))
+                                : HalfPrecision.halfToFloat(b.getShort(i * 2));
+                            final float wide = switch (op) {
+                                case SUM -> x + y;
+                                case PROD -> x * y;
+                                case MIN -> Math.min(x, y);
+                                case MAX -> Math.max(x, y);
+                            };
+                            final short want = bf ? HalfPrecision.floatToBf16(wide) : HalfPrecision.floatToHalf(wide);
+                            assertThat(d.getShort(i * 2)).as(at).isEqualTo(want);
+                            if (i == 0 || Float.isNaN(wide)) {
+                                // NaN payloads are canonical, so both orders of a reduction store the same bits.
+                                assertThat(want).isEqualTo(bf ? HalfPrecision.BF16_NAN : HalfPrecision.FP16_NAN);
+                            }
                         }
                         default -> throw new IllegalStateException();
                     }

@@ -50,7 +50,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     int stepFactor;
 
     @Option(names = {"-d", "--datatype"}, defaultValue = "float", paramLabel = "TYPE",
-        description = "float, double, int32, int64 or all (default: ${DEFAULT-VALUE}).")
+        description = "float, double, int32, int64, bfloat16 (bf16), half (fp16) or all (default: ${DEFAULT-VALUE}).")
     String datatype;
 
     @Option(names = {"-o", "--op"}, defaultValue = "sum", paramLabel = "OP",
@@ -106,15 +106,33 @@ public final class CollectivePerfCommand implements Callable<Integer> {
         description = "Bound on setup and on each operation (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds;
 
-    @Option(names = "--driver", defaultValue = "dedicated", paramLabel = "shared|dedicated",
-        description = "With --ranks: one driver thread for every rank's device (shared) or one each (dedicated; "
-            + "default: ${DEFAULT-VALUE}).")
+    @Option(names = "--driver", defaultValue = "dedicated", paramLabel = "shared|dedicated|invoker",
+        description = "With --ranks: one driver thread for every rank's device (shared), one each (dedicated), or "
+            + "none: each rank's thread drives its own device (invoker) (default: ${DEFAULT-VALUE}). A launched "
+            + "rank has a driver thread unless this is invoker.")
     String driverMode;
 
-    @Option(names = "--wait", defaultValue = "backoff", paramLabel = "spin|backoff|park",
-        description = "How a rank's thread waits for the network: busy spin, spin-yield-park backoff, or park "
-            + "50 us (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--wait", defaultValue = "auto", paramLabel = "auto|spin|backoff|park",
+        description = "How a rank's thread waits for the network: busy spin, spin-yield-park backoff, park 50 us, "
+            + "or auto: with --ranks, spin when every thread has a core, else backoff (default: ${DEFAULT-VALUE}).")
     String waitMode;
+
+    @Option(names = "--baseline",
+        description = "all_reduce_perf: before and after the sweep, time the wire baseline at the largest size (the "
+            + "ring all-reduce's sends and receives without dependencies, reductions or copies, COLL-030) and print "
+            + "the sweep's largest busbw as a ratio to it.")
+    boolean baseline;
+
+    @Option(names = "--cpu",
+        description = "After each row (and baseline), print the CPU cores this process kept busy during the timed "
+            + "out-of-place iterations, and busbw per busy core: a figure that other load on the host does not skew "
+            + "as much as busbw (with --ranks it covers every rank).")
+    boolean cpu;
+
+    @Option(names = "--median",
+        description = "After each row, print the median time of one iteration (the largest over the ranks), which "
+            + "scheduling stalls on a loaded host do not drag up as they do the average.")
+    boolean median;
 
     @Option(names = "--counters", description = "Print each rank's driver and endpoint counters at the end.")
     boolean counters;
@@ -202,13 +220,18 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             switch (waitMode) {
                 case "spin" -> config.idleStrategy(null).spinWait(true);
                 case "park" -> config.parkWait(true);
-                case "backoff" -> { }
-                default -> throw bad("--wait must be spin, backoff or park (got " + waitMode + ")");
+                case "backoff" -> config.spinWait(false);
+                case "auto" -> { }
+                default -> throw bad("--wait must be auto, spin, backoff or park (got " + waitMode + ")");
             }
-            if (!driverMode.equals("shared") && !driverMode.equals("dedicated")) {
-                throw bad("--driver must be shared or dedicated (got " + driverMode + ")");
+            if (!driverMode.equals("shared") && !driverMode.equals("dedicated") && !driverMode.equals("invoker")) {
+                throw bad("--driver must be shared, dedicated or invoker (got " + driverMode + ")");
             }
-            sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root);
+            if (baseline && kind != CollectiveKind.ALL_REDUCE) {
+                throw bad("--baseline is for all_reduce_perf");
+            }
+            sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root, baseline, cpu,
+                median);
         } catch (final IllegalArgumentException ex) {
             throw bad(ex.getMessage());
         }
@@ -237,8 +260,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 throw bad("--root must be below --ranks");
             }
             out.printf("# metaroce %s: %d ranks in this process over loopback%n", kind.command, ranks);
-            try (LocalCluster cluster = driverMode.equals("dedicated") ? LocalCluster.startDedicated(ranks, config, null)
-                : LocalCluster.start(ranks, config)) {
+            try (LocalCluster cluster = switch (driverMode) {
+                case "dedicated" -> LocalCluster.startDedicated(ranks, config, null);
+                case "invoker" -> LocalCluster.startInvoker(ranks, config, null);
+                default -> LocalCluster.start(ranks, config);
+            }) {
                 final List<Long> results = cluster.run(c -> sweep.run(c, c.rank() == 0 ? out : null),
                     Duration.ofHours(2));
                 wrong = results.get(0);
@@ -258,7 +284,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             if (root >= env.worldSize()) {
                 throw bad("--root must be below the world size " + env.worldSize());
             }
-            try (Communicator c = Bootstrap.connect(env, config, null)) {
+            try (Communicator c = Bootstrap.connect(env, config,
+                driverMode.equals("invoker") ? Bootstrap::invokerDeviceConfig : null)) {
                 if (c.rank() == 0) {
                     out.printf("# metaroce %s: %d ranks (%s launch, master %s:%d)%n", kind.command, c.size(),
                         env.launcher(), env.masterAddress(), env.masterPort());
@@ -302,15 +329,18 @@ public final class CollectivePerfCommand implements Callable<Integer> {
 
     /** The sweep one rank runs; rank 0 prints. */
     record Sweep(CollectiveKind kind, long minBytes, long maxBytes, int factor, List<DataType> types,
-                 List<ReduceOp> ops, int iters, int warmup, boolean check, int root) {
+                 List<ReduceOp> ops, int iters, int warmup, boolean check, int root, boolean baseline,
+                 boolean cpu, boolean median) {
 
         /** @return wrong elements over all ranks (the same on every rank) */
         long run(final Communicator c, final PrintWriter out) {
             final int n = c.size();
             final ByteBuffer stat = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
             if (out != null) {
-                out.printf("#  chunk %d B x %d slots per peer, %d iterations after %d warmup, check %s%n",
-                    c.config().chunkBytes(), c.config().slots(), iters, warmup, check ? "on" : "off");
+                out.printf("#  chunk %d B x %d slots per peer, %d iterations after %d warmup, check %s, ranks %s "
+                        + "(%s), %d cores%n", c.config().chunkBytes(), c.config().slots(), iters, warmup,
+                    check ? "on" : "off", c.config().spinWaits() ? "spin" : "back off or park",
+                    c.device().threadingMode(), Runtime.getRuntime().availableProcessors());
                 out.println("#");
                 out.println("#                                                   out-of-place                       "
                     + "in-place");
@@ -323,6 +353,13 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             long totalWrong = 0;
             double busSum = 0;
             int rows = 0;
+            double lastBusOop = 0;
+            double lastBusIp = 0;
+            long largest = minBytes;
+            for (long size = minBytes; size <= maxBytes; size = Math.max(size * factor, size + 1)) {
+                largest = size;
+            }
+            final double baseBefore = baseline ? baseline(c, out, "before", largest) : 0;
             for (final DataType t : types) {
                 final long maxCount = maxBytes / t.size();
                 final ByteBuffer a = ByteBuffer.allocateDirect((int) Math.max(8, maxCount * t.size()))
@@ -340,18 +377,38 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                         final double algOop = bytes / oop[0] / 1e3;
                         final double algIp = bytes / ip[0] / 1e3;
                         busSum += algOop * kind.busFactor(n);
+                        lastBusOop = algOop * kind.busFactor(n);
+                        lastBusIp = algIp * kind.busFactor(n);
                         rows++;
                         if (out != null) {
                             out.printf(Locale.ROOT, "%12d  %12d  %8s  %6s  %7.1f  %6.2f  %6.2f  %5d  %7.1f  %6.2f  %6.2f  "
                                     + "%5d%n", bytes, count, t.shortName(), op == null ? "none" : op.shortName(), oop[0],
                                 algOop, algOop * kind.busFactor(n), (long) oop[1], ip[0], algIp,
                                 algIp * kind.busFactor(n), (long) ip[1]);
+                            if (median) {
+                                out.printf(Locale.ROOT, "# median iteration: out-of-place %.1f us, in-place %.1f us%n",
+                                    oop[3], ip[3]);
+                            }
+                            if (cpu && Double.isNaN(oop[2])) {
+                                out.println("# cpu: n/a (timed for less than 200 ms: raise -n)");
+                            } else if (cpu) {
+                                out.printf(Locale.ROOT, "# cpu: %.2f cores busy, busbw per busy core %.3f GB/s%n",
+                                    oop[2], algOop * kind.busFactor(n) / Math.max(1e-9, oop[2]));
+                            }
                             out.flush();
                         }
                         if (size == 0) {
                             size = 1;
                         }
                     }
+                }
+            }
+            if (baseline) {
+                final double baseAfter = baseline(c, out, "after", largest);
+                final double mean = (baseBefore + baseAfter) / 2;
+                if (out != null) {
+                    out.printf(Locale.ROOT, "# busbw / ring baseline busbw (mean %.2f GB/s) at %d B: out-of-place %.2f, "
+                        + "in-place %.2f%n", mean, largest, lastBusOop / mean, lastBusIp / mean);
                 }
             }
             if (out != null) {
@@ -361,6 +418,55 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 out.flush();
             }
             return totalWrong;
+        }
+
+        /**
+         * @return cores kept busy: CPU time over wall time, or NaN for a window under 200 ms (the
+         *     process CPU clock ticks too coarsely for shorter ones)
+         */
+        private static double cores(final long cpuNs, final long wallNs) {
+            return wallNs < 200_000_000L ? Double.NaN : (double) cpuNs / wallNs;
+        }
+
+        /** @return CPU time of this process (every thread) in ns, or 0 where the JVM cannot tell */
+        private static long processCpuNs() {
+            final java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean();
+            return os instanceof com.sun.management.OperatingSystemMXBean sun ? Math.max(0, sun.getProcessCpuTime()) : 0;
+        }
+
+        /** @return the wire baseline's busbw (GB/s) at the largest size, timed like a row (COLL-030) */
+        private double baseline(final Communicator c, final PrintWriter out, final String when, final long bytes) {
+            final int n = c.size();
+            final ByteBuffer buf = ByteBuffer.allocateDirect((int) Math.max(8, bytes)).order(ByteOrder.nativeOrder());
+            for (int i = 0; i < warmup; i++) {
+                c.ringBaseline(buf, bytes);
+            }
+            c.barrier();
+            final long cpuStart = processCpuNs();
+            final long start = System.nanoTime();
+            for (int i = 0; i < iters; i++) {
+                c.ringBaseline(buf, bytes);
+            }
+            final ByteBuffer stat = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+            final double mine = (System.nanoTime() - start) / 1e3 / iters;
+            final double cores = cores(processCpuNs() - cpuStart, (long) (mine * 1e3 * iters));
+            stat.putDouble(0, mine);
+            c.allReduce(stat, 1, DataType.FLOAT64, ReduceOp.MAX);
+            final double us = stat.getDouble(0);
+            final double busbw = bytes / us / 1e3 * 2.0 * (n - 1) / n;
+            if (out != null) {
+                out.printf(Locale.ROOT, "# ring baseline %s (same wire bytes as a ring all-reduce, no reduction, no copy): "
+                    + "%d B  %.1f us  busbw %.2f GB/s%n", when, bytes, us, busbw);
+                if (cpu && Double.isNaN(cores)) {
+                    out.println("# cpu: n/a (timed for less than 200 ms: raise -n)");
+                } else if (cpu) {
+                    out.printf(Locale.ROOT, "# cpu: %.2f cores busy, busbw per busy core %.3f GB/s%n", cores,
+                        busbw / Math.max(1e-9, cores));
+                }
+                out.flush();
+            }
+            return busbw;
         }
 
         /** @return {max time per iteration over ranks in us, wrong elements over ranks} */
@@ -373,11 +479,20 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 once(c, a, b, count, t, op, inPlace);
             }
             c.barrier();
+            final long cpuStart = processCpuNs();
+            final long[] each = new long[iters];
             final long start = System.nanoTime();
+            long last = start;
             for (int i = 0; i < iters; i++) {
                 once(c, a, b, count, t, op, inPlace);
+                final long now = System.nanoTime();
+                each[i] = now - last;
+                last = now;
             }
-            final double us = (System.nanoTime() - start) / 1e3 / iters;
+            final double us = (last - start) / 1e3 / iters;
+            java.util.Arrays.sort(each);
+            final double medianUs = each[iters / 2] / 1e3;
+            final double cores = cores(processCpuNs() - cpuStart, last - start);
             long wrong = 0;
             if (check && count > 0) {
                 prepare(a, b, count, block, t, op, inPlace, r);
@@ -389,7 +504,10 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             final double time = stat.getDouble(0);
             stat.putLong(0, wrong);
             c.allReduce(stat, 1, DataType.INT64, ReduceOp.SUM);
-            return new double[] {time, stat.getLong(0)};
+            final long wrongTotal = stat.getLong(0);
+            stat.putDouble(0, medianUs);
+            c.allReduce(stat, 1, DataType.FLOAT64, ReduceOp.MAX);
+            return new double[] {time, wrongTotal, cores, stat.getDouble(0)};
         }
 
         private static ByteBuffer slice(final ByteBuffer buf, final long from, final long bytes) {
@@ -456,21 +574,21 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 case ALL_GATHER -> {
                     for (int q = 0; q < n; q++) {
                         for (long i = 0; i < block; i++) {
-                            wrong += CheckData.get(b, t, q * block + i) != CheckData.value(q, i, vop) ? 1 : 0;
+                            wrong += CheckData.get(b, t, q * block + i) != CheckData.value(q, i, vop, t) ? 1 : 0;
                         }
                     }
                 }
                 case BROADCAST -> {
                     final ByteBuffer out = inPlace ? a : b;
                     for (long i = 0; i < count; i++) {
-                        wrong += CheckData.get(out, t, i) != CheckData.value(root, i, vop) ? 1 : 0;
+                        wrong += CheckData.get(out, t, i) != CheckData.value(root, i, vop, t) ? 1 : 0;
                     }
                 }
                 case ALL_TO_ALL -> {
                     final ByteBuffer out = inPlace ? a : b;
                     for (int q = 0; q < n; q++) {
                         for (long i = 0; i < block; i++) {
-                            wrong += CheckData.get(out, t, q * block + i) != CheckData.value(q, r * block + i, vop) ? 1
+                            wrong += CheckData.get(out, t, q * block + i) != CheckData.value(q, r * block + i, vop, t) ? 1
                                 : 0;
                         }
                     }

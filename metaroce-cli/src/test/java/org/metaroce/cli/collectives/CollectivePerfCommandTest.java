@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -82,15 +83,52 @@ class CollectivePerfCommandTest {
             "-n", "1", "-w", "0");
         assertThat(r.exitCode()).as(r::toString).isZero();
         final List<String[]> rows = rows(r);
-        assertThat(rows).hasSize(16);
+        assertThat(rows).hasSize(24);
         assertThat(rows).extracting(c -> c[2] + "/" + c[3]).contains("float/sum", "double/prod", "int32/min",
-            "int64/max");
+            "int64/max", "bfloat16/sum", "bfloat16/prod", "half/min", "half/sum");
         assertThat(rows).allSatisfy(c -> assertThat(c[7] + c[11]).isEqualTo("00"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "broadcast_perf",
+        "all_to_all_perf"})
+    @DisplayName("COLL-031: every tool with -d bf16 and -d half, every reduction, checked")
+    void sixteenBitFloats(final String tool) {
+        for (final String type : new String[] {"bf16", "half"}) {
+            final Run r = run(tool, "--ranks", "3", "-b", "6K", "-e", "6K", "-d", type, "-o", "all", "-n", "1", "-w",
+                "0", "--chunk", "2K");
+            assertThat(r.exitCode()).as(r::toString).isZero();
+            final List<String[]> rows = rows(r);
+            assertThat(rows).as(r::toString).hasSize(tool.equals("all_reduce_perf") || tool.equals("reduce_scatter_perf")
+                ? 4 : 1);
+            assertThat(rows).allSatisfy(c -> {
+                assertThat(c[2]).isEqualTo(type.equals("bf16") ? "bfloat16" : "half");
+                assertThat(Long.parseLong(c[1])).isEqualTo(3072);
+                assertThat(c[7] + c[11]).isEqualTo("00");
+            });
+        }
+    }
+
+    @Test
+    @DisplayName("COLL-029, COLL-030: INVOKER ranks, and the wire baseline before and after the sweep")
+    void invokerRanksAndBaseline() {
+        final Run r = run("all_reduce_perf", "--ranks", "3", "-b", "1K", "-e", "64K", "-f", "64", "-n", "2", "-w", "1",
+            "--chunk", "8K", "--driver", "invoker", "--baseline", "--cpu", "--median");
+        assertThat(r.exitCode()).as(r::toString).isZero();
+        assertThat(rows(r)).as(r::toString).hasSize(2).allSatisfy(c -> assertThat(c[7] + c[11]).isEqualTo("00"));
+        assertThat(r.out()).containsPattern("# ring baseline before .*: 65536 B .* busbw [0-9.]+ GB/s")
+            .containsPattern("# ring baseline after .*: 65536 B .* busbw [0-9.]+ GB/s")
+            .containsPattern("# busbw / ring baseline busbw .* out-of-place [0-9.]+, in-place [0-9.]+")
+            .containsPattern("# cpu: n/a \\(timed for less than 200 ms: raise -n\\)")
+            .containsPattern("# median iteration: out-of-place [0-9.]+ us, in-place [0-9.]+ us");
+        assertThat(run("all_gather_perf", "--ranks", "2", "--baseline").err()).contains("--baseline is for all_reduce_perf");
+        assertThat(run("all_reduce_perf", "--ranks", "2", "--driver", "none").err())
+            .contains("--driver must be shared, dedicated or invoker");
     }
 
     @Test
     void argumentErrors() {
-        assertThat(run("all_reduce_perf", "--ranks", "2", "-d", "half").err()).contains("unknown data type 'half'");
+        assertThat(run("all_reduce_perf", "--ranks", "2", "-d", "float8").err()).contains("unknown data type 'float8'");
         assertThat(run("all_reduce_perf", "--ranks", "2", "-o", "avg").err()).contains("unknown reduction 'avg'");
         assertThat(run("all_reduce_perf", "--ranks", "2", "-b", "1M", "-e", "1K").exitCode()).isEqualTo(2);
         assertThat(run("broadcast_perf", "--ranks", "2", "-r", "2").err()).contains("--root must be below --ranks");
