@@ -12,6 +12,8 @@ public interface CongestionControl {
     /**
      * @param nowNs current time
      * @return earliest time the next packet may leave (pacing); {@code nowNs} or earlier when unpaced
+     *     (a query without side effects: the engine also asks it when computing deadlines, and how
+     *     often it asks must not change the algorithm's state)
      */
     long nextSendTimeNs(long nowNs);
 
