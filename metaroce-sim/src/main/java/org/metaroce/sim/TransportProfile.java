@@ -190,12 +190,13 @@ public final class TransportProfile {
      * With 16 a lone flow also stalls at about 91% of line rate under the delay-based window
      * cap [CC-016]. 256 packets (1 MiB at 4 KiB, eight times the BDP of the default fabric)
      * rather than 1024 because per-QP state scales with it and an all-to-all of 128 hosts has
-     * 32 512 QPs.
+     * 32 512 QPs. For the same reason no INLINE data (the workloads never post it; each of the 64
+     * send WQEs of a QP would otherwise carry a 256-byte copy buffer).
      *
      * @return a fresh configuration
      */
     public static EndpointConfig simEndpointConfig() {
-        return new EndpointConfig().ackCoalescePackets(1).receiveWindowPackets(256);
+        return new EndpointConfig().ackCoalescePackets(1).receiveWindowPackets(256).maxInlineData(0);
     }
 
     /** @return a copy whose hosts' endpoints use configurations from {@code config} */
