@@ -77,6 +77,8 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private long nextSendNs = Long.MIN_VALUE;
     private long decreases;
     private long lastCeNs = Long.MIN_VALUE / 2;
+    /** Time of the first RTT sample: a flow has seen no unmarked CE_MEMORY before it [CC-031]. */
+    private long firstSampleNs = Long.MIN_VALUE / 2;
 
     /**
      * @param pmtu the QP's path MTU in bytes
@@ -205,6 +207,11 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         }
         if (ecnEcho) {
             lastCeNs = nowNs;
+            // A marked queue is in the fabric: the delay seen so far was not the hosts' [CC-031].
+            unmarkedDelayNs = 0;
+        }
+        if (rttNs > 0 && firstSampleNs == Long.MIN_VALUE / 2) {
+            firstSampleNs = nowNs;
         }
         if (packets <= 0 && !ecnEcho) {
             return;
@@ -221,9 +228,13 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         final double target = targetNs();
         final double acked = (double) packets * pmtu;
         final boolean ce = ecn && ecnEcho;
-        if (ecn && !ce && cwnd < bytesPerNs * (baseRttNs() + q)) {
-            // Switches mark what queues in the fabric, and a window smaller than rate x RTT cannot
-            // have queued behind itself: delay seen then without marks is the hosts' [CC-029].
+        if (ecn && !ce && q >= target && nowNs - Math.max(lastCeNs, firstSampleNs) >= CE_MEMORY_SRTTS * srttNs
+            && cwnd < bytesPerNs * (baseRttNs() + q)) {
+            // Delay above the target that no switch has marked for CE_MEMORY, while the window is
+            // too small to have queued behind itself, is the hosts' [CC-029]. Only then: in an
+            // incast the shared queue builds before RED marks it, behind many small windows, and
+            // learning from that delay widened MAX_CWND for exactly the flows that had to shrink
+            // [CC-031].
             unmarkedDelayNs += (q - unmarkedDelayNs) / 8;
         }
         if (q < target) {

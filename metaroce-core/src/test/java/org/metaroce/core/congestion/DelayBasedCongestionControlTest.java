@@ -231,4 +231,49 @@ class DelayBasedCongestionControlTest {
         assertThat(marked.unmarkedDelayNs()).isZero();
         assertThat(marked.windowBytes()).isLessThan(PMTU);
     }
+
+    @Test
+    @DisplayName("[CC-031] unmarked delay below the target, or before CE_MEMORY of unmarked ACKs, is not host delay; a mark clears the estimate")
+    void unmarkedDelayIsHostDelayOnlyWhenItPersistsAboveTheTarget() {
+        final long rate = 10_000_000_000L; // BDP at 10 us = 12,500 B; T = 5 us + flow scaling
+        // An incast's first round trips: the queue builds behind many small windows before RED
+        // marks it, so delay below the target, unmarked, must not widen the cap.
+        final DelayBasedCongestionControl early = new DelayBasedCongestionControl(PMTU, rate, true);
+        long now = 0;
+        early.onAck(now, 1, 10_000, false, 0);
+        for (int i = 0; i < 200; i++) {
+            now += 1_000;
+            early.onAck(now, 1, 10_000 + (long) (0.9 * early.targetNs()), false, 0);
+        }
+        assertThat(early.unmarkedDelayNs()).isZero();
+
+        // Delay far above the target: nothing is learnt during the first CE_MEMORY = 4 SRTT.
+        final DelayBasedCongestionControl host = new DelayBasedCongestionControl(PMTU, rate, true);
+        now = 0;
+        host.onAck(now, 1, 10_000, false, 0);
+        now += 20_000;
+        host.onAck(now, 1, 110_000, false, 0);
+        assertThat(host.unmarkedDelayNs()).as("within CE_MEMORY of the first sample").isZero();
+        for (int i = 0; i < 200; i++) {
+            now += 100_000;
+            host.onAck(now, 1, 110_000, false, 0);
+        }
+        final long learnt = host.unmarkedDelayNs();
+        assertThat(learnt).isGreaterThan(90_000);
+        // One mark: the delay is a switch's queue after all; the estimate restarts from zero and
+        // stays there for CE_MEMORY.
+        now += 100_000;
+        host.onAck(now, 1, 110_000, true, 0);
+        assertThat(host.unmarkedDelayNs()).isZero();
+        for (int i = 0; i < 3; i++) {
+            now += 100_000;
+            host.onAck(now, 1, 110_000, false, 0);
+        }
+        assertThat(host.unmarkedDelayNs()).isZero();
+        for (int i = 0; i < 200; i++) {
+            now += 100_000;
+            host.onAck(now, 1, 110_000, false, 0);
+        }
+        assertThat(host.unmarkedDelayNs()).isGreaterThan(90_000);
+    }
 }
