@@ -238,9 +238,14 @@ public final class TransportProfile {
         return boundBaseRtt;
     }
 
-    /** @return the Capability Flags both ends of every QP negotiate (CAPABILITIES attribute, [CC-024]) */
+    /**
+     * @return the Capability Flags both ends of every QP negotiate (CAPABILITIES attribute, [CC-024]):
+     *     ECN and GO_BACK_N as the profile says, and RECEIVER_CREDIT when the algorithm is
+     *     RECEIVER_CREDIT (without it the QP would fall back to DEFAULT [CC-008])
+     */
     public int capabilities() {
-        return (ecn ? ConnectHeader.CAP_ECN : 0) | (goBackN ? ConnectHeader.CAP_GO_BACK_N : 0);
+        return (ecn ? ConnectHeader.CAP_ECN : 0) | (goBackN ? ConnectHeader.CAP_GO_BACK_N : 0)
+            | (ccAlgorithm == CongestionControlAlgorithm.RECEIVER_CREDIT ? ConnectHeader.CAP_RECEIVER_CREDIT : 0);
     }
 
     public String recoveryName() {

@@ -91,8 +91,8 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--switch-spray", description = "switches spray packets instead of ECMP hashing (metaroce profile)")
     boolean switchSpray;
 
-    @Option(names = "--cc", description = "metaroce profile's congestion control: delay (8.5, the default) or fixed:N "
-        + "(fixed window of N packets)")
+    @Option(names = "--cc", description = "metaroce profile's congestion control: delay (8.5, the default), credit "
+        + "(RECEIVER_CREDIT, 8.6, negotiated) or fixed:N (fixed window of N packets)")
     String cc;
 
     @Override
@@ -130,8 +130,8 @@ public final class SimCommand implements Callable<Integer> {
             base.lossRate = loss;
             base.bufferBytesPerPort = bufferKb * 1000;
             base.fabric(); // validates
-            if (cc != null && !cc.equals("delay") && !cc.matches("fixed:[1-9][0-9]*")) {
-                throw new IllegalArgumentException("--cc must be delay or fixed:N, got '" + cc + "'");
+            if (cc != null && !cc.equals("delay") && !cc.equals("credit") && !cc.matches("fixed:[1-9][0-9]*")) {
+                throw new IllegalArgumentException("--cc must be delay, credit or fixed:N, got '" + cc + "'");
             }
         } catch (final IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
@@ -147,9 +147,11 @@ public final class SimCommand implements Callable<Integer> {
                 if (cc != null && cc.startsWith("fixed:")) {
                     final int window = Integer.parseInt(cc.substring(6));
                     p = p.withCongestionControl("FIXED, window " + window, CongestionControlAlgorithm.FIXED, window);
+                } else if ("credit".equals(cc)) {
+                    p = p.withCongestionControl("RECEIVER_CREDIT (8.6)", CongestionControlAlgorithm.RECEIVER_CREDIT, 0);
                 }
                 final String variant = (trim ? "+trim" : "") + (switchSpray ? "+switchspray" : "")
-                    + (cc != null && cc.startsWith("fixed:") ? "+" + cc.replace(":", "") : "");
+                    + (cc != null && !cc.equals("delay") ? "+" + cc.replace(":", "") : "");
                 p = p.withName("metaroce" + variant);
             }
             c.profile = p;
