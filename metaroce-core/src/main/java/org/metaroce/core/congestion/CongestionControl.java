@@ -75,4 +75,17 @@ public interface CongestionControl {
     default void onCredit(final long nowNs, final long creditPackets) {
         // Most algorithms only see the credit as the engine's cap.
     }
+
+    /**
+     * The requester has just had its chance to send (the end of each emit): how much is in flight,
+     * and whether anything is left that it could not send (held back by the window, the credit or
+     * pacing). An algorithm uses it to tell application-limited from network-limited [CC-005].
+     *
+     * @param nowNs current time
+     * @param packetsInFlight packets outstanding
+     * @param workLeft whether posted work or retransmissions are still waiting
+     */
+    default void onSendOpportunity(final long nowNs, final int packetsInFlight, final boolean workLeft) {
+        // Algorithms that do not track application limits ignore it.
+    }
 }

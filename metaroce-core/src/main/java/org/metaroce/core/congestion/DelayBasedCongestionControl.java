@@ -77,6 +77,9 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private long nextSendNs = Long.MIN_VALUE;
     private long decreases;
     private long lastCeNs = Long.MIN_VALUE / 2;
+    private static final long NOT_APP_LIMITED = Long.MIN_VALUE;
+    /** Since when the sender has been application-limited, or NOT_APP_LIMITED [CC-005]. */
+    private long appLimitedSinceNs = NOT_APP_LIMITED;
     /** Time of the first RTT sample: a flow has seen no unmarked CE_MEMORY before it [CC-031]. */
     private long firstSampleNs = Long.MIN_VALUE / 2;
 
@@ -197,6 +200,27 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     }
 
     @Override
+    public void onSendOpportunity(final long nowNs, final int packetsInFlight, final boolean workLeft) {
+        if (!workLeft && (double) packetsInFlight * pmtu < cwnd / 2) {
+            if (appLimitedSinceNs == NOT_APP_LIMITED) {
+                appLimitedSinceNs = nowNs;
+            }
+        } else {
+            appLimitedSinceNs = NOT_APP_LIMITED;
+        }
+    }
+
+    /**
+     * Application-limited [CC-005]: for a whole SRTT the sender had nothing left to send and less
+     * than half its window in flight. Its ACKs then say nothing about whether the network would
+     * carry a larger window, so they must not grow it (a window grown while idle would be sent as
+     * one burst when the application next has data).
+     */
+    private boolean applicationLimited(final long nowNs) {
+        return appLimitedSinceNs != NOT_APP_LIMITED && nowNs - appLimitedSinceNs >= srttNs;
+    }
+
+    @Override
     public void onAck(final long nowNs, final int packets, final long rttNs, final boolean ecnEcho, final int pathId) {
         if (rttNs > 0) {
             baseRttNs = baseRttNs == 0 ? rttNs : Math.min(baseRttNs, rttNs);
@@ -237,8 +261,9 @@ public final class DelayBasedCongestionControl implements CongestionControl {
             // [CC-031].
             unmarkedDelayNs += (q - unmarkedDelayNs) / 8;
         }
+        final boolean mayGrow = !applicationLimited(nowNs);
         if (q < target) {
-            if (!ce) {
+            if (!ce && mayGrow) {
                 // Additive, scaled by headroom: an increase proportional to cwnd would keep the
                 // ratio of competing windows forever (MIMD never converges to fairness).
                 cwnd += FAST_AI * pmtu * (acked / cwnd) * (target - q) / target;
@@ -248,7 +273,9 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         } else if (ecn && !ce && nowNs - lastCeNs >= CE_MEMORY_SRTTS * srttNs) {
             // High delay and no mark for CE_MEMORY: the queue is not at a marking switch (the
             // receiver host, say): fair (additive) increase of one PMTU per window [CC-029].
-            cwnd += pmtu * acked / cwnd;
+            if (mayGrow) {
+                cwnd += pmtu * acked / cwnd;
+            }
         } else {
             cwnd *= Math.max(1 - BETA * (q - target) / q, 1 - MAX_MDF);
             decreased(nowNs);

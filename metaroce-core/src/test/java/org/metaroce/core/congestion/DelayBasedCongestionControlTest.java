@@ -276,4 +276,48 @@ class DelayBasedCongestionControlTest {
         }
         assertThat(host.unmarkedDelayNs()).isGreaterThan(90_000);
     }
+
+    @Test
+    @DisplayName("[CC-005] an application-limited sender (nothing left to send, under half the window in flight for an SRTT) does not grow its window")
+    void applicationLimitedSenderDoesNotGrow() {
+        final DelayBasedCongestionControl limited = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        final DelayBasedCongestionControl busy = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        final DelayBasedCongestionControl brief = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        long now = 0;
+        for (final DelayBasedCongestionControl cc : new DelayBasedCongestionControl[] {limited, busy, brief}) {
+            cc.onAck(now, 1, 10_000, false, 0);
+        }
+        final double start = limited.windowBytes();
+        // One packet in flight of a window of several, and nothing queued: application-limited.
+        limited.onSendOpportunity(now, 1, false);
+        // The same packet in flight, but work is waiting (window, credit or pacing holds it back).
+        busy.onSendOpportunity(now, 1, true);
+        double afterOneSrtt = 0;
+        for (int i = 0; i < 50; i++) {
+            now += 2_000;
+            // q = 0: fast increase unless application-limited for an SRTT (10 us here).
+            limited.onAck(now, 1, 10_000, false, 0);
+            limited.onSendOpportunity(now, 1, false);
+            busy.onAck(now, 1, 10_000, false, 0);
+            busy.onSendOpportunity(now, 1, true);
+            if (now == 10_000) {
+                afterOneSrtt = limited.windowBytes();
+            }
+        }
+        assertThat(afterOneSrtt).isLessThan(start + 2 * PMTU);
+        assertThat(limited.windowBytes()).isEqualTo(afterOneSrtt);
+        assertThat(busy.windowBytes()).isGreaterThan(start + 10 * PMTU);
+        // Application-limited for less than an SRTT: growth goes on (a gap between messages is not a limit).
+        now = 0;
+        brief.onSendOpportunity(now, 0, false);
+        brief.onAck(now + 5_000, 1, 10_000, false, 0);
+        assertThat(brief.windowBytes()).isGreaterThan(start);
+        // Half the window or more in flight is not application-limited, whatever is queued.
+        final DelayBasedCongestionControl full = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        full.onAck(0, 1, 10_000, false, 0);
+        final double fullStart = full.windowBytes();
+        full.onSendOpportunity(0, (int) Math.ceil(fullStart / 2 / PMTU), false);
+        full.onAck(50_000, 1, 10_000, false, 0);
+        assertThat(full.windowBytes()).isGreaterThan(fullStart);
+    }
 }
