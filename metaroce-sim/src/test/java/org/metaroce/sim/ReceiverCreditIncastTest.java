@@ -56,6 +56,33 @@ class ReceiverCreditIncastTest {
         assertThat(r.goodputGbps()).isGreaterThan(90);
     }
 
+    @Test
+    @DisplayName("[CC-024] DEFAULT under receiver credit: the delay-based window capped by the credit share holds the incast queue near one BDP too")
+    void delayBasedUnderCreditHoldsTheQueue() {
+        final ScenarioConfig c = new ScenarioConfig();
+        c.scenario = Scenario.INCAST;
+        c.hosts = 33;
+        c.seed = 2;
+        c.profile = TransportProfile.metaroce().withReceiverCredit(true);
+        assertThat(c.profile.capabilities() & ConnectHeader.CAP_RECEIVER_CREDIT).isNotZero();
+        // Every later copy keeps the capability.
+        assertThat(c.profile.withName("x").withTrimming(false).capabilities() & ConnectHeader.CAP_RECEIVER_CREDIT)
+            .isNotZero();
+        System.out.println("seed=" + c.seed);
+        final RunResult r = ScenarioRunner.run(c);
+        long late = 0;
+        for (int i = 0; i < r.queues.count(); i++) {
+            if (r.queues.time(i) >= 400_000) {
+                late = Math.max(late, r.queues.watchedQueue(i));
+            }
+        }
+        System.out.println("delay+credit: completion " + r.completionNs + " ns, goodput " + r.goodputGbps()
+            + " Gb/s, receiver queue after 400 us <= " + late + " B");
+        assertThat(r.completed).as(String.join("\n", r.incomplete)).isTrue();
+        assertThat(r.counters.get("tail_drops")).isZero();
+        assertThat(late).isLessThan(128 * 1024);
+    }
+
     private static RunResult run(final TransportProfile profile, final ScenarioConfig base) {
         final ScenarioConfig c = base.copy();
         c.profile = profile;

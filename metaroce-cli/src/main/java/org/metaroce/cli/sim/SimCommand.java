@@ -92,7 +92,8 @@ public final class SimCommand implements Callable<Integer> {
     boolean switchSpray;
 
     @Option(names = "--cc", description = "metaroce profile's congestion control: delay (8.5, the default), credit "
-        + "(RECEIVER_CREDIT, 8.6, negotiated) or fixed:N (fixed window of N packets)")
+        + "(RECEIVER_CREDIT, 8.6, negotiated), delay+credit (8.5 under the receiver's credit share) or fixed:N "
+        + "(fixed window of N packets)")
     String cc;
 
     @Override
@@ -130,8 +131,9 @@ public final class SimCommand implements Callable<Integer> {
             base.lossRate = loss;
             base.bufferBytesPerPort = bufferKb * 1000;
             base.fabric(); // validates
-            if (cc != null && !cc.equals("delay") && !cc.equals("credit") && !cc.matches("fixed:[1-9][0-9]*")) {
-                throw new IllegalArgumentException("--cc must be delay, credit or fixed:N, got '" + cc + "'");
+            if (cc != null && !cc.equals("delay") && !cc.equals("credit") && !cc.equals("delay+credit")
+                && !cc.matches("fixed:[1-9][0-9]*")) {
+                throw new IllegalArgumentException("--cc must be delay, credit, delay+credit or fixed:N, got '" + cc + "'");
             }
         } catch (final IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
@@ -149,6 +151,9 @@ public final class SimCommand implements Callable<Integer> {
                     p = p.withCongestionControl("FIXED, window " + window, CongestionControlAlgorithm.FIXED, window);
                 } else if ("credit".equals(cc)) {
                     p = p.withCongestionControl("RECEIVER_CREDIT (8.6)", CongestionControlAlgorithm.RECEIVER_CREDIT, 0);
+                } else if ("delay+credit".equals(cc)) {
+                    p = p.withCongestionControl("DEFAULT (delay-based, 8.5) under receiver credit (8.6)",
+                        CongestionControlAlgorithm.DEFAULT, 0).withReceiverCredit(true);
                 }
                 final String variant = (trim ? "+trim" : "") + (switchSpray ? "+switchspray" : "")
                     + (cc != null && !cc.equals("delay") ? "+" + cc.replace(":", "") : "");
