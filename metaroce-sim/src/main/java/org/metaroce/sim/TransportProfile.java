@@ -32,6 +32,8 @@ public final class TransportProfile {
     private final boolean ecn;
     private final int pmtu;
     private final Supplier<EndpointConfig> endpointConfig;
+    /** RECEIVER_CREDIT negotiated whatever the algorithm (set only by {@link #withReceiverCredit}, kept by every copy). */
+    private boolean receiverCredit;
 
     private TransportProfile(final String name, final String ccName, final CongestionControlAlgorithm ccAlgorithm,
                              final int congestionWindowPackets, final boolean goBackN, final boolean boundBaseRtt,
@@ -63,7 +65,23 @@ public final class TransportProfile {
                                   final int window, final boolean gbn, final boolean bound, final int paths,
                                   final LoadBalancing lb, final boolean newPfc, final boolean trim, final boolean newEcn,
                                   final int mtu, final Supplier<EndpointConfig> config) {
-        return new TransportProfile(newName, newCcName, alg, window, gbn, bound, paths, lb, newPfc, trim, newEcn, mtu, config);
+        final TransportProfile p =
+            new TransportProfile(newName, newCcName, alg, window, gbn, bound, paths, lb, newPfc, trim, newEcn, mtu, config);
+        p.receiverCredit = receiverCredit;
+        return p;
+    }
+
+    /**
+     * @param on whether every QP negotiates the RECEIVER_CREDIT capability: the responder then
+     *     grants each QP its share of one receive BDP [CC-018] and whatever algorithm the QP runs
+     *     works under that share as its cap [CC-024] (the DEFAULT + credit combination of 8.4)
+     * @return a copy
+     */
+    public TransportProfile withReceiverCredit(final boolean on) {
+        final TransportProfile p = copy(name, ccName, ccAlgorithm, congestionWindowPackets, goBackN, boundBaseRtt,
+            pathsPerQp, loadBalancing, pfc, trimming, ecn, pmtu, endpointConfig);
+        p.receiverCredit = on;
+        return p;
     }
 
     /**
@@ -190,12 +208,13 @@ public final class TransportProfile {
      * With 16 a lone flow also stalls at about 91% of line rate under the delay-based window
      * cap [CC-016]. 256 packets (1 MiB at 4 KiB, eight times the BDP of the default fabric)
      * rather than 1024 because per-QP state scales with it and an all-to-all of 128 hosts has
-     * 32 512 QPs.
+     * 32 512 QPs. For the same reason no INLINE data (the workloads never post it; each of the 64
+     * send WQEs of a QP would otherwise carry a 256-byte copy buffer).
      *
      * @return a fresh configuration
      */
     public static EndpointConfig simEndpointConfig() {
-        return new EndpointConfig().ackCoalescePackets(1).receiveWindowPackets(256);
+        return new EndpointConfig().ackCoalescePackets(1).receiveWindowPackets(256).maxInlineData(0);
     }
 
     /** @return a copy whose hosts' endpoints use configurations from {@code config} */
@@ -237,9 +256,16 @@ public final class TransportProfile {
         return boundBaseRtt;
     }
 
-    /** @return the Capability Flags both ends of every QP negotiate (CAPABILITIES attribute, [CC-024]) */
+    /**
+     * @return the Capability Flags both ends of every QP negotiate (CAPABILITIES attribute, [CC-024]):
+     *     ECN and GO_BACK_N as the profile says, and RECEIVER_CREDIT when the algorithm is
+     *     RECEIVER_CREDIT (without it the QP would fall back to DEFAULT [CC-008]) or the profile
+     *     asks for credit on its own ({@link #withReceiverCredit})
+     */
     public int capabilities() {
-        return (ecn ? ConnectHeader.CAP_ECN : 0) | (goBackN ? ConnectHeader.CAP_GO_BACK_N : 0);
+        return (ecn ? ConnectHeader.CAP_ECN : 0) | (goBackN ? ConnectHeader.CAP_GO_BACK_N : 0)
+            | (receiverCredit || ccAlgorithm == CongestionControlAlgorithm.RECEIVER_CREDIT
+                ? ConnectHeader.CAP_RECEIVER_CREDIT : 0);
     }
 
     public String recoveryName() {

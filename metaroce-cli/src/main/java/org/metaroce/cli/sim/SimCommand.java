@@ -91,7 +91,8 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--switch-spray", description = "switches spray packets instead of ECMP hashing (metaroce profile)")
     boolean switchSpray;
 
-    @Option(names = "--cc", description = "metaroce profile's congestion control: delay (8.5, the default) or fixed:N "
+    @Option(names = "--cc", description = "metaroce profile's congestion control: delay (8.5, the default), credit "
+        + "(RECEIVER_CREDIT, 8.6, negotiated), delay+credit (8.5 under the receiver's credit share) or fixed:N "
         + "(fixed window of N packets)")
     String cc;
 
@@ -130,8 +131,9 @@ public final class SimCommand implements Callable<Integer> {
             base.lossRate = loss;
             base.bufferBytesPerPort = bufferKb * 1000;
             base.fabric(); // validates
-            if (cc != null && !cc.equals("delay") && !cc.matches("fixed:[1-9][0-9]*")) {
-                throw new IllegalArgumentException("--cc must be delay or fixed:N, got '" + cc + "'");
+            if (cc != null && !cc.equals("delay") && !cc.equals("credit") && !cc.equals("delay+credit")
+                && !cc.matches("fixed:[1-9][0-9]*")) {
+                throw new IllegalArgumentException("--cc must be delay, credit, delay+credit or fixed:N, got '" + cc + "'");
             }
         } catch (final IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
@@ -147,9 +149,14 @@ public final class SimCommand implements Callable<Integer> {
                 if (cc != null && cc.startsWith("fixed:")) {
                     final int window = Integer.parseInt(cc.substring(6));
                     p = p.withCongestionControl("FIXED, window " + window, CongestionControlAlgorithm.FIXED, window);
+                } else if ("credit".equals(cc)) {
+                    p = p.withCongestionControl("RECEIVER_CREDIT (8.6)", CongestionControlAlgorithm.RECEIVER_CREDIT, 0);
+                } else if ("delay+credit".equals(cc)) {
+                    p = p.withCongestionControl("DEFAULT (delay-based, 8.5) under receiver credit (8.6)",
+                        CongestionControlAlgorithm.DEFAULT, 0).withReceiverCredit(true);
                 }
                 final String variant = (trim ? "+trim" : "") + (switchSpray ? "+switchspray" : "")
-                    + (cc != null && cc.startsWith("fixed:") ? "+" + cc.replace(":", "") : "");
+                    + (cc != null && !cc.equals("delay") ? "+" + cc.replace(":", "") : "");
                 p = p.withName("metaroce" + variant);
             }
             c.profile = p;

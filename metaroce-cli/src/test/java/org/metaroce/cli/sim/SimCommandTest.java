@@ -57,5 +57,23 @@ class SimCommandTest {
         assertThat(transport.err()).contains("unknown transport 'tcp'");
         final Run rate = run("sim", "incast", "--rate-gbps", "3");
         assertThat(rate.exitCode()).isEqualTo(2);
+        final Run cc = run("sim", "incast", "--cc", "cubic");
+        assertThat(cc.exitCode()).isEqualTo(2);
+        assertThat(cc.err()).contains("--cc must be delay, credit, delay+credit or fixed:N, got 'cubic'");
+    }
+
+    @Test
+    void creditProfileRunsReceiverCreditNegotiated(@TempDir final Path tmp) throws Exception {
+        final Run r = run("sim", "incast", "--hosts", "5", "--hosts-per-leaf", "4", "--bytes", "65536",
+            "--transport", "metaroce", "--cc", "credit", "--seed", "3", "--out", tmp.toString());
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.out()).contains("incast metaroce: completed, 4/4 flows");
+        assertThat(Files.readString(tmp.resolve("summary.md"))).contains("cc=RECEIVER_CREDIT (8.6)");
+        final Path combined = tmp.resolve("combined");
+        final Run d = run("sim", "incast", "--hosts", "5", "--hosts-per-leaf", "4", "--bytes", "65536",
+            "--transport", "metaroce", "--cc", "delay+credit", "--seed", "3", "--out", combined.toString());
+        assertThat(d.exitCode()).as(d.toString()).isZero();
+        assertThat(Files.readString(combined.resolve("summary.md")))
+            .contains("metaroce+delay+credit (cc=DEFAULT (delay-based, 8.5) under receiver credit (8.6)");
     }
 }

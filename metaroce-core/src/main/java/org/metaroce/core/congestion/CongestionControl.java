@@ -12,6 +12,8 @@ public interface CongestionControl {
     /**
      * @param nowNs current time
      * @return earliest time the next packet may leave (pacing); {@code nowNs} or earlier when unpaced
+     *     (a query without side effects: the engine also asks it when computing deadlines, and how
+     *     often it asks must not change the algorithm's state)
      */
     long nextSendTimeNs(long nowNs);
 
@@ -72,5 +74,18 @@ public interface CongestionControl {
      */
     default void onCredit(final long nowNs, final long creditPackets) {
         // Most algorithms only see the credit as the engine's cap.
+    }
+
+    /**
+     * The requester has just had its chance to send (the end of each emit): how much is in flight,
+     * and whether anything is left that it could not send (held back by the window, the credit or
+     * pacing). An algorithm uses it to tell application-limited from network-limited [CC-005].
+     *
+     * @param nowNs current time
+     * @param packetsInFlight packets outstanding
+     * @param workLeft whether posted work or retransmissions are still waiting
+     */
+    default void onSendOpportunity(final long nowNs, final int packetsInFlight, final boolean workLeft) {
+        // Algorithms that do not track application limits ignore it.
     }
 }

@@ -77,6 +77,11 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private long nextSendNs = Long.MIN_VALUE;
     private long decreases;
     private long lastCeNs = Long.MIN_VALUE / 2;
+    private static final long NOT_APP_LIMITED = Long.MIN_VALUE;
+    /** Since when the sender has been application-limited, or NOT_APP_LIMITED [CC-005]. */
+    private long appLimitedSinceNs = NOT_APP_LIMITED;
+    /** Time of the first RTT sample: a flow has seen no unmarked CE_MEMORY before it [CC-031]. */
+    private long firstSampleNs = Long.MIN_VALUE / 2;
 
     /**
      * @param pmtu the QP's path MTU in bytes
@@ -195,6 +200,27 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     }
 
     @Override
+    public void onSendOpportunity(final long nowNs, final int packetsInFlight, final boolean workLeft) {
+        if (!workLeft && (double) packetsInFlight * pmtu < cwnd / 2) {
+            if (appLimitedSinceNs == NOT_APP_LIMITED) {
+                appLimitedSinceNs = nowNs;
+            }
+        } else {
+            appLimitedSinceNs = NOT_APP_LIMITED;
+        }
+    }
+
+    /**
+     * Application-limited [CC-005]: for a whole SRTT the sender had nothing left to send and less
+     * than half its window in flight. Its ACKs then say nothing about whether the network would
+     * carry a larger window, so they must not grow it (a window grown while idle would be sent as
+     * one burst when the application next has data).
+     */
+    private boolean applicationLimited(final long nowNs) {
+        return appLimitedSinceNs != NOT_APP_LIMITED && nowNs - appLimitedSinceNs >= srttNs;
+    }
+
+    @Override
     public void onAck(final long nowNs, final int packets, final long rttNs, final boolean ecnEcho, final int pathId) {
         if (rttNs > 0) {
             baseRttNs = baseRttNs == 0 ? rttNs : Math.min(baseRttNs, rttNs);
@@ -205,6 +231,11 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         }
         if (ecnEcho) {
             lastCeNs = nowNs;
+            // A marked queue is in the fabric: the delay seen so far was not the hosts' [CC-031].
+            unmarkedDelayNs = 0;
+        }
+        if (rttNs > 0 && firstSampleNs == Long.MIN_VALUE / 2) {
+            firstSampleNs = nowNs;
         }
         if (packets <= 0 && !ecnEcho) {
             return;
@@ -221,13 +252,18 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         final double target = targetNs();
         final double acked = (double) packets * pmtu;
         final boolean ce = ecn && ecnEcho;
-        if (ecn && !ce && cwnd < bytesPerNs * (baseRttNs() + q)) {
-            // Switches mark what queues in the fabric, and a window smaller than rate x RTT cannot
-            // have queued behind itself: delay seen then without marks is the hosts' [CC-029].
+        if (ecn && !ce && q >= target && nowNs - Math.max(lastCeNs, firstSampleNs) >= CE_MEMORY_SRTTS * srttNs
+            && cwnd < bytesPerNs * (baseRttNs() + q)) {
+            // Delay above the target that no switch has marked for CE_MEMORY, while the window is
+            // too small to have queued behind itself, is the hosts' [CC-029]. Only then: in an
+            // incast the shared queue builds before RED marks it, behind many small windows, and
+            // learning from that delay widened MAX_CWND for exactly the flows that had to shrink
+            // [CC-031].
             unmarkedDelayNs += (q - unmarkedDelayNs) / 8;
         }
+        final boolean mayGrow = !applicationLimited(nowNs);
         if (q < target) {
-            if (!ce) {
+            if (!ce && mayGrow) {
                 // Additive, scaled by headroom: an increase proportional to cwnd would keep the
                 // ratio of competing windows forever (MIMD never converges to fairness).
                 cwnd += FAST_AI * pmtu * (acked / cwnd) * (target - q) / target;
@@ -237,7 +273,9 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         } else if (ecn && !ce && nowNs - lastCeNs >= CE_MEMORY_SRTTS * srttNs) {
             // High delay and no mark for CE_MEMORY: the queue is not at a marking switch (the
             // receiver host, say): fair (additive) increase of one PMTU per window [CC-029].
-            cwnd += pmtu * acked / cwnd;
+            if (mayGrow) {
+                cwnd += pmtu * acked / cwnd;
+            }
         } else {
             cwnd *= Math.max(1 - BETA * (q - target) / q, 1 - MAX_MDF);
             decreased(nowNs);

@@ -51,7 +51,8 @@ public final class ReceiverCreditCongestionControl implements CongestionControl 
 
     @Override
     public long nextSendTimeNs(final long nowNs) {
-        this.nowNs = nowNs;
+        // A query, not an event: the engine asks it for deadlines too, and the window must not
+        // depend on how often it asks. The half-credit cap ends at the first event after it expired.
         return nowNs;
     }
 

@@ -39,6 +39,8 @@ public final class Endpoint implements DatagramEndpoint {
     private final MemoryKeySpace keySpace;
     private final Int2ObjectHashMap<QueuePair> queuePairs = new Int2ObjectHashMap<>();
     private final List<QueuePair> pollOrder = new ArrayList<>();
+    /** Which queue pairs the next poll must visit, and their cached deadlines. */
+    private final PollSchedule schedule = new PollSchedule();
     private final IntHashSet quarantinedQpns = new IntHashSet();
     /** Destroyed QPNs in destruction order with their destruction time, for the time-based quarantine. */
     private int[] quarantineQpn = new int[64];
@@ -185,6 +187,7 @@ public final class Endpoint implements DatagramEndpoint {
         final QueuePair qp = new QueuePair(this, qpn, pd, sendCq, recvCq, caps);
         queuePairs.put(qpn, qp);
         pollOrder.add(qp);
+        schedule.add(qp);
         return qp;
     }
 
@@ -199,6 +202,7 @@ public final class Endpoint implements DatagramEndpoint {
             throw new IllegalArgumentException("queue pair " + qp.qpn() + " does not belong to this endpoint");
         }
         pollOrder.remove(qp);
+        schedule.remove(qp);
         qp.onDestroyed();
         if (connectionManager != null) {
             connectionManager.onQueuePairDestroyed(qp);
@@ -284,6 +288,21 @@ public final class Endpoint implements DatagramEndpoint {
         qp.onPacket(nowNs, buffer, offset, length, peerId, opcode, ecn);
     }
 
+    private long queuePairPolls;
+
+    /** @return queue-pair polls run so far (each visit of one QP by {@link #poll}); for tests of the schedule */
+    long queuePairPolls() {
+        return queuePairPolls;
+    }
+
+    /**
+     * Something happened to a queue pair (a packet, a verb, a state change): the next poll visits
+     * it and its deadline is recomputed.
+     */
+    void touched(final QueuePair qp) {
+        schedule.touched(qp);
+    }
+
     @Override
     public int poll(final long nowNs, final TransmitSink sink) {
         lastPollNs = nowNs;
@@ -295,13 +314,44 @@ public final class Endpoint implements DatagramEndpoint {
         if (connectionManager != null) {
             emitted += connectionManager.poll(nowNs, counting);
         }
-        final int n = pollOrder.size();
-        // Start with a different QP each time so one busy QP cannot always go first.
-        for (int i = 0; i < n && !counting.full; i++) {
-            final QueuePair qp = pollOrder.get((pollCursor + i) % n);
-            emitted += qp.poll(nowNs, counting, config.maxPacketsPerPoll());
-        }
+        schedule.refreshNotReady();
+        schedule.collectDue(nowNs);
+        final int n = schedule.size();
         if (n > 0) {
+            // Start with a different QP each time so one busy QP cannot always go first. Only the
+            // ready queue pairs are visited, in the same rotating order; polling any other one
+            // before its deadline would do nothing (see PollSchedule).
+            final int start = pollCursor % n;
+            final int version = schedule.structureVersion();
+            final int budget = config.maxPacketsPerPoll();
+            int index = schedule.nextReady(start, n);
+            boolean wrapped = false;
+            while (!counting.full) {
+                if (index < 0) {
+                    if (wrapped || start == 0) {
+                        break;
+                    }
+                    wrapped = true;
+                    index = schedule.nextReady(0, start);
+                    continue;
+                }
+                final QueuePair qp = schedule.at(index);
+                schedule.clearReady(index);
+                queuePairPolls++;
+                final int sent = qp.poll(nowNs, counting, budget);
+                emitted += sent;
+                schedule.markStale(qp);
+                if (counting.full || sent >= budget) {
+                    schedule.keepReady(qp);
+                }
+                if (schedule.structureVersion() != version) {
+                    // A queue pair was created or destroyed under the poll: positions moved. The
+                    // ones not visited keep their ready bit and get their deadline back.
+                    schedule.staleAllReady();
+                    break;
+                }
+                index = schedule.nextReady(index + 1, wrapped ? start : n);
+            }
             pollCursor = (pollCursor + 1) % n;
         }
         sinkFull = counting.full;
@@ -314,10 +364,8 @@ public final class Endpoint implements DatagramEndpoint {
             return lastPollNs;
         }
         long deadline = connectionManager != null ? connectionManager.nextDeadlineNs() : Long.MAX_VALUE;
-        for (int i = 0, n = pollOrder.size(); i < n; i++) {
-            final QueuePair qp = pollOrder.get(i);
-            deadline = Math.min(deadline, qp.nextDeadlineNs());
-        }
+        schedule.refresh();
+        deadline = Math.min(deadline, schedule.earliestDeadlineNs());
         return deadline == Long.MIN_VALUE ? lastPollNs : deadline;
     }
 

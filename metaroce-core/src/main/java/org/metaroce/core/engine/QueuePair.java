@@ -72,6 +72,16 @@ public final class QueuePair {
     private CongestionControlAlgorithm requestedAlgorithm;
     private CongestionControlAlgorithm algorithm = CongestionControlAlgorithm.FIXED;
 
+    // Scheduling state owned by the endpoint's PollSchedule.
+    /** Position in the endpoint's poll order, -1 once destroyed. */
+    int pollIndex = -1;
+    /** Position in the schedule's deadline heap, -1 when not in it. */
+    int heapIndex = -1;
+    /** {@link #nextDeadlineNs()} as of the last refresh. */
+    long cachedDeadlineNs = Long.MAX_VALUE;
+    /** Whether {@link #cachedDeadlineNs} may be out of date. */
+    boolean stale;
+
     QueuePair(final Endpoint endpoint, final int qpn, final ProtectionDomain pd, final CompletionQueue sendCq,
               final CompletionQueue recvCq, final QueuePairCapabilities caps) {
         this.endpoint = endpoint;
@@ -174,6 +184,7 @@ public final class QueuePair {
             throw new IllegalArgumentException("congestion control must not be null");
         }
         this.congestionControl = cc;
+        endpoint.touched(this);
     }
 
     /** @return the negotiated Capability Flags (CAPABILITIES attribute; 0 until RTR) */
@@ -279,6 +290,7 @@ public final class QueuePair {
         if (!QpStateMachine.isLegal(state, target)) {
             throw new IllegalStateException(QpStateMachine.describeIllegal(state, target));
         }
+        endpoint.touched(this);
         final String missing = attrs.validateFor(state, target);
         if (missing != null) {
             throw new IllegalArgumentException(missing);
@@ -367,6 +379,7 @@ public final class QueuePair {
      * @return {@link PostStatus#OK} or the reason it was refused
      */
     public int postSend(final SendRequest wr) {
+        endpoint.touched(this);
         if (state != QpState.RTS && state != QpState.SQD && state != QpState.ERR) {
             return PostStatus.INVALID_QP_STATE;
         }
@@ -395,6 +408,7 @@ public final class QueuePair {
      * @return {@link PostStatus#OK} or the reason it was refused
      */
     public int postRecv(final RecvRequest wr) {
+        endpoint.touched(this);
         if (state == QpState.RESET) {
             return PostStatus.INVALID_QP_STATE;
         }
@@ -413,6 +427,7 @@ public final class QueuePair {
 
     void onPacket(final long nowNs, final DirectBuffer buffer, final int offset, final int length, final int peer,
                   final Opcode opcode, final int ecn) {
+        endpoint.touched(this);
         if (state == QpState.RESET || state == QpState.INIT) {
             counters.increment(EndpointCounter.INVALID_QP_STATE);
             return;
@@ -618,6 +633,7 @@ public final class QueuePair {
         if (state == QpState.ERR) {
             return;
         }
+        endpoint.touched(this);
         state = QpState.ERR;
         counters.increment(EndpointCounter.QP_ERRORS);
         endpoint.raise(cause, this);

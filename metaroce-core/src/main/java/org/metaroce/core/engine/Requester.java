@@ -259,6 +259,7 @@ final class Requester {
             emitted += retransmitLost(nowNs, sink, budget);
         }
         emitted += emitNew(nowNs, sink, budget - emitted);
+        qp.congestionControl().onSendOpportunity(nowNs, inFlight, hasWork());
         return emitted;
     }
 

@@ -231,4 +231,93 @@ class DelayBasedCongestionControlTest {
         assertThat(marked.unmarkedDelayNs()).isZero();
         assertThat(marked.windowBytes()).isLessThan(PMTU);
     }
+
+    @Test
+    @DisplayName("[CC-031] unmarked delay below the target, or before CE_MEMORY of unmarked ACKs, is not host delay; a mark clears the estimate")
+    void unmarkedDelayIsHostDelayOnlyWhenItPersistsAboveTheTarget() {
+        final long rate = 10_000_000_000L; // BDP at 10 us = 12,500 B; T = 5 us + flow scaling
+        // An incast's first round trips: the queue builds behind many small windows before RED
+        // marks it, so delay below the target, unmarked, must not widen the cap.
+        final DelayBasedCongestionControl early = new DelayBasedCongestionControl(PMTU, rate, true);
+        long now = 0;
+        early.onAck(now, 1, 10_000, false, 0);
+        for (int i = 0; i < 200; i++) {
+            now += 1_000;
+            early.onAck(now, 1, 10_000 + (long) (0.9 * early.targetNs()), false, 0);
+        }
+        assertThat(early.unmarkedDelayNs()).isZero();
+
+        // Delay far above the target: nothing is learnt during the first CE_MEMORY = 4 SRTT.
+        final DelayBasedCongestionControl host = new DelayBasedCongestionControl(PMTU, rate, true);
+        now = 0;
+        host.onAck(now, 1, 10_000, false, 0);
+        now += 20_000;
+        host.onAck(now, 1, 110_000, false, 0);
+        assertThat(host.unmarkedDelayNs()).as("within CE_MEMORY of the first sample").isZero();
+        for (int i = 0; i < 200; i++) {
+            now += 100_000;
+            host.onAck(now, 1, 110_000, false, 0);
+        }
+        final long learnt = host.unmarkedDelayNs();
+        assertThat(learnt).isGreaterThan(90_000);
+        // One mark: the delay is a switch's queue after all; the estimate restarts from zero and
+        // stays there for CE_MEMORY.
+        now += 100_000;
+        host.onAck(now, 1, 110_000, true, 0);
+        assertThat(host.unmarkedDelayNs()).isZero();
+        for (int i = 0; i < 3; i++) {
+            now += 100_000;
+            host.onAck(now, 1, 110_000, false, 0);
+        }
+        assertThat(host.unmarkedDelayNs()).isZero();
+        for (int i = 0; i < 200; i++) {
+            now += 100_000;
+            host.onAck(now, 1, 110_000, false, 0);
+        }
+        assertThat(host.unmarkedDelayNs()).isGreaterThan(90_000);
+    }
+
+    @Test
+    @DisplayName("[CC-005] an application-limited sender (nothing left to send, under half the window in flight for an SRTT) does not grow its window")
+    void applicationLimitedSenderDoesNotGrow() {
+        final DelayBasedCongestionControl limited = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        final DelayBasedCongestionControl busy = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        final DelayBasedCongestionControl brief = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        long now = 0;
+        for (final DelayBasedCongestionControl cc : new DelayBasedCongestionControl[] {limited, busy, brief}) {
+            cc.onAck(now, 1, 10_000, false, 0);
+        }
+        final double start = limited.windowBytes();
+        // One packet in flight of a window of several, and nothing queued: application-limited.
+        limited.onSendOpportunity(now, 1, false);
+        // The same packet in flight, but work is waiting (window, credit or pacing holds it back).
+        busy.onSendOpportunity(now, 1, true);
+        double afterOneSrtt = 0;
+        for (int i = 0; i < 50; i++) {
+            now += 2_000;
+            // q = 0: fast increase unless application-limited for an SRTT (10 us here).
+            limited.onAck(now, 1, 10_000, false, 0);
+            limited.onSendOpportunity(now, 1, false);
+            busy.onAck(now, 1, 10_000, false, 0);
+            busy.onSendOpportunity(now, 1, true);
+            if (now == 10_000) {
+                afterOneSrtt = limited.windowBytes();
+            }
+        }
+        assertThat(afterOneSrtt).isLessThan(start + 2 * PMTU);
+        assertThat(limited.windowBytes()).isEqualTo(afterOneSrtt);
+        assertThat(busy.windowBytes()).isGreaterThan(start + 10 * PMTU);
+        // Application-limited for less than an SRTT: growth goes on (a gap between messages is not a limit).
+        now = 0;
+        brief.onSendOpportunity(now, 0, false);
+        brief.onAck(now + 5_000, 1, 10_000, false, 0);
+        assertThat(brief.windowBytes()).isGreaterThan(start);
+        // Half the window or more in flight is not application-limited, whatever is queued.
+        final DelayBasedCongestionControl full = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        full.onAck(0, 1, 10_000, false, 0);
+        final double fullStart = full.windowBytes();
+        full.onSendOpportunity(0, (int) Math.ceil(fullStart / 2 / PMTU), false);
+        full.onAck(50_000, 1, 10_000, false, 0);
+        assertThat(full.windowBytes()).isGreaterThan(fullStart);
+    }
 }

@@ -15,7 +15,8 @@ import org.metaroce.sim.EventHandler;
  * {@code onDatagram} with their ECN codepoint, and every completion is handed to a listener.
  */
 public final class Host extends Node implements TransmitSink, EventHandler {
-    private static final int CQ_CAPACITY = 1 << 16;
+    /** Completions are drained after every poll, so a CQ holds one poll's worth (up to 128 QPs flushing 64 sends at once); preallocated per host, so not larger. */
+    private static final int CQ_CAPACITY = 1 << 13;
 
     private final Endpoint endpoint;
     private final CompletionQueue sendCq = new CompletionQueue(CQ_CAPACITY);

@@ -45,7 +45,12 @@ import org.metaroce.sim.net.Switch;
 public final class Traffic {
     /** Largest single WRITE a flow is cut into. */
     public static final int CHUNK_BYTES = 1 << 20;
-    private static final QueuePairCapabilities CAPS = new QueuePairCapabilities(64, 256, 1, 1, 16);
+    /**
+     * 64 sends (chunks beyond wait in the connection's backlog) and 64 receives: a flow posts one
+     * receive, and no workload has more than a few flows in progress on one QP pair. Every WQE is
+     * preallocated, and a 128-host all-to-all has 32 512 QPs: 256 receives each took 1 GB of heap.
+     */
+    private static final QueuePairCapabilities CAPS = new QueuePairCapabilities(64, 64, 1, 1, 16);
 
     private final Network network;
     private final TransportProfile profile;
