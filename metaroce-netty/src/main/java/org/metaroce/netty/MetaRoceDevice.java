@@ -82,6 +82,7 @@ public final class MetaRoceDevice implements AutoCloseable {
     /** The endpoint socket on the POLLED receive path (then {@link #endpointChannel} is null). */
     private PolledEndpointSocket polledSocket;
     private ReceivePath receivePath;
+    private final java.util.function.LongSupplier completionCount;
     /** Cycles since the event loop last polled for I/O (POLLED path). */
     private int eventLoopSkips;
     /** A POLLED device polls the event loop for I/O at least every this many cycles (a power of two). */
@@ -108,6 +109,7 @@ public final class MetaRoceDevice implements AutoCloseable {
             : config.transport().resolve();
         this.mode = config.threadingMode();
         this.endpoint = new Endpoint(config.endpointConfig(), config.randomSource());
+        this.completionCount = endpoint::completionsPushed;
         this.peers = new PeerTable(config.transientPeers());
         this.endpoint.peerDirectory(peers);
         this.counters = new DriverCounters(config.entropyPortCount());
@@ -441,7 +443,9 @@ public final class MetaRoceDevice implements AutoCloseable {
     public int doWork(final java.util.function.IntSupplier application) {
         checkInvoker();
         beginIo();
-        final int io = runEventLoop() + readPolledSocket();
+        // A datagram that completes a work request ends the read: the application reacts to it
+        // before the datagrams behind it (often the ACK that travelled with a reply) are read.
+        final int io = runEventLoop() + readPolledSocket(completionCount);
         final int app = application.getAsInt();
         return io + app + protocolCycle();
     }
@@ -536,8 +540,13 @@ public final class MetaRoceDevice implements AutoCloseable {
      * @return datagrams read
      */
     int readPolledSocket() {
+        return readPolledSocket(null);
+    }
+
+    private int readPolledSocket(final java.util.function.LongSupplier stopOnCompletion) {
         final PolledEndpointSocket socket = polledSocket;
-        return socket == null || cleanedUp ? 0 : socket.receive(receiveHandler, config.maxDatagramsPerRead());
+        return socket == null || cleanedUp ? 0
+            : socket.receive(receiveHandler, config.maxDatagramsPerRead(), stopOnCompletion);
     }
 
     // ------------------------------------------------------------------ sockets

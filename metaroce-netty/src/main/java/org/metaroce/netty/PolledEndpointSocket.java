@@ -78,10 +78,14 @@ final class PolledEndpointSocket implements AutoCloseable {
     /**
      * Reads what has arrived, up to {@code maxDatagrams}, handing each datagram to {@code handler}.
      *
+     * @param completions when not null, reading stops after a datagram that produced a completion
+     *     (the count it returns changed), so the application can react before later datagrams are read
      * @return number of datagrams read
      */
-    int receive(final InboundHandler handler, final int maxDatagrams) {
+    int receive(final InboundHandler handler, final int maxDatagrams,
+                final java.util.function.LongSupplier completions) {
         int read = 0;
+        final long completionsBefore = completions == null ? 0 : completions.getAsLong();
         try {
             while (read < maxDatagrams) {
                 receiveBuffer.clear().limit(receiveView.capacity());
@@ -91,6 +95,9 @@ final class PolledEndpointSocket implements AutoCloseable {
                 }
                 read++;
                 handler.deliverPolled(receiveView, receiveBuffer.position(), (InetSocketAddress) sender);
+                if (completions != null && completions.getAsLong() != completionsBefore) {
+                    break;
+                }
             }
         } catch (final IOException ex) {
             // ICMP errors reported on the socket, a closed channel: UDP is lossy anyway.

@@ -79,4 +79,46 @@ class ReceivePathTest {
                 .isEqualTo(sizes.length);
         }
     }
+
+    @Test
+    void doWorkWithAnApplicationStepStopsReadingAtTheFirstCompletion() throws Exception {
+        try (DevicePair pair = new DevicePair(Transport.AUTO, ThreadingMode.INVOKER, 2,
+            c -> c.receivePath(ReceivePath.POLLED), c -> c.receivePath(ReceivePath.POLLED)).connect(1024)) {
+            final DevicePair.Node a = pair.a;
+            final DevicePair.Node b = pair.b;
+            for (int i = 0; i < 2; i++) {
+                assertThat(b.qp.postRecv(new org.metaroce.core.verbs.RecvRequest(1).wrId(10 + i)
+                    .addSge(b.address(4096L * i), 4096, b.mr.lkey()))).isEqualTo(org.metaroce.core.verbs.PostStatus.OK);
+            }
+            // Two single-packet SENDs, both in B's socket before B reads.
+            for (int i = 0; i < 2; i++) {
+                assertThat(a.qp.postSend(new org.metaroce.core.verbs.SendRequest(1).wrId(i)
+                    .opcode(org.metaroce.core.verbs.WrOpcode.SEND).sendFlags(org.metaroce.core.verbs.SendFlags.SIGNALED)
+                    .addSge(a.address(0), 100, a.mr.lkey()))).isEqualTo(org.metaroce.core.verbs.PostStatus.OK);
+            }
+            a.device.doWork();
+            final long before = b.device.counters().get(DriverCounter.DATAGRAMS_RECEIVED);
+            Thread.sleep(100);
+            final int[] seen = new int[2];
+            final org.metaroce.core.verbs.WorkCompletion[] wcs = {new org.metaroce.core.verbs.WorkCompletion(),
+                new org.metaroce.core.verbs.WorkCompletion()};
+            int steps = 0;
+            while (seen[0] + seen[1] < 2 && steps++ < 1000) {
+                final long read = b.device.counters().get(DriverCounter.DATAGRAMS_RECEIVED);
+                b.device.doWork(() -> {
+                    final int n = b.recvCq.poll(wcs, 2);
+                    if (n > 0) {
+                        // The step runs after each completing datagram, before the next is read.
+                        seen[seen[0] == 0 ? 0 : 1] += n;
+                        assertThat(n).as("completions seen by one step").isEqualTo(1);
+                        assertThat(b.device.counters().get(DriverCounter.DATAGRAMS_RECEIVED) - read)
+                            .as("datagrams read before the step").isEqualTo(1);
+                    }
+                    return n;
+                });
+            }
+            assertThat(seen).containsExactly(1, 1);
+            assertThat(b.device.counters().get(DriverCounter.DATAGRAMS_RECEIVED) - before).isEqualTo(2);
+        }
+    }
 }

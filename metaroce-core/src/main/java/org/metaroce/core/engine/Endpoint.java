@@ -29,6 +29,8 @@ import org.metaroce.core.wire.WireCounters;
  * owns it; setup calls ({@code create*}) and the data path must come from that thread.
  */
 public final class Endpoint implements DatagramEndpoint {
+    /** Completion queues created here (see {@link #completionsPushed()}). */
+    private CompletionQueue[] completionQueues = new CompletionQueue[0];
     private final EndpointConfig config;
     private final RandomSource random;
     private final EndpointCounters counters = new EndpointCounters();
@@ -154,7 +156,23 @@ public final class Endpoint implements DatagramEndpoint {
      * @return a new completion queue
      */
     public CompletionQueue createCompletionQueue(final int capacity) {
-        return new CompletionQueue(capacity);
+        final CompletionQueue cq = new CompletionQueue(capacity);
+        final CompletionQueue[] now = java.util.Arrays.copyOf(completionQueues, completionQueues.length + 1);
+        now[now.length - 1] = cq;
+        completionQueues = now;
+        return cq;
+    }
+
+    /**
+     * @return completions ever pushed to the completion queues this endpoint created (owning thread):
+     *     a driver that compares two readings learns whether the application has something to reap
+     */
+    public long completionsPushed() {
+        long total = 0;
+        for (final CompletionQueue cq : completionQueues) {
+            total += cq.completionsPushed();
+        }
+        return total;
     }
 
     /**

@@ -60,6 +60,14 @@ public final class CompletionQueue extends CompletionQueueConsumerFields {
     }
 
     /**
+     * @return completions ever pushed (producer thread only): a driver compares two readings to
+     *     learn whether a completion appeared in between
+     */
+    public long completionsPushed() {
+        return tail;
+    }
+
+    /**
      * @return number of completions the queue holds
      */
     public int capacity() {
