@@ -41,7 +41,9 @@ public final class LocalCluster implements AutoCloseable {
         for (int i = 0; i < ranks; i++) {
             final String name = "metaroce-rank-" + i;
             threads.add(Executors.newSingleThreadExecutor(r -> {
-                final Thread t = new Thread(r, name);
+                // A Netty thread: INVOKER ranks run Netty's send path here, and Netty pools its
+                // per-write objects only on FastThreadLocalThreads.
+                final Thread t = new io.netty.util.concurrent.FastThreadLocalThread(r, name);
                 t.setDaemon(true);
                 return t;
             }));
