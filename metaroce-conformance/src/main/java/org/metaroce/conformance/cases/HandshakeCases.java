@@ -49,22 +49,6 @@ final class HandshakeCases {
         return new Object[] {r.get("qp").asInt(), first};
     }
 
-    /** Polls the agent's CM events until one of {@code type} for QP handle {@code qp} arrives. */
-    private static JsonNode awaitEvent(final CaseContext ctx, final int qp, final String type, final long timeoutMs,
-                                       final List<JsonNode> seen) {
-        final long end = System.nanoTime() + timeoutMs * 1_000_000L;
-        do {
-            for (final JsonNode e : ctx.events()) {
-                seen.add(e);
-                if (e.path("type").asText().equals(type) && e.path("qp").asInt(-1) == qp) {
-                    return e;
-                }
-            }
-            LowerTester.sleep(10);
-        } while (System.nanoTime() - end < 0);
-        return null;
-    }
-
     static List<ConformanceCase> cases() {
         final List<ConformanceCase> l = new ArrayList<>();
         l.add(must("cm.reject-unknown-reason", S, "a CONNECT_REJECT with an unknown Reason is a rejection with the "
@@ -76,7 +60,7 @@ final class HandshakeCases {
                 ctx.tester().inject(PacketBuilder.of(Opcode.CONNECT_REJECT).destQpn(first.sourceQpn()).srcQpn(0)
                     .serviceId(service).transactionId(first.transactionId()).cmReason(0x5A).build());
                 final List<JsonNode> seen = new ArrayList<>();
-                final JsonNode e = awaitEvent(ctx, qp, "REJECTED", EXPECT_MS, seen);
+                final JsonNode e = TimerCases.awaitEvent(ctx, qp, "REJECTED", EXPECT_MS, seen);
                 check(e != null, "a REJECTED event [CM-018]", "events " + seen);
                 checkEq(0x5A, e.path("reason").asInt(), "the event's reason: the raw code [CM-018]");
                 final String st = ctx.awaitQpState(new IutConnection(qp, null), "ERR", EXPECT_MS);
@@ -92,7 +76,7 @@ final class HandshakeCases {
                 ctx.expect(p -> t.fromIut(p) && p.opcode() == Opcode.DISCONNECT_REPLY, EXPECT_MS,
                     "DISCONNECT_REPLY [CM-031]");
                 final List<JsonNode> seen = new ArrayList<>();
-                final JsonNode e = awaitEvent(ctx, s.c().qp(), "DISCONNECTED", EXPECT_MS, seen);
+                final JsonNode e = TimerCases.awaitEvent(ctx, s.c().qp(), "DISCONNECTED", EXPECT_MS, seen);
                 check(e != null, "a DISCONNECTED event [CM-018]", "events " + seen);
                 checkEq(0, e.path("reason").asInt(), "the event's reason: NORMAL (0) [CM-018]");
             }, "CM-018", "CM-031"));
@@ -113,7 +97,7 @@ final class HandshakeCases {
                         "no UNREACHABLE before the 400 ms CONNECT_TIMEOUT [CM-023, GEN-004]", "UNREACHABLE at "
                         + (System.nanoTime() - started) / 1_000_000L + " ms");
                 }
-                final JsonNode e = awaitEvent(ctx, qp, "UNREACHABLE", 3000, seen);
+                final JsonNode e = TimerCases.awaitEvent(ctx, qp, "UNREACHABLE", 3000, seen);
                 check(e != null, "UNREACHABLE within 3 s of a 400 ms CONNECT_TIMEOUT [CM-023]", "events " + seen);
                 checkEq("ERR", ctx.awaitQpState(new IutConnection(qp, null), "ERR", EXPECT_MS), "QP state [CM-023]");
                 LowerTester.sleep(20);
