@@ -122,6 +122,22 @@ final class Mutants {
     }
 
     /**
+     * Ignores ECN echo: every ACK and NACK reaches the IUT's requester without ECN_ECHO and with CE
+     * Count 0, so an IUT that reacts to marks behaves as one that ignores them (ECN still negotiated).
+     */
+    static PacketMutator stripsEcnEcho() {
+        return (toTarget, d) -> {
+            final Packet p = parse(d);
+            if (toTarget && p.wellFormed() && (p.opcode() == Opcode.ACK || p.opcode() == Opcode.NACK)) {
+                final AckHeader h = new AckHeader().wrap(new UnsafeBuffer(d), p.opcode().ackOffset());
+                h.ackFlags(h.ackFlags() & ~AckHeader.FLAG_ECN_ECHO).ceCount(0);
+                PacketBuilder.reseal(d);
+            }
+            return List.of(d);
+        };
+    }
+
+    /**
      * Claims GO_BACK_N in every CONNECT_REPLY: with an agent that does not offer the capability,
      * an IUT that negotiates go-back-N but runs selective repeat.
      */

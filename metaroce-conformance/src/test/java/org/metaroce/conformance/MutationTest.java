@@ -261,4 +261,26 @@ class MutationTest {
     void completesTwice() {
         agentMutant("completes twice", BrokenBackend.completesTwice(), "rel.lost-acks", "rel.lossy-link-transfer");
     }
+
+    /** The ECN self-test variant of the reference behind a shim: the case passes unchanged, fails stripped. */
+    private static Map<String, Verdict> runEcnVariant(final PacketMutator mutator, final List<String> caseIds) {
+        try (ReferenceAgentFixture ecn = new ReferenceAgentFixture(true);
+             FaultProxy shim = new FaultProxy(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                 ecn.backend.dataAddress(), FaultProfile.NONE, FaultProfile.NONE, SEED, mutator)) {
+            return run(ecn.control(), shim.listenAddress(), caseIds);
+        }
+    }
+
+    @Test
+    @DisplayName("control: cc.ecn-echo-reaction passes the ECN variant through a shim that changes nothing")
+    void ecnVariantPassesThroughNoOpShim() {
+        final Map<String, Verdict> v = runEcnVariant(PacketMutator.NONE, List.of("cc.ecn-echo-reaction"));
+        assertThat(v).as(v.toString()).containsEntry("cc.ecn-echo-reaction", Verdict.PASS).hasSize(1);
+    }
+
+    @Test
+    void ignoresEcnEcho() {
+        assertKilled("ignores ECN echo (shim strips ECN_ECHO and CE Count from ACKs)",
+            runEcnVariant(Mutants.stripsEcnEcho(), List.of("cc.ecn-echo-reaction")), List.of("cc.ecn-echo-reaction"));
+    }
 }

@@ -12,7 +12,12 @@ final class ReferenceAgentFixture implements AutoCloseable {
     final ReferenceBackend backend;
 
     ReferenceAgentFixture() {
-        backend = new ReferenceBackend(InetAddress.getLoopbackAddress(), 0);
+        this(false);
+    }
+
+    /** @param declareEcn the self-test variant that declares ECN (requester-side ECN cases) */
+    ReferenceAgentFixture(final boolean declareEcn) {
+        backend = new ReferenceBackend(InetAddress.getLoopbackAddress(), 0, declareEcn);
         server = new AgentServer(backend, InetAddress.getLoopbackAddress(), 0);
     }
 

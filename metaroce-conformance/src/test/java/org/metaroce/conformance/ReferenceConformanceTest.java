@@ -29,4 +29,27 @@ class ReferenceConformanceTest {
                 .isEmpty();
         }
     }
+
+    /**
+     * The cases that need the ECN feature, against the self-test variant of the reference that
+     * declares it (its requester reacts to ECN_ECHO; in normal use it does not declare ECN because
+     * the driver cannot read CE marks [ENC-016]). Each must PASS, not SKIP [CC-012, CONF-001].
+     */
+    @Test
+    void ecnSelfTestVariantPassesTheEcnCases() {
+        final long seed = Long.getLong("conformance.seed", 20261130L);
+        System.out.println("conformance seed " + seed);
+        final List<String> ecnCases = Catalog.all().stream().filter(c -> "ECN".equals(c.feature()))
+            .map(c -> c.id()).toList();
+        assertThat(ecnCases).contains("cc.ecn-echo-reaction");
+        try (ReferenceAgentFixture agent = new ReferenceAgentFixture(true)) {
+            final List<CaseResult> results = new SuiteRunner(SuiteConfig.of(agent.control(), seed)
+                .withCases(ecnCases)).run(Catalog.all(), r -> System.out.println(r.verdict() + " "
+                    + r.testCase().id() + (r.verdict() == Verdict.FAIL ? "\n   expected: " + r.expected()
+                    + "\n   actual:   " + r.actual() : r.message() != null ? " (" + r.message() + ")" : "")
+                    + " " + r.durationMs() + " ms"));
+            assertThat(results).hasSize(ecnCases.size()).allMatch(r -> r.verdict() == Verdict.PASS,
+                "every ECN case passes");
+        }
+    }
 }

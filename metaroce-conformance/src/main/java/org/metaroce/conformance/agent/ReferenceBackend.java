@@ -62,6 +62,8 @@ public final class ReferenceBackend implements AgentBackend {
     private final MetaRoceDevice device;
     private final ConnectionManager manager;
     private final ProtectionDomain pd;
+    /** Self-test switch: declare ECN although the driver cannot read CE marks (see the constructor). */
+    private final boolean declareEcnForSelfTests;
     private final Map<Integer, MemoryRegion> regions = new HashMap<>();
     private final Map<Integer, QpEntry> qps = new ConcurrentHashMap<>();
     private final Map<Long, ListenEntry> listeners = new ConcurrentHashMap<>();
@@ -108,6 +110,26 @@ public final class ReferenceBackend implements AgentBackend {
      * @param endpointPort its endpoint port, 0 for any
      */
     public ReferenceBackend(final InetAddress bind, final int endpointPort) {
+        this(bind, endpointPort, false);
+    }
+
+    /**
+     * Opens the device, optionally declaring the {@code ECN} feature for the suite's own tests.
+     *
+     * <p>In normal use the reference does not declare ECN: the Netty driver cannot read the ECN
+     * field of received datagrams [ENC-016], so its responder never echoes a CE mark nor sends a
+     * CNP [CC-020], and offering the capability would be a false claim [CONF-012]. Its requester,
+     * however, does react to ECN_ECHO and CE Count on the ACKs it receives [CC-012, CC-030]; with
+     * {@code declareEcnForSelfTests} the agent declares ECN and lets QPs offer the capability so
+     * the suite's self-tests can prove its requester-side ECN cases (which craft the marked ACKs
+     * themselves) against the reference. DCQCN stays refused. Never use this against a real peer.
+     *
+     * @param bind the address the device binds (the IUT's data address)
+     * @param endpointPort its endpoint port, 0 for any
+     * @param declareEcnForSelfTests declare ECN (suite self-tests only)
+     */
+    public ReferenceBackend(final InetAddress bind, final int endpointPort, final boolean declareEcnForSelfTests) {
+        this.declareEcnForSelfTests = declareEcnForSelfTests;
         device = new MetaRoceDevice(new DeviceConfig().bindAddress(bind).endpointPort(endpointPort)
             .entropyPortRange(4, 0).threadingMode(ThreadingMode.DEDICATED));
         manager = device.call(ep -> {
@@ -243,7 +265,11 @@ public final class ReferenceBackend implements AgentBackend {
         reply.put("implementation", "MetaRoCE-J reference (metaroce-netty)");
         // GO_BACK_N and RECEIVER_CREDIT are offered per QP through the cc extension's options; ECN
         // (hence DCQCN) is not: the driver cannot read CE marks [ENC-016]; REPS is not implemented.
-        reply.putArray("features").add("GO_BACK_N").add("RECEIVER_CREDIT").add("FIXED").add("IPV6");
+        final ArrayNode features = reply.putArray("features").add("GO_BACK_N").add("RECEIVER_CREDIT").add("FIXED")
+            .add("IPV6");
+        if (declareEcnForSelfTests) {
+            features.add("ECN");
+        }
         final ArrayNode x = reply.putArray("extensions");
         AgentProtocol.EXTENSIONS.forEach(x::add);
         final ObjectNode ep = reply.putObject("endpoint");
@@ -341,7 +367,7 @@ public final class ReferenceBackend implements AgentBackend {
             p.retryCount(Json.optInt(req, "retry_cnt", 0, 7, 7));
             p.rnrRetry(Json.optInt(req, "rnr_retry", 0, 7, 7));
             p.minRnrTimerNs(Json.optInt(req, "min_rnr_timer", 1, 255, 10) * 10_000L);
-            ccOptions(p, req);
+            ccOptions(p, req, declareEcnForSelfTests);
             return p;
         } catch (final IllegalArgumentException ex) {
             throw new AgentException(AgentException.BAD_REQUEST, ex.getMessage());
@@ -353,7 +379,7 @@ public final class ReferenceBackend implements AgentBackend {
      * CC_ALGORITHM and CONGESTION_WINDOW. ECN and DCQCN are refused: the Netty driver cannot read
      * the ECN field of received datagrams [ENC-016], so this IUT must not offer them [CONF-012].
      */
-    private static void ccOptions(final QpParams<?> p, final ObjectNode req) {
+    private static void ccOptions(final QpParams<?> p, final ObjectNode req, final boolean ecn) {
         final JsonNode caps = req.get("capabilities");
         if (caps != null && !caps.isNull()) {
             if (!caps.isArray()) {
@@ -364,8 +390,13 @@ public final class ReferenceBackend implements AgentBackend {
                 flags |= switch (n.asText()) {
                     case "RECEIVER_CREDIT" -> ConnectHeader.CAP_RECEIVER_CREDIT;
                     case "GO_BACK_N" -> ConnectHeader.CAP_GO_BACK_N;
-                    case "ECN" -> throw new AgentException(AgentException.UNSUPPORTED,
-                        "ECN: the driver cannot read the ECN field of received datagrams [ENC-016]");
+                    case "ECN" -> {
+                        if (!ecn) {
+                            throw new AgentException(AgentException.UNSUPPORTED,
+                                "ECN: the driver cannot read the ECN field of received datagrams [ENC-016]");
+                        }
+                        yield ConnectHeader.CAP_ECN;
+                    }
                     default -> throw new AgentException(AgentException.BAD_REQUEST, "unknown capability " + n);
                 };
             }

@@ -32,6 +32,7 @@ final class AckClock {
     private int credit = 1024;
     private long holdNs;
     private boolean reportHold = true;
+    private int ackFlags;
     private int newPackets;
 
     AckClock(final CaseContext ctx, final TesterQp t, final int base) {
@@ -53,6 +54,15 @@ final class AckClock {
     AckClock hold(final long ns, final boolean report) {
         holdNs = ns;
         reportHold = report;
+        return this;
+    }
+
+    /**
+     * @param echo whether every ACK sent from now on carries ECN_ECHO, as if each request packet had
+     *     arrived CE-marked (CE Count stays 0: the flag alone is the signal) [REL-018, CC-012]
+     */
+    AckClock ecnEcho(final boolean echo) {
+        ackFlags = echo ? org.metaroce.core.wire.AckHeader.FLAG_ECN_ECHO : 0;
         return this;
     }
 
@@ -121,7 +131,8 @@ final class AckClock {
             final Packet p = duePackets.pollFirst();
             final int cum = (int) d[1];
             final long delay = reportHold ? Math.max(0, System.nanoTime() - d[3]) : 0;
-            ctx.tester().inject(t.ack(p, base + cum).sack(d[2]).credit(credit).ackDelay(delay).build());
+            ctx.tester().inject(t.ack(p, base + cum).sack(d[2]).credit(credit).ackDelay(delay).ackFlags(ackFlags)
+                .build());
             cumulativeSent = Math.max(cumulativeSent, cum);
             sentAt.addLast(new long[] {System.nanoTime(), cumulativeSent});
         }

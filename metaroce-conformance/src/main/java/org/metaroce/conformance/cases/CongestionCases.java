@@ -27,6 +27,7 @@ import org.metaroce.conformance.tester.TesterQp;
 final class CongestionCases {
     static final String S = RobustnessCases.CC;
     private static final int PMTU = 256;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CongestionCases.class);
 
     private CongestionCases() {
     }
@@ -153,6 +154,51 @@ final class CongestionCases {
                     + "control phase's " + controlMax + " [CC-013, CC-003, CC-001]", lateMax + " outstanding ("
                     + (clock.newPackets() - before) + " new PSNs in the last 70 ms)");
             }, "CC-013", "CC-003", "CC-001", "CC-008"));
+
+        l.add(mustFeature("cc.ecn-echo-reaction", "DEFAULT with ECN negotiated shrinks its window when every ACK "
+            + "carries ECN_ECHO and reports 8 ms of queueing", "ECN", ctx -> {
+                ctx.requireExtension("cc");
+                final int initial = 16;
+                final Setup s = setup(ctx, QpOptions.defaults().pmtu(PMTU).timeoutUs(100_000).retryCnt(7)
+                    .capabilities(QpOptions.CAP_ECN).ccAlgorithm("DEFAULT").congestionWindow(initial));
+                final TesterQp t = s.t();
+                // Without ECN the delay alone must shrink the window (CC-013, cc.delay-reaction); with
+                // ECN negotiated, delay without marks earns the fair increase (CC-012, CC-030), so
+                // only the echo can make the window fall below.
+                check((t.capabilities & QpOptions.CAP_ECN) != 0, "ECN negotiated when both offer it [CM-019, CC-024]",
+                    String.format("capabilities 0x%04x", t.capabilities));
+                final int total = 4096;
+                longWrite(ctx, s, total);
+                final AckClock clock = new AckClock(ctx, t, t.iutInitialPsn).credit(32);
+                // Phase A (control): prompt ACKs without ECN_ECHO, ACK Delay reporting the tester's
+                // hold: q < T and no mark, the fast-increase quadrant; no ACK with q >= T is unmarked
+                // later, so no host-delay estimate can absorb phase B's queue [CC-031].
+                final int controlMax = clock.run(30, 600);
+                check(controlMax >= 2, "the IUT sends a window of packets in the control phase [CC-010]",
+                    "at most " + controlMax + " outstanding");
+                // Phase B: every ACK carries ECN_ECHO and arrives 8 ms late, unreported: q far above
+                // any T (8.5.1) with a mark, the decrease quadrant [CC-012, CC-030]. The hold stays
+                // under the 25.5 ms an IUT may retry for (CONF-014). A decrease may come only once
+                // per SRTT [CC-014] and may take as little as 25 % [CC-003]: even an SRTT of 15 ms
+                // (8 ms of hold plus a loaded host) leaves 6 decreases in the 90 ms before the judged
+                // part, 0.75^6 = 0.18 < 1/4. An IUT that ignores the echo earns the fair increase
+                // instead (q >= T unmarked, CC-012), so it keeps or regrows its window: after a
+                // timeout at the change of RTT (allowed, CC-015) it is back above a quarter by then.
+                clock.hold(8_000_000L, false).ecnEcho(true);
+                clock.run(90, total);
+                final int before = clock.newPackets();
+                final int markedMax = clock.run(100, total);
+                check(clock.newPackets() < total, "the WRITE still has data to send (the IUT is not "
+                    + "application-limited)", clock.newPackets() + " of " + total + " PSNs sent");
+                // One packet in flight is what a window below one packet still sends [CC-002].
+                final int bound = Math.max(1, controlMax / 4);
+                LOG.info("cc.ecn-echo-reaction: {} outstanding in the control phase, {} with ECN_ECHO", controlMax,
+                    markedMax);
+                check(markedMax <= bound, "outstanding packets with ECN_ECHO on every ACK (q >= T) at most a "
+                    + "quarter of the control phase's " + controlMax + " (at least 1) [CC-012, CC-030, CC-003, "
+                    + "CC-014, CC-001]", markedMax + " outstanding (" + (clock.newPackets() - before)
+                    + " new PSNs in the last 100 ms)");
+            }, "CC-012", "CC-030", "CC-003", "CC-014", "CC-001", "CC-024"));
 
         l.add(mustFeature("cc.receiver-credit-window", "RECEIVER_CREDIT: at most 64 packets before the first ACK, "
             + "then never beyond the granted Credit", "RECEIVER_CREDIT", ctx -> {
