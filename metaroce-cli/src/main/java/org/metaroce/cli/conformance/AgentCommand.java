@@ -25,14 +25,20 @@ public final class AgentCommand implements Callable<Integer> {
         description = "UDP endpoint port of the device (default: any free port, announced in hello)")
     int endpointPort;
 
+    @Option(names = "--self-test-declare-ecn",
+        description = "FOR THE SUITE'S SELF-TESTS ONLY: declare the ECN feature although the driver cannot read "
+            + "CE marks (the responder never echoes one); lets the requester-side ECN cases (cc.ecn-echo-reaction) "
+            + "run against the reference. Never use it to claim ECN to a real peer.")
+    boolean selfTestDeclareEcn;
+
     @Override
     public Integer call() throws Exception {
         final InetAddress address = InetAddress.getByName(bind);
-        final ReferenceBackend backend = new ReferenceBackend(address, endpointPort);
+        final ReferenceBackend backend = new ReferenceBackend(address, endpointPort, selfTestDeclareEcn);
         final CountDownLatch done = new CountDownLatch(1);
         try (AgentServer server = new AgentServer(backend, address, controlPort)) {
             System.out.println("metaroce agent: control " + server.address() + ", endpoint " + backend.dataAddress()
-                + " (Ctrl-C to stop)");
+                + (selfTestDeclareEcn ? " [self-test: declares ECN]" : "") + " (Ctrl-C to stop)");
             Runtime.getRuntime().addShutdownHook(new Thread(done::countDown));
             done.await();
         }

@@ -31,6 +31,8 @@ final class AckClock {
     private int highest = -1;
     private int credit = 1024;
     private long holdNs;
+    private long holdTargetNs;
+    private long holdStepNs;
     private boolean reportHold = true;
     private int ackFlags;
     private int newPackets;
@@ -53,6 +55,20 @@ final class AckClock {
      */
     AckClock hold(final long ns, final boolean report) {
         holdNs = ns;
+        holdTargetNs = ns;
+        holdStepNs = 0;
+        reportHold = report;
+        return this;
+    }
+
+    /**
+     * Like {@link #hold}, but the hold grows by {@code stepNs} per ACK from its current value to
+     * {@code ns}: the IUT's RTT estimate follows a queue that builds, as a real one does, instead of
+     * a step that every retransmission timer based on the old RTT would take for loss.
+     */
+    AckClock rampHold(final long ns, final long stepNs, final boolean report) {
+        holdTargetNs = ns;
+        holdStepNs = stepNs;
         reportHold = report;
         return this;
     }
@@ -117,6 +133,9 @@ final class AckClock {
                 if (received[i]) {
                     bitmap |= 1L << (i - cumulative - 1);
                 }
+            }
+            if (holdNs < holdTargetNs) {
+                holdNs = Math.min(holdTargetNs, holdNs + holdStepNs);
             }
             due.addLast(new long[] {p.receivedNs() + holdNs, cumulative, bitmap, p.receivedNs()});
             duePackets.addLast(p);

@@ -176,15 +176,17 @@ final class CongestionCases {
                 final int controlMax = clock.run(30, 600);
                 check(controlMax >= 2, "the IUT sends a window of packets in the control phase [CC-010]",
                     "at most " + controlMax + " outstanding");
-                // Phase B: every ACK carries ECN_ECHO and arrives 8 ms late, unreported: q far above
-                // any T (8.5.1) with a mark, the decrease quadrant [CC-012, CC-030]. The hold stays
-                // under the 25.5 ms an IUT may retry for (CONF-014). A decrease may come only once
-                // per SRTT [CC-014] and may take as little as 25 % [CC-003]: even an SRTT of 15 ms
-                // (8 ms of hold plus a loaded host) leaves 6 decreases in the 90 ms before the judged
-                // part, 0.75^6 = 0.18 < 1/4. An IUT that ignores the echo earns the fair increase
-                // instead (q >= T unmarked, CC-012), so it keeps or regrows its window: after a
-                // timeout at the change of RTT (allowed, CC-015) it is back above a quarter by then.
-                clock.hold(8_000_000L, false).ecnEcho(true);
+                // Phase B: every ACK carries ECN_ECHO and is held, unreported, for a time that grows
+                // by 50 us per ACK up to 8 ms: q soon far above any T (8.5.1) with a mark, the
+                // decrease quadrant [CC-012, CC-030]. The ramp lets the IUT's RTT estimate follow the
+                // queue (a step to 8 ms would fire every RTO armed on the old RTT, and the collapse
+                // to one PMTU [CC-015] would hide whether the IUT reacts to the marks). The hold
+                // stays under the 25.5 ms an IUT may retry for (CONF-014). A decrease may come only
+                // once per SRTT [CC-014] and may take as little as 25 % [CC-003]: even an SRTT of
+                // 15 ms (8 ms of hold plus a loaded host) leaves 6 decreases in the 90 ms before the
+                // judged part, 0.75^6 = 0.18 < 1/4. An IUT that ignores the echo earns the fair
+                // increase instead (q >= T unmarked, CC-012) and keeps or grows its window.
+                clock.rampHold(8_000_000L, 50_000L, false).ecnEcho(true);
                 clock.run(90, total);
                 final int before = clock.newPackets();
                 final int markedMax = clock.run(100, total);
