@@ -59,4 +59,15 @@ class ConformanceCommandTest {
             assertThat(Files.readString(junit)).contains("<testsuite name=\"3 Packet formats\"");
         }
     }
+
+    @Test
+    void agentDeclaresEcnOnlyWithTheSelfTestFlag() {
+        final AgentCommand plain = new AgentCommand();
+        new CommandLine(plain).parseArgs("--control-port", "1");
+        assertThat(plain.selfTestDeclareEcn).isFalse();
+        final AgentCommand selfTest = new AgentCommand();
+        new CommandLine(selfTest).parseArgs("--control-port", "1", "--self-test-declare-ecn");
+        assertThat(selfTest.selfTestDeclareEcn).isTrue();
+        assertThat(run("agent", "--help").out()).contains("--self-test-declare-ecn", "SELF-TESTS ONLY");
+    }
 }
