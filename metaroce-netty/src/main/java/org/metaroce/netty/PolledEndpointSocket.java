@@ -31,6 +31,7 @@ final class PolledEndpointSocket implements AutoCloseable {
     private final UnsafeBuffer receiveView;
     private final InetSocketAddress localAddress;
     private final DriverCounters counters;
+    private final int maxDatagramBytes;
 
     /**
      * Opens and binds the socket.
@@ -47,6 +48,7 @@ final class PolledEndpointSocket implements AutoCloseable {
                          final int sendBufferBytes, final int trafficClass, final DriverCounters counters)
         throws IOException {
         this.counters = counters;
+        this.maxDatagramBytes = maxDatagramBytes;
         final DatagramChannel opened = DatagramChannel.open(bind.getAddress() instanceof java.net.Inet6Address
             ? StandardProtocolFamily.INET6 : StandardProtocolFamily.INET);
         try {
@@ -88,7 +90,7 @@ final class PolledEndpointSocket implements AutoCloseable {
         final long completionsBefore = completions == null ? 0 : completions.getAsLong();
         try {
             while (read < maxDatagrams) {
-                receiveBuffer.clear().limit(receiveView.capacity());
+                receiveBuffer.clear().limit(maxDatagramBytes);
                 final SocketAddress sender = channel.receive(receiveBuffer);
                 if (sender == null) {
                     break;
