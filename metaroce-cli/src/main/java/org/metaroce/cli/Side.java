@@ -88,8 +88,8 @@ final class Side implements AutoCloseable {
         } catch (final java.io.UncheckedIOException ex) {
             throw new BenchException(ex.getMessage() != null ? ex.getMessage() : ex.toString(), ex);
         }
-        poster = mode == ThreadingMode.INVOKER ? Poster.direct()
-            : Poster.queued(device, 4 * (config.qps() * (config.txDepth() + config.rxDepth() + 8) + 64));
+        poster = new Poster(new org.metaroce.netty.WorkRequestPoster(device,
+            4 * (config.qps() * (config.txDepth() + config.rxDepth() + 8) + 64)));
         try {
             device.call(ep -> {
                 setUp(ep);

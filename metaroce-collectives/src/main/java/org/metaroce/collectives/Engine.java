@@ -13,11 +13,12 @@ import org.metaroce.core.verbs.WcOpcode;
 import org.metaroce.core.verbs.WcStatus;
 import org.metaroce.core.verbs.WorkCompletion;
 import org.metaroce.core.verbs.WrOpcode;
+import org.metaroce.netty.WorkRequestPoster;
 
 /**
  * Runs an operation's plan on the calling thread: polls the completion queue, processes arrived
  * chunks (copy or reduce out of the slot, then grant the slot back), and posts chunk WRITEs as
- * grants and dependencies allow [COLL-006..COLL-011]. Posting goes through a {@link PostRing} to
+ * grants and dependencies allow [COLL-006..COLL-011]. Posting goes through a {@link WorkRequestPoster} to
  * the device's owning thread; the completion queue is read directly. On an INVOKER device the
  * calling thread is the owning thread: it posts directly and drives the device itself in the same
  * loop (no hand-off to a driver thread) [COLL-029]. Nothing here allocates per chunk.
@@ -42,7 +43,7 @@ final class Engine {
     private final Int2ObjectHashMap<Link> byQpn = new Int2ObjectHashMap<>();
     private final CompletionQueue cq;
     private final WorkCompletion[] wcs = new WorkCompletion[64];
-    private final PostRing ring;
+    private final WorkRequestPoster ring;
     private final SendRequest wr = new SendRequest(1);
     private final RecvRequest rr = new RecvRequest(1);
     private final IdleStrategy idle;
@@ -57,7 +58,7 @@ final class Engine {
     /** Device and endpoint counters, appended to failures so they can be diagnosed. */
     java.util.function.Supplier<String> diagnostics = () -> "";
 
-    Engine(final int rank, final int size, final Link[] links, final CompletionQueue cq, final PostRing ring,
+    Engine(final int rank, final int size, final Link[] links, final CompletionQueue cq, final WorkRequestPoster ring,
            final IdleStrategy idle, final long opTimeoutNs, final int chunkBytes, final int sqDepth,
            final org.metaroce.netty.MetaRoceDevice invoker) {
         this.invoker = invoker;
@@ -137,7 +138,7 @@ final class Engine {
                     }
                 }
                 ring.flush();
-                final String postError = ring.error();
+                final String postError = ring.refusal();
                 if (postError != null) {
                     throw fail(new CollectiveException(name + " on rank " + rank + ": " + postError, name, -1, null));
                 }

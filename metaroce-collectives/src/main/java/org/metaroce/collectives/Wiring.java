@@ -28,6 +28,7 @@ import org.metaroce.netty.ConnectionService;
 import org.metaroce.netty.IncomingRequest;
 import org.metaroce.netty.MetaRoceDevice;
 import org.metaroce.netty.ThreadingMode;
+import org.metaroce.netty.WorkRequestPoster;
 
 /**
  * Connects one rank to every other [COLL-001..COLL-004]: rank i connects to every lower rank
@@ -162,7 +163,7 @@ final class Wiring implements AutoCloseable {
                 missing.first(), null);
         }
         final int ringCapacity = 4 * (size - 1) * (sqDepth + rqDepth) + 64;
-        engine = new Engine(rank, size, links, cq, new PostRing(device, ringCapacity),
+        engine = new Engine(rank, size, links, cq, new WorkRequestPoster(device, ringCapacity),
             invoker ? config.invokerIdleStrategy() : config.idleStrategy(), config.operationTimeout().toNanos(),
             chunk, sqDepth, invoker ? device : null);
         engine.diagnostics = () -> " [endpoint counters: " + device.endpoint().counters() + "]";
