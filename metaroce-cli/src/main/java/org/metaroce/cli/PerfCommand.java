@@ -119,7 +119,8 @@ final class PerfCommand implements Callable<Integer> {
 
     @Option(names = "--idle", paramLabel = "spin|backoff|block",
         description = "How threads wait for work: spin, backoff (spin, yield, then park up to 100 us) or block "
-            + "(drivers block in epoll_wait/select; benchmark threads park up to 1 ms). Default: latency tests "
+            + "(drivers block in epoll_wait/select; a benchmark thread that drives one INVOKER device blocks in its "
+            + "awaitWork, up to 1 ms at a time; others park up to 1 ms). Default: latency tests "
             + "spin when the busy threads fit the processors; bandwidth tests spin only when a processor stays free "
             + "for the kernel's packet processing; otherwise backoff.")
     String idle;

@@ -184,6 +184,16 @@ class MetaroceCliTest {
     }
 
     @Test
+    void invokerThreadsThatBlockWhenIdleCompleteEveryTest() {
+        // --idle block: each benchmark thread waits in its device's awaitWork (POLLED: a selector on
+        // the endpoint socket; with --gro the BATCHED path: the event loop).
+        assertBandwidth(run("write_bw", "--loopback", "-n", "200", "-w", "20", "-s", "16384", "--idle", "block",
+            "--verify"), 16384, 200);
+        assertLatency(run("send_lat", "--loopback", "-n", "200", "-w", "20", "--idle", "block", "--verify"), 64, 200);
+        assertLatency(run("read_lat", "--loopback", "-n", "200", "-w", "20", "--idle", "block", "--gro"), 64, 200);
+    }
+
+    @Test
     void oneThreadCanDriveBothEndsAndNioWorks() {
         assertBandwidth(run("read_bw", "--loopback", "-n", "100", "-w", "10", "-s", "16384", "--loopback-threads",
             "1", "--transport", "nio", "--verify"), 16384, 100);

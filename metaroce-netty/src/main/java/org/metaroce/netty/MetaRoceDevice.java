@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -76,6 +77,13 @@ public final class MetaRoceDevice implements AutoCloseable {
     private final NettySink[] sinkHolder = new NettySink[1];
     private final InboundHandler receiveHandler;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** What an INVOKER owner blocked in {@link #awaitWork} waits on, so {@link #offer} can wake it. */
+    private volatile int awaitingOn = AWAIT_NONE;
+    private static final int AWAIT_NONE = 0;
+    private static final int AWAIT_EVENT_LOOP = 1;
+    private static final int AWAIT_SOCKET = 2;
+    /** Longest wait in the event loop while a send socket of a POLLED device drains (its reads are not watched then). */
+    private static final long DRAIN_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private volatile boolean gsoActive;
     private Channel endpointChannel;
@@ -347,8 +355,22 @@ public final class MetaRoceDevice implements AutoCloseable {
         }
         if (loop != null) {
             loop.wakeup();
+        } else {
+            wakeAwaiting();
         }
         return true;
+    }
+
+    private void wakeAwaiting() {
+        final int on = awaitingOn;
+        if (on == AWAIT_EVENT_LOOP) {
+            eventLoop.wakeup();
+        } else if (on == AWAIT_SOCKET) {
+            final PolledEndpointSocket socket = polledSocket;
+            if (socket != null) {
+                socket.wakeup();
+            }
+        }
     }
 
     /**
@@ -448,6 +470,73 @@ public final class MetaRoceDevice implements AutoCloseable {
         final int io = runEventLoop() + readPolledSocket(completionCount);
         final int app = application.getAsInt();
         return io + app + protocolCycle();
+    }
+
+    /**
+     * Blocks the owning thread (INVOKER mode) until there may be work for {@link #doWork()}: a
+     * datagram arrives at the endpoint socket, a command is queued ({@link #offer}, {@link #submit},
+     * {@link #call} from another thread), the endpoint's next deadline comes, or {@code maxWaitNs}
+     * passes, whichever is first. It costs no CPU while it waits: the BATCHED receive path waits in
+     * the event loop ({@code epoll_wait} or {@code select}, and reads what arrives), the POLLED path
+     * in a selector on the endpoint socket (the next {@code doWork} reads). Call it after a duty
+     * cycle that did no work, as an idle strategy would be called:
+     * <pre>{@code
+     * while (running) {
+     *     if (device.doWork() == 0) {
+     *         device.awaitWork(1_000_000);   // at most 1 ms
+     *     }
+     * }
+     * }</pre>
+     * A wait shorter than a millisecond on the POLLED path parks the thread for that long without
+     * watching the socket (a selector counts in milliseconds), as a backoff idle strategy would.
+     * Waking up costs a few microseconds more than spinning; latency-critical loops spin instead.
+     *
+     * @param maxWaitNs longest wait in nanoseconds (&gt; 0)
+     * @return whether it waited; false when work was already due (a queued command, a deadline
+     *     reached) or the device is closed
+     * @throws IllegalArgumentException if {@code maxWaitNs <= 0}
+     * @throws IllegalStateException in DEDICATED or SHARED mode, from another thread, or after close
+     */
+    public boolean awaitWork(final long maxWaitNs) {
+        if (maxWaitNs <= 0) {
+            throw new IllegalArgumentException("maxWaitNs must be > 0, got " + maxWaitNs);
+        }
+        checkInvoker();
+        final long deadline = endpoint.nextDeadlineNs();
+        final long wait = deadline == Long.MAX_VALUE ? maxWaitNs
+            : Math.min(maxWaitNs, deadline - System.nanoTime());
+        if (wait <= 0) {
+            return false;
+        }
+        final PolledEndpointSocket socket = polledSocket;
+        final boolean onSocket = socket != null && !sink.hasPendingOutbound();
+        if (onSocket && wait < TimeUnit.MILLISECONDS.toNanos(1)) {
+            LockSupport.parkNanos(wait);
+            return true;
+        }
+        // Published before the queue is checked: an offer() after the check sees it and wakes us.
+        awaitingOn = onSocket ? AWAIT_SOCKET : AWAIT_EVENT_LOOP;
+        try {
+            if (!commands.isEmpty() || closed.get()) {
+                return false;
+            }
+            if (onSocket) {
+                socket.awaitReadable(TimeUnit.NANOSECONDS.toMillis(wait));
+            } else {
+                // BATCHED: the event loop reads the endpoint socket and delivers what arrives. POLLED
+                // with a send socket draining: wait for it to become writable, not long, since the
+                // endpoint socket is not watched meanwhile.
+                beginIo();
+                eventLoop.run(socket == null ? wait : Math.min(wait, DRAIN_WAIT_NS), 0);
+            }
+            return true;
+        } catch (final java.io.IOException ex) {
+            counters.increment(DriverCounter.RECEIVE_ERRORS);
+            LOG.debug("waiting for the endpoint socket failed: {}", ex.toString());
+            return false;
+        } finally {
+            awaitingOn = AWAIT_NONE;
+        }
     }
 
     private void checkInvoker() {

@@ -7,6 +7,9 @@ import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.function.Consumer;
 
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -32,6 +35,8 @@ final class PolledEndpointSocket implements AutoCloseable {
     private final InetSocketAddress localAddress;
     private final DriverCounters counters;
     private final int maxDatagramBytes;
+    /** Opened on the first {@link #awaitReadable}: a device that never blocks needs none. */
+    private volatile Selector selector;
 
     /**
      * Opens and binds the socket.
@@ -114,6 +119,35 @@ final class PolledEndpointSocket implements AutoCloseable {
     }
 
     /**
+     * Blocks until a datagram is there to read, {@link #wakeup()} is called, or {@code timeoutMs}
+     * passes (owning thread). Reads stay the duty cycle's: this only waits for readiness.
+     *
+     * @param timeoutMs longest wait in milliseconds, at least 1
+     * @throws IOException if the selector cannot be opened or the wait fails
+     */
+    void awaitReadable(final long timeoutMs) throws IOException {
+        Selector current = selector;
+        if (current == null) {
+            current = Selector.open();
+            channel.register(current, SelectionKey.OP_READ);
+            selector = current;
+        }
+        // The Consumer form reports ready keys without adding them to the selected-key set (no
+        // allocation per wake-up); readiness alone is the answer.
+        current.select(IGNORE_KEY, Math.max(1, timeoutMs));
+    }
+
+    private static final Consumer<SelectionKey> IGNORE_KEY = key -> { };
+
+    /** Ends a current (or the next) {@link #awaitReadable} at once; any thread. */
+    void wakeup() {
+        final Selector current = selector;
+        if (current != null) {
+            current.wakeup();
+        }
+    }
+
+    /**
      * Sends one datagram from the endpoint port.
      *
      * @param datagram the bytes between position and limit (consumed)
@@ -135,6 +169,14 @@ final class PolledEndpointSocket implements AutoCloseable {
 
     @Override
     public void close() {
+        try {
+            final Selector current = selector;
+            if (current != null) {
+                current.close();
+            }
+        } catch (final IOException ex) {
+            LOG.debug("closing the selector of {} failed", localAddress, ex);
+        }
         try {
             channel.close();
         } catch (final IOException ex) {
