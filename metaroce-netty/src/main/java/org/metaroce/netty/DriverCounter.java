@@ -37,7 +37,9 @@ public enum DriverCounter {
     /** Received datagrams held back by the configured {@link InboundFaults} and delivered late. */
     FAULT_REORDERED,
     /** Reads of the endpoint socket that failed (POLLED receive path; e.g. an ICMP error reported on the socket). */
-    RECEIVE_ERRORS;
+    RECEIVE_ERRORS,
+    /** Datagrams sent with one {@code sendto} straight on an epoll socket, past Netty's pipeline (lone or short runs). */
+    DIRECT_SENDS;
 
     private static final DriverCounter[] VALUES = values();
 

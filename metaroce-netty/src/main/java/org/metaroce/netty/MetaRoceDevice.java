@@ -713,7 +713,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         entropyPorts = ports;
         final boolean gso = epoll && config.gso() && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
         sink = new NettySink(config.allocator(), config.sinkChunkBytes(), config.maxPacketsPerCycle(), peers,
-            counters, sendChannels, entropyPorts, endpointChannel, polledSocket, localAddress.getPort(), gso,
+            counters, sendChannels, entropyPorts, endpointChannel, polledSocket, localAddress.getPort(), gso, config.gsoMinSegments(),
             config.preserveSendOrder());
         sinkHolder[0] = sink;
         gsoActive = gso;

@@ -7,6 +7,8 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.unix.SegmentedDatagramPacket;
+import io.netty.channel.unix.Socket;
+import io.netty.channel.unix.UnixChannel;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.collections.Int2IntHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -27,7 +29,14 @@ import org.slf4j.LoggerFactory;
  * claims room ({@link #claim(int, int)}), so the packets of one socket lie back to back even when
  * a QP sprays over several paths. Consecutive packets of a socket to the same destination and of
  * the same length (the last one may be shorter) are then merged into one
- * {@link SegmentedDatagramPacket}, still without copying, when the platform supports UDP GSO.
+ * {@link SegmentedDatagramPacket}, still without copying, when the platform supports UDP GSO and
+ * the run has at least {@code gsoMinSegments} datagrams.
+ *
+ * <p>Datagrams not merged (a lone reply or ACK, a short run) go straight to {@code sendto} on the
+ * epoll socket when nothing of that socket waits in Netty: Netty's pipeline, outbound buffer and
+ * flush cost a few hundred nanoseconds per datagram, which is most of what a request-reply round
+ * trip spends above the system calls. When the kernel refuses one (buffer full), it and the rest of
+ * the run go through the pipeline, which then waits for the socket to drain.
  *
  * <p>Backpressure: a claim returns {@link #NO_ROOM} once {@code maxPacketsPerCycle} packets were
  * committed in this cycle, or when some socket has more unsent bytes queued than its high water
@@ -59,6 +68,9 @@ final class NettySink implements TransmitSink {
     /** The endpoint socket on the POLLED receive path (its slot in {@link #channels} is then null). */
     private final PolledEndpointSocket polledEndpoint;
     private boolean gso;
+    private final int gsoMinSegments;
+    /** Per socket, its native socket when the transport is epoll (else null), for direct sends. */
+    private final Socket[] directSockets;
     private boolean warnedFallback;
 
     // One chunk (and view of it) per socket; the latest claim's socket is current.
@@ -86,7 +98,7 @@ final class NettySink implements TransmitSink {
     NettySink(final ByteBufAllocator allocator, final int chunkBytes, final int maxPacketsPerCycle,
               final PeerTable peers, final DriverCounters counters, final Channel[] entropyChannels,
               final int[] entropyPorts, final Channel endpointChannel, final PolledEndpointSocket polledEndpoint,
-              final int endpointPort, final boolean gso,
+              final int endpointPort, final boolean gso, final int gsoMinSegments,
               final boolean preserveSendOrder) {
         this.allocator = allocator;
         this.preserveSendOrder = preserveSendOrder;
@@ -124,9 +136,15 @@ final class NettySink implements TransmitSink {
         // Connection-manager packets are sent from the endpoint port [ENC-003].
         indexByPort.put(endpointPort, endpointIndex);
         this.gso = gso;
+        this.gsoMinSegments = gsoMinSegments;
         this.emptyBytesBeforeUnwritable = new long[channels.length];
+        this.directSockets = new Socket[channels.length];
         for (int i = 0; i < channels.length; i++) {
             emptyBytesBeforeUnwritable[i] = channels[i] == null ? 0 : channels[i].bytesBeforeUnwritable();
+            // An epoll channel's descriptor is its native socket (a public Netty type).
+            if (channels[i] instanceof UnixChannel && ((UnixChannel) channels[i]).fd() instanceof Socket) {
+                directSockets[i] = (Socket) ((UnixChannel) channels[i]).fd();
+            }
         }
     }
 
@@ -274,8 +292,12 @@ final class NettySink implements TransmitSink {
             sendPolled(index);
             return;
         }
-        final ByteBuf slice = chunk[runChunk[index]].retainedSlice(runStart[index], runBytes[index]);
         final int count = runCount[index];
+        if (count < gsoMinSegments) {
+            writeSeparately(index);
+            return;
+        }
+        final ByteBuf slice = chunk[runChunk[index]].retainedSlice(runStart[index], runBytes[index]);
         final DatagramPacket packet;
         if (count > 1) {
             packet = new SegmentedDatagramPacket(slice, runSegment[index], runRecipient[index]);
@@ -292,6 +314,58 @@ final class NettySink implements TransmitSink {
         counters.addSent(index, count);
         runChunk[index] = -1;
         runRecipient[index] = null;
+    }
+
+    /**
+     * Sends a run as separate datagrams: straight to {@code sendto} while nothing of the socket
+     * waits in Netty and the kernel takes them, the rest through the pipeline (flushed with the
+     * socket).
+     */
+    private void writeSeparately(final int index) {
+        final Channel channel = channels[index];
+        final ByteBuf owner = chunk[runChunk[index]];
+        final InetSocketAddress recipient = runRecipient[index];
+        final int segment = runSegment[index];
+        final int end = runStart[index] + runBytes[index];
+        int at = runStart[index];
+        final Socket socket = directSockets[index];
+        if (socket != null && !dirty[index] && channel.isActive()
+            && channel.bytesBeforeUnwritable() >= emptyBytesBeforeUnwritable[index]) {
+            while (at < end) {
+                final int length = Math.min(segment, end - at);
+                try {
+                    // The chunk's own NIO view: its base is the pool chunk's memory, positioned here.
+                    final java.nio.ByteBuffer nio = owner.internalNioBuffer(at, length);
+                    if (socket.sendTo(nio, nio.position(), nio.limit(), recipient.getAddress(),
+                        recipient.getPort()) == 0) {
+                        break; // the kernel's buffer is full: the pipeline waits for it to drain
+                    }
+                    counters.increment(DriverCounter.DIRECT_SENDS);
+                    countSent(index, 1, length);
+                } catch (final java.io.IOException ex) {
+                    // As on the pipeline path: the datagram is lost, the protocol retransmits.
+                    counters.increment(DriverCounter.SEND_ERRORS);
+                    if (LOG.isDebugEnabled()) {
+                        LOG.debug("send on {} failed: {}", channel, ex.toString());
+                    }
+                }
+                at += length;
+            }
+        }
+        for (; at < end; at += segment) {
+            final int length = Math.min(segment, end - at);
+            channel.write(new DatagramPacket(owner.retainedSlice(at, length), recipient), channel.voidPromise());
+            dirty[index] = true;
+            countSent(index, 1, length);
+        }
+        runChunk[index] = -1;
+        runRecipient[index] = null;
+    }
+
+    private void countSent(final int index, final int datagrams, final int bytes) {
+        counters.add(DriverCounter.DATAGRAMS_SENT, datagrams);
+        counters.add(DriverCounter.BYTES_SENT, bytes);
+        counters.addSent(index, datagrams);
     }
 
     /** Sends a run from the POLLED endpoint socket, one datagram per segment, at once (no flush needed). */
