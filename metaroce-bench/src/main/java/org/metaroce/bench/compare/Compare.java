@@ -49,7 +49,7 @@ public final class Compare {
         Path logDir = Path.of("metaroce-bench/target/compare-logs");
         String loadNote = "not stated (pass --load-note).";
         boolean noBoundsChecks;
-        List<Integer> aeronMtus = List.of(8192, 65504);
+        List<Integer> aeronMtus = List.of(4096, 8192, 65504);
         String only;
         String idle = "auto";
         long seed = 42;
@@ -140,8 +140,9 @@ public final class Compare {
         "  --no-bounds-checks   run with -Dagrona.disable.bounds.checks=true",
         "  --idle auto|spin|backoff  how every contender's two threads wait (default auto: as the",
         "                       metaroce tools, spin unless a bandwidth run would leave no core free)",
-        "  --aeron-mtus LIST    Aeron MTUs measured for bandwidth (default 8192,65504: Aeron's",
-        "                       recommended and its largest; the best is Aeron's figure in the targets)",
+        "  --aeron-mtus LIST    Aeron MTUs measured for bandwidth (default 4096,8192,65504: the",
+        "                       targets' MTU, Aeron's recommended and its largest; the targets take",
+        "                       Aeron's best up to 4096 and show its best at any MTU beside)",
         "  --out FILE           the report (default docs/benchmarks.md)",
         "  --chart FILE         the SVG chart (default docs/benchmarks/compare.svg)",
         "  --logs DIR           JMH logs of every run (default metaroce-bench/target/compare-logs)",

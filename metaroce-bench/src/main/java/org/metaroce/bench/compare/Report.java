@@ -99,10 +99,16 @@ final class Report {
         return rows;
     }
 
-    /** @return Aeron's best median at {@code size} over the MTUs measured ("best-tuned"), or null */
-    private Cell bestAeron(final int size) {
+    /**
+     * @return Aeron's best median at {@code size} over the MTUs measured up to {@code maxMtu}
+     *     ("best-tuned"), or null
+     */
+    private Cell bestAeron(final int size, final int maxMtu) {
         Cell best = null;
         for (final int mtu : settings.aeronMtus()) {
+            if (mtu > maxMtu) {
+                continue;
+            }
             final Stats s = value(aeron(size, mtu));
             if (s != null && (best == null || s.median() > value(best).median())) {
                 best = aeron(size, mtu);
@@ -193,7 +199,7 @@ final class Report {
             .append("Aeron 1.51.0: two embedded media drivers in INVOKER mode, one per thread (the sender's ")
             .append("thread invokes its driver and client conductor and offers; the receiver's thread invokes ")
             .append("its driver and polls), MTU ").append(String.join(" and ", settings.aeronMtus().stream()
-                .map(String::valueOf).toList())).append(" (the targets take Aeron's best), 2 MiB socket buffers, 2 MiB ")
+                .map(String::valueOf).toList())).append(" (the targets take Aeron's best at an MTU up to 4096, the targets' MTU; its best at any MTU is shown beside), 2 MiB socket buffers, 2 MiB ")
             .append("receiver window, 16 MiB terms. Raw UDP: payload-only datagrams of up to 4096 B through the ")
             .append("same MetaRoCE device (sockets, epoll, sendmmsg/GSO, chunks), no protocol; loss is not ")
             .append("recovered. TCP: one NIO stream, TCP_NODELAY, default buffers, non-blocking.\n");
@@ -215,21 +221,33 @@ final class Report {
         return idle.name().toLowerCase(Locale.ROOT);
     }
 
+    /** The MTU the targets of issue 8 are stated at. */
+    static final int TARGET_MTU = 4096;
+
     private void targets(final StringBuilder md) {
         md.append("## Targets (issue 8)\n\n");
         md.append("| target | measured | ratio | mark |\n|---|---|---|---|\n");
         final Stats write64 = value(bw(Contender.METAROCE_WRITE, 65536));
-        final Cell bestAeron4 = bestAeron(4096);
+        // The targets hold at a 4 KiB MTU: Aeron's best at an MTU up to that is the target's
+        // reference; its best at any MTU (jumbo datagrams, which loopback allows) is shown beside it.
+        final Cell bestAeron4 = bestAeron(4096, TARGET_MTU);
         final Stats aeron4 = bestAeron4 == null ? null : value(bestAeron4);
+        final Cell bestAeronAny = bestAeron(4096, Integer.MAX_VALUE);
+        final Stats aeronAny = bestAeronAny == null ? null : value(bestAeronAny);
         final Stats tcp64 = value(bw(Contender.TCP, 65536));
         final Stats raw64 = value(bw(Contender.RAW_UDP, 65536));
         final Stats sendPp = value(pp(Contender.METAROCE_SEND));
         final Stats aeronPp = value(pp(Contender.AERON));
         final Stats eng = value(engine());
         final Stats engAlloc = stats(engine(), Figure::allocBytesPerOp);
-        row(md, "RDMA WRITE 64 KiB ≥ 2 × Aeron 4 KiB (Aeron's best MTU)", "WRITE " + gbps(write64) + " vs Aeron "
-            + gbps(aeron4) + (bestAeron4 == null ? "" : " (MTU " + bestAeron4.aeronMtu() + ")"),
+        row(md, "RDMA WRITE 64 KiB ≥ 2 × Aeron 4 KiB, both at the targets' 4 KiB MTU", "WRITE " + gbps(write64)
+            + " vs Aeron " + gbps(aeron4) + (bestAeron4 == null ? "" : " (MTU " + bestAeron4.aeronMtu() + ")"),
             write64, aeron4, r -> r >= 2.0);
+        if (bestAeronAny != null && bestAeronAny.aeronMtu() > TARGET_MTU) {
+            row(md, "(beyond the targets) RDMA WRITE 64 KiB vs Aeron 4 KiB at Aeron's best MTU, 2 × wanted",
+                "WRITE " + gbps(write64) + " vs Aeron " + gbps(aeronAny) + " (MTU " + bestAeronAny.aeronMtu() + ")",
+                write64, aeronAny, r -> r >= 2.0);
+        }
         row(md, "RDMA WRITE 64 KiB vs one TCP stream (goal: match it)", "WRITE " + gbps(write64) + " vs TCP "
             + gbps(tcp64), write64, tcp64, r -> r >= 1.0);
         row(md, "SEND 64 B ping-pong p50 ≤ Aeron's p50", "MetaRoCE " + us(sendPp) + " vs Aeron " + us(aeronPp),
