@@ -129,8 +129,14 @@ abstract class Agent {
 
     /** Sends the control message written at control slot 2. */
     final void sendControl(final Connection control) {
-        controlWr.clear().wrId(wrId(0, 2)).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
-            .addSge(side.controlMr.address() + 2L * Side.CONTROL_SLOT, Messages.CONTROL_LENGTH, side.controlMr.lkey());
+        sendControl(control, 2);
+    }
+
+    /** Sends the control message in {@code slot} (2: DONE or RESULT; 3: MARK). */
+    final void sendControl(final Connection control, final int slot) {
+        controlWr.clear().wrId(wrId(0, slot)).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            .addSge(side.controlMr.address() + (long) slot * Side.CONTROL_SLOT, Messages.CONTROL_LENGTH,
+                side.controlMr.lkey());
         side.poster.postSend(control.queuePair(), controlWr);
         side.poster.flush();
     }

@@ -12,6 +12,8 @@ import org.metaroce.netty.Transport;
  * @param size message size in bytes
  * @param iterations measured iterations per queue pair, or -1 in duration mode
  * @param durationNs measured time in duration mode, else 0
+ * @param marginNs duration mode: time run before the measured {@code durationNs} (after the warm-up
+ *     iterations) whose results are discarded, as perftest's {@code --margin}; else 0
  * @param warmup iterations per queue pair run before measuring
  * @param qps data queue pairs
  * @param mtu path MTU proposed
@@ -37,7 +39,7 @@ import org.metaroce.netty.Transport;
  * @param counters print the driver's, the endpoint's and the connection manager's counters on stderr at the end
  * @param qpTimeoutNs each queue pair's TIMEOUT and retransmission timer floor
  */
-record BenchConfig(TestKind kind, int size, long iterations, long durationNs, long warmup, int qps, int mtu,
+record BenchConfig(TestKind kind, int size, long iterations, long durationNs, long marginNs, long warmup, int qps, int mtu,
                    int paths, int txDepth, int rxDepth, boolean verify, boolean json, Transport transport,
                    Mode mode, Idle idle, InetAddress bind, InetSocketAddress server, int port, boolean loopback,
                    int loopbackThreads, long connectTimeoutNs, boolean gso, int burst, boolean gro, boolean compareSwap,

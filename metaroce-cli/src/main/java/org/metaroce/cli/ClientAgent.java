@@ -64,6 +64,9 @@ final class ClientAgent extends Agent {
     private long t0;
     private long lastCompletionNs;
     private long measured;
+    /** Duration mode: measuring, but still within the margin whose results are discarded. */
+    private boolean inMargin;
+    private long marginEndNs;
     private long nextSampleNs;
     private long sampleMessages;
     private long sampleNs;
@@ -350,13 +353,12 @@ final class ClientAgent extends Agent {
 
     private void startMeasure(final long now) {
         phase = Phase.MEASURE;
-        t0 = now;
-        lastCompletionNs = now;
-        measured = 0;
-        sampleNs = now;
-        sampleMessages = 0;
-        nextSampleNs = now + SAMPLE_NS;
-        nextProgressNs = now + PROGRESS_NS;
+        inMargin = config.timed() && config.marginNs() > 0;
+        marginEndNs = now + config.marginNs();
+        restartMeasurement(now);
+        if (!inMargin) {
+            markWindow();
+        }
         final long extra = config.timed() ? Long.MAX_VALUE / 4 : config.iterations();
         for (int q = 1; q <= qps; q++) {
             limit[q] = config.warmup() + extra;
@@ -366,8 +368,48 @@ final class ClientAgent extends Agent {
         }
     }
 
+    /**
+     * Duration mode: at the end of the margin the counts, the histogram and the clock start again,
+     * so the averages cover only the {@code -D} seconds after it (perftest's {@code --margin}).
+     */
+    private void passMargin(final long now) {
+        if (inMargin && now - marginEndNs >= 0) {
+            inMargin = false;
+            restartMeasurement(now);
+            if (kind.raw && kind.bandwidth) {
+                rawWarmupTarget = raw.sent();
+            }
+            markWindow();
+        }
+    }
+
+    /**
+     * Raw bandwidth: the receiver counts what arrives, so it is told when the measured window
+     * starts (MARK); what arrived before (warm-up, margin) stays out of its average.
+     */
+    private void markWindow() {
+        if (kind.raw && kind.bandwidth) {
+            Messages.putMark(side.controlMr.buffer(), controlOffset(3));
+            sendControl(conns[0], 3);
+        }
+    }
+
+    private void restartMeasurement(final long now) {
+        t0 = now;
+        lastCompletionNs = now;
+        measured = 0;
+        sampleNs = now;
+        sampleMessages = 0;
+        nextSampleNs = now + SAMPLE_NS;
+        nextProgressNs = now + PROGRESS_NS;
+        peakBps = 0;
+        if (histogram != null) {
+            histogram.reset();
+        }
+    }
+
     private boolean timeUp(final long now) {
-        return config.timed() && now - t0 >= config.durationNs();
+        return config.timed() && !inMargin && now - t0 >= config.durationNs();
     }
 
     private void sample(final long now, final long messagesSoFar) {
@@ -423,6 +465,7 @@ final class ClientAgent extends Agent {
                 now = System.nanoTime();
             }
             if (phase == Phase.MEASURE) {
+                passMargin(now);
                 sample(now, measured);
                 if (timeUp(now)) {
                     for (int q = 1; q <= qps; q++) {
@@ -541,6 +584,7 @@ final class ClientAgent extends Agent {
                 startMeasure(now);
             }
             if (phase == Phase.MEASURE) {
+                passMargin(now);
                 sample(now, measured);
                 if (config.timed() ? timeUp(now) : measured >= config.iterations()) {
                     finishLatency();
@@ -639,7 +683,8 @@ final class ClientAgent extends Agent {
             }
             return 1;
         }
-        final long messages = (sent - rawWarmupTarget) / raw.datagramsPerMessage();
+        passMargin(now);
+        final long messages = (raw.sent() - rawWarmupTarget) / raw.datagramsPerMessage();
         sample(now, messages);
         if (timeUp(now)) {
             raw.stop();
@@ -682,6 +727,7 @@ final class ClientAgent extends Agent {
             startMeasure(now);
         }
         if (phase == Phase.MEASURE) {
+            passMargin(now);
             sample(now, measured);
             if (config.timed() ? timeUp(now) : measured >= config.iterations()) {
                 report.iterations = measured;
@@ -739,7 +785,7 @@ final class ClientAgent extends Agent {
                 // The baseline's bandwidth is what arrived, over the time it took to arrive.
                 final long rxNs = result.rawNs();
                 final double rxPeak = result.rawPeakBps();
-                final double messages = (double) report.receivedDatagrams / raw.datagramsPerMessage();
+                final double messages = (double) result.rawWindowDatagrams() / raw.datagramsPerMessage();
                 if (rxNs > 0) {
                     report.elapsedNs = rxNs;
                     report.messages = Math.round(messages);

@@ -15,7 +15,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  */
 final class Messages {
     static final int MAGIC = 0x4D52_5046; // "MRPF"
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final ByteOrder ORDER = ByteOrder.BIG_ENDIAN;
 
     static final int FLAG_VERIFY = 1;
@@ -23,6 +23,8 @@ final class Messages {
 
     static final int DONE = 1;
     static final int RESULT = 2;
+    /** Client to server: the measured window of a raw bandwidth test starts now (after warm-up and margin). */
+    static final int MARK = 3;
     static final int CONTROL_LENGTH = 64;
 
     static final int VERIFY_NOT_REQUESTED = 0;
@@ -111,7 +113,7 @@ final class Messages {
 
     /** The server's RESULT report, read back by the client. */
     record Result(int verify, long checked, long mismatch, int qp, int slot, long rawDatagrams, long rawNs,
-                  double rawPeakBps) {
+                  double rawPeakBps, long rawWindowDatagrams) {
     }
 
     /**
@@ -134,7 +136,7 @@ final class Messages {
         }
         return new Result(b.getInt(at + 4, ORDER), b.getLong(at + 8, ORDER), b.getLong(at + 16, ORDER),
             b.getInt(at + 24, ORDER), b.getInt(at + 28, ORDER), b.getLong(at + 32, ORDER), b.getLong(at + 40, ORDER),
-            Double.longBitsToDouble(b.getLong(at + 48, ORDER)));
+            Double.longBitsToDouble(b.getLong(at + 48, ORDER)), b.getLong(at + 56, ORDER));
     }
 
     // DONE: type, reserved (0), iterations per QP, total messages, elapsed ns, peak bits/s, writes per QP (all)
@@ -149,10 +151,22 @@ final class Messages {
         b.putLong(at + 40, perQpAll, ORDER);
     }
 
-    // RESULT: type, verify status, bytes checked, mismatch offset, qp, slot, raw datagrams, raw ns, raw peak
+    // MARK: type only
+    static void putMark(final MutableDirectBuffer b, final int at) {
+        b.putInt(at, MARK, ORDER);
+        b.putInt(at + 4, 0, ORDER);
+    }
+
+    /** @return whether the slot at {@code at} holds a MARK */
+    static boolean isMark(final DirectBuffer b, final int at) {
+        return b.getInt(at, ORDER) == MARK;
+    }
+
+    // RESULT: type, verify status, bytes checked, mismatch offset, qp, slot, raw datagrams (all received),
+    // raw ns (of the measured window), raw peak, raw datagrams received in the measured window
     static void putResult(final MutableDirectBuffer b, final int at, final int verify, final long checked,
                           final long mismatch, final int qp, final int slot, final long rawDatagrams,
-                          final long rawNs, final double rawPeakBps) {
+                          final long rawNs, final double rawPeakBps, final long rawWindowDatagrams) {
         b.putInt(at, RESULT, ORDER);
         b.putInt(at + 4, verify, ORDER);
         b.putLong(at + 8, checked, ORDER);
@@ -162,5 +176,6 @@ final class Messages {
         b.putLong(at + 32, rawDatagrams, ORDER);
         b.putLong(at + 40, rawNs, ORDER);
         b.putLong(at + 48, Double.doubleToRawLongBits(rawPeakBps), ORDER);
+        b.putLong(at + 56, rawWindowDatagrams, ORDER);
     }
 }

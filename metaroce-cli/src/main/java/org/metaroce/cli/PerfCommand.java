@@ -34,6 +34,8 @@ import picocli.CommandLine.Spec;
 final class PerfCommand implements Callable<Integer> {
     /** Largest message (and slot) size: 1 GiB. */
     static final int MAX_SIZE = 1 << 30;
+    /** Default {@code --margin} in duration mode: long enough for the JIT to compile the data path. */
+    static final long DEFAULT_MARGIN_NS = 1_000_000_000L;
 
     private final TestKind kind;
 
@@ -71,6 +73,11 @@ final class PerfCommand implements Callable<Integer> {
             description = "Measure for this many seconds instead of a number of iterations.")
         Double duration;
     }
+
+    @Option(names = "--margin", paramLabel = "SECONDS",
+        description = "With -D: run this long after the warm-up iterations and discard what it measured, as "
+            + "perftest's --margin does, so the JIT's warm-up stays out of the averages (default: 1; 0 = none).")
+    Double margin;
 
     @Option(names = {"-w", "--warmup"}, paramLabel = "N",
         description = "Iterations per queue pair run before measuring, to warm up the JIT (default: 1000; 0 = none).")
@@ -213,6 +220,18 @@ final class PerfCommand implements Callable<Integer> {
             iterations = -1;
             durationNs = (long) (d * 1e9);
         }
+        long marginNs = 0;
+        if (margin != null) {
+            if (durationNs == 0) {
+                throw bad("--margin applies to duration mode only: give -D/--duration too");
+            }
+            if (!(margin >= 0) || margin > 3600) {
+                throw bad("--margin must be between 0 and 3600 seconds (got " + margin + ")");
+            }
+            marginNs = (long) (margin * 1e9);
+        } else if (durationNs > 0) {
+            marginNs = DEFAULT_MARGIN_NS;
+        }
         final long resolvedWarmup = warmup != null ? warmup : 1000;
         if (resolvedWarmup < 0) {
             throw bad("-w/--warmup must be >= 0 (got " + resolvedWarmup + ")");
@@ -337,7 +356,7 @@ final class PerfCommand implements Callable<Integer> {
         // offers the preferred size and the client's smaller value wins in the negotiation).
         final int resolvedMtu = mtu != null ? mtu
             : serverAddress != null ? LinkMtu.towards(serverAddress) : LinkMtu.PREFERRED;
-        return new BenchConfig(kind, resolvedSize, iterations, durationNs, resolvedWarmup, qps, resolvedMtu, paths, depth,
+        return new BenchConfig(kind, resolvedSize, iterations, durationNs, marginNs, resolvedWarmup, qps, resolvedMtu, paths, depth,
             rxDepth, verify, json, concrete, resolvedMode, resolvedIdle, bindAddress, server, port, loopback, threads,
             (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters,
             4096L << qpTimeoutExponent);

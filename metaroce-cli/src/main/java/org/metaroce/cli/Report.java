@@ -106,6 +106,10 @@ final class Report {
         out.printf(Locale.ROOT, " Mtu             : %-10s TX depth     : %d%n", negotiatedMtu + "[B]",
             txDepth);
         out.printf(Locale.ROOT, " Verify          : %s%n", verify + (verifyDetail.isEmpty() ? "" : " (" + verifyDetail + ")"));
+        if (config.timed()) {
+            out.printf(Locale.ROOT, " Duration        : %.1f s measured after %d warm-up iterations and a %.1f s margin%n",
+                config.durationNs() / 1e9, config.warmup(), config.marginNs() / 1e9);
+        }
         out.printf(Locale.ROOT, " Local address   : %s   Remote address: %s%n", local, remote);
         if (kind.raw) {
             out.printf(Locale.ROOT, " Datagrams       : %d sent, %d received (%.2f%% lost)%n", sentDatagrams,

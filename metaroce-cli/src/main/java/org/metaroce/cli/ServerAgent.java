@@ -61,6 +61,8 @@ final class ServerAgent extends Agent {
     private long rawLastCount;
     private long rawFirstNs;
     private long rawFirstCount;
+    /** The client marked the start of its measured window (raw bandwidth). */
+    private boolean rawMarked;
     private long rawLastNs;
     private long rawSampleNs;
     private long rawSampleCount;
@@ -418,7 +420,12 @@ final class ServerAgent extends Agent {
                 throw completionError(wc, "control message");
             }
             if (wc.opcode() == WcOpcode.RECV) {
-                onDone(slotOf(wc.wrId()));
+                final int slot = slotOf(wc.wrId());
+                if (Messages.isMark(side.controlMr.buffer(), controlOffset(slot))) {
+                    onMark(slot);
+                } else {
+                    onDone(slot);
+                }
             } else if (phase == Phase.RESULT_SENT) {
                 // RESULT was acknowledged: wait for the client's disconnect.
                 phase = Phase.DISCONNECTING;
@@ -426,6 +433,24 @@ final class ServerAgent extends Agent {
             }
         }
         return n;
+    }
+
+    /** The client's measured window starts: the raw receive count and clock start again. */
+    private void onMark(final int slot) {
+        if (kind.raw && kind.bandwidth) {
+            final long now = System.nanoTime();
+            final long count = raw.received();
+            rawMarked = true;
+            rawFirstNs = now;
+            rawFirstCount = count;
+            rawSampleNs = now;
+            rawSampleCount = count;
+            rawLastNs = now;
+            rawLastCount = count;
+            rawPeakBps = 0;
+        }
+        // Keep two receives posted for what follows (DONE).
+        postControlRecv(qps[0], slot);
     }
 
     private void onDone(final int slot) {
@@ -479,21 +504,30 @@ final class ServerAgent extends Agent {
         }
         long rawDatagrams = 0;
         long rawNs = 0;
+        long rawWindow = 0;
         if (kind.raw) {
             rawDatagrams = rawLastCount;
             report.receivedDatagrams = rawDatagrams;
-            if (kind.bandwidth && rawLastNs > rawFirstNs) {
-                // Datagrams that arrived after the first observation, over the time they took.
+            if (kind.bandwidth && rawMarked && rawLastNs > rawFirstNs) {
+                // What arrived in the client's measured window (from its MARK), over that time.
+                rawNs = rawLastNs - rawFirstNs;
+                rawWindow = rawLastCount - rawFirstCount;
+            } else if (kind.bandwidth && rawLastNs > rawFirstNs) {
+                // No MARK (the window started with the first datagram): datagrams that arrived after
+                // the first observation, over the time they took, scaled to all of them.
                 rawNs = rawLastNs - rawFirstNs;
                 final double scale = (double) rawLastCount / Math.max(1, rawLastCount - rawFirstCount);
                 rawNs = (long) (rawNs * scale);
+                rawWindow = rawLastCount;
+            }
+            if (rawNs > 0) {
                 report.elapsedNs = rawNs;
-                report.messages = rawLastCount / raw.datagramsPerMessage();
+                report.messages = rawWindow / raw.datagramsPerMessage();
                 report.peakBps = rawPeakBps;
             }
         }
         Messages.putResult(side.controlMr.buffer(), controlOffset(2), verify, checked, mismatch, badQp, badSlot,
-            rawDatagrams, rawNs, rawPeakBps);
+            rawDatagrams, rawNs, rawPeakBps, rawWindow);
         sendControl(conns[0]);
         phase = Phase.RESULT_SENT;
         if (!quiet) {

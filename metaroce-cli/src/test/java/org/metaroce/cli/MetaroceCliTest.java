@@ -149,6 +149,25 @@ class MetaroceCliTest {
         assertThat(j.get("mtu").asInt()).isEqualTo(4096);
     }
 
+    /**
+     * perftest's --margin: in duration mode, the margin after the warm-up is run but not measured.
+     * The reported time is the -D seconds (plus the drain of what was in flight), not the margin too.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"write_bw", "raw_udp_bw"})
+    void durationModeDiscardsTheMargin(final String tool) throws Exception {
+        final Run run = run(tool, "--loopback", "-D", "0.3", "--margin", "2", "--json");
+        assertThat(run.exitCode()).as(run::toString).isZero();
+        final JsonNode j = json(run);
+        assertThat(j.get("messages").asLong()).isPositive();
+        // raw_udp_bw reports the receiver's window: from the client's MARK to the last arrival, about -D.
+        assertThat(j.get("elapsed_ns").asLong()).as("measured time: -D, not the 2 s margin as well")
+            .isGreaterThanOrEqualTo(200_000_000L).isLessThan(2_000_000_000L);
+        final Run notTimed = run(tool, "--loopback", "-n", "10", "--margin", "1");
+        assertThat(notTimed.exitCode()).isEqualTo(2);
+        assertThat(notTimed.err()).contains("--margin applies to duration mode only");
+    }
+
     @Test
     void jsonOfALatencyRunInDurationMode() throws Exception {
         final Run run = run("send_lat", "--loopback", "-D", "0.3", "-w", "20", "--json");
