@@ -383,10 +383,7 @@ final class ServerAgent extends Agent {
         }
         final long now = System.nanoTime();
         if (rawFirstNs == 0) {
-            rawFirstNs = now;
-            rawFirstCount = count;
-            rawSampleNs = now;
-            rawSampleCount = count;
+            startRawWindow(now, count);
         }
         rawLastCount = count;
         rawLastNs = now;
@@ -435,16 +432,20 @@ final class ServerAgent extends Agent {
         return n;
     }
 
+    private void startRawWindow(final long now, final long count) {
+        rawFirstNs = now;
+        rawFirstCount = count;
+        rawSampleNs = now;
+        rawSampleCount = count;
+    }
+
     /** The client's measured window starts: the raw receive count and clock start again. */
     private void onMark(final int slot) {
         if (kind.raw && kind.bandwidth) {
             final long now = System.nanoTime();
             final long count = raw.received();
             rawMarked = true;
-            rawFirstNs = now;
-            rawFirstCount = count;
-            rawSampleNs = now;
-            rawSampleCount = count;
+            startRawWindow(now, count);
             rawLastNs = now;
             rawLastCount = count;
             rawPeakBps = 0;
