@@ -188,6 +188,10 @@ class AwaitWorkTest {
                         device.doWork(); // answers the other thread's setup calls
                     }
                     final org.metaroce.core.verbs.WorkCompletion[] wcs = {new org.metaroce.core.verbs.WorkCompletion()};
+                    // Side 0 blocks as soon as a cycle finds nothing, side 1 spins and yields first.
+                    final InvokerIdleStrategy idle = me == 0
+                        ? new InvokerIdleStrategy(device, 0, 0, TimeUnit.MILLISECONDS.toNanos(5))
+                        : new InvokerIdleStrategy(device);
                     int sent = 0;
                     int posted = RECEIVES_AHEAD; // posted by the main thread before the start
                     final long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -216,9 +220,7 @@ class AwaitWorkTest {
                                 sent += send(node, me == 1 ? received[me] - 1 : received[me]);
                             }
                         }
-                        if (work == 0) {
-                            device.awaitWork(TimeUnit.MILLISECONDS.toNanos(5));
-                        }
+                        idle.idle(work);
                     }
                     // Let the last ACKs out before closing.
                     final long drain = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
@@ -260,6 +262,52 @@ class AwaitWorkTest {
             throw new AssertionError("a side failed", failure.get());
         }
         assertThat(received).containsExactly(rounds, rounds);
+    }
+
+    @Test
+    void invokerIdleStrategySpinsThenYieldsThenBlocksUntilADatagram() throws Exception {
+        try (MetaRoceDevice device = new MetaRoceDevice(config(Transport.AUTO, ReceivePath.POLLED));
+             DatagramSocket sender = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
+            device.doWork();
+            final InvokerIdleStrategy idle = new InvokerIdleStrategy(device, 3, 2, LONG_WAIT_NS);
+            final long start = System.nanoTime();
+            for (int i = 0; i < 5; i++) {
+                idle.idle(0); // three spins, two yields: none of them waits for anything
+            }
+            assertThat(System.nanoTime() - start).as("spins and yields").isLessThan(WOKEN_WITHIN_NS);
+            final AtomicBoolean datagramSent = new AtomicBoolean();
+            final CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
+                sleep(100);
+                datagramSent.set(true);
+                try {
+                    sender.send(new DatagramPacket(new byte[] {7}, 1, device.localAddress()));
+                } catch (final java.io.IOException ex) {
+                    throw new java.io.UncheckedIOException(ex);
+                }
+            });
+            final long blockStart = System.nanoTime();
+            idle.idle(0); // the sixth: blocks in awaitWork
+            assertThat(datagramSent).as("returned only once the datagram was on its way").isTrue();
+            assertThat(System.nanoTime() - blockStart).as("woken by the datagram").isLessThan(WOKEN_WITHIN_NS);
+            sent.get(5, TimeUnit.SECONDS);
+            idle.idle(1); // work done: spinning starts again
+            assertThat(idle.alias()).isEqualTo("invoker-await");
+        }
+    }
+
+    @Test
+    void invokerIdleStrategyRefusesOtherDevicesAndBadBounds() {
+        try (MetaRoceDevice dedicated = new MetaRoceDevice(DevicePair.config(Transport.AUTO,
+            ThreadingMode.DEDICATED, 2, 1))) {
+            assertThatThrownBy(() -> new InvokerIdleStrategy(dedicated)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("InvokerIdleStrategy needs an INVOKER device, got DEDICATED");
+        }
+        try (MetaRoceDevice device = new MetaRoceDevice(config(Transport.AUTO, ReceivePath.POLLED))) {
+            assertThatThrownBy(() -> new InvokerIdleStrategy(device, -1, 0, 1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxSpins and maxYields must be >= 0");
+            assertThatThrownBy(() -> new InvokerIdleStrategy(device, 0, 0, 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("maxWaitNs must be > 0, got 0");
+        }
     }
 
     /** Posts one signalled 64-byte SEND whose first int is {@code number}; returns 1. */

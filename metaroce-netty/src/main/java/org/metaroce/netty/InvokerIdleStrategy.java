@@ -1,0 +1,99 @@
+package org.metaroce.netty;
+
+import org.agrona.concurrent.IdleStrategy;
+
+/**
+ * How the thread that drives an {@link ThreadingMode#INVOKER} device waits when a loop found
+ * nothing to do: it spins for a few rounds (an answer often comes within microseconds), then yields
+ * the processor for a few more, then blocks in {@link MetaRoceDevice#awaitWork(long)} until a
+ * datagram, a command from another thread or the endpoint's next deadline. Where more threads run
+ * than there are processors this hands the processor to whoever has work and still wakes up for
+ * the next datagram at once, where a parking backoff would sleep through it.
+ *
+ * <p>Use it from the device's owning thread only (as {@code awaitWork} requires), one instance per
+ * thread.
+ */
+public final class InvokerIdleStrategy implements IdleStrategy {
+    /** Default rounds of {@link Thread#onSpinWait()} before yielding. */
+    public static final int DEFAULT_SPINS = 20;
+    /** Default rounds of {@link Thread#yield()} before blocking. */
+    public static final int DEFAULT_YIELDS = 10;
+    /** Default longest single wait in {@code awaitWork}, 1 ms. */
+    public static final long DEFAULT_MAX_WAIT_NS = 1_000_000L;
+
+    private final MetaRoceDevice device;
+    private final int maxSpins;
+    private final int maxYields;
+    private final long maxWaitNs;
+    private int spins;
+    private int yields;
+
+    /**
+     * With the defaults: {@value #DEFAULT_SPINS} spins, {@value #DEFAULT_YIELDS} yields, then waits
+     * of at most {@value #DEFAULT_MAX_WAIT_NS} ns.
+     *
+     * @param device the INVOKER device the calling thread drives
+     */
+    public InvokerIdleStrategy(final MetaRoceDevice device) {
+        this(device, DEFAULT_SPINS, DEFAULT_YIELDS, DEFAULT_MAX_WAIT_NS);
+    }
+
+    /**
+     * @param device the INVOKER device the calling thread drives
+     * @param maxSpins rounds of busy spinning before yielding (&ge; 0)
+     * @param maxYields rounds of yielding before blocking (&ge; 0)
+     * @param maxWaitNs longest single wait in {@link MetaRoceDevice#awaitWork(long)} (&gt; 0)
+     * @throws IllegalArgumentException if the device is not in INVOKER mode or a bound is out of range
+     */
+    public InvokerIdleStrategy(final MetaRoceDevice device, final int maxSpins, final int maxYields,
+                               final long maxWaitNs) {
+        if (device == null || device.threadingMode() != ThreadingMode.INVOKER) {
+            throw new IllegalArgumentException("InvokerIdleStrategy needs an INVOKER device, got "
+                + (device == null ? "null" : device.threadingMode()));
+        }
+        if (maxSpins < 0 || maxYields < 0) {
+            throw new IllegalArgumentException("maxSpins and maxYields must be >= 0, got " + maxSpins + " and "
+                + maxYields);
+        }
+        if (maxWaitNs <= 0) {
+            throw new IllegalArgumentException("maxWaitNs must be > 0, got " + maxWaitNs);
+        }
+        this.device = device;
+        this.maxSpins = maxSpins;
+        this.maxYields = maxYields;
+        this.maxWaitNs = maxWaitNs;
+    }
+
+    @Override
+    public void idle(final int workCount) {
+        if (workCount > 0) {
+            reset();
+        } else {
+            idle();
+        }
+    }
+
+    @Override
+    public void idle() {
+        if (spins < maxSpins) {
+            spins++;
+            Thread.onSpinWait();
+        } else if (yields < maxYields) {
+            yields++;
+            Thread.yield();
+        } else {
+            device.awaitWork(maxWaitNs);
+        }
+    }
+
+    @Override
+    public void reset() {
+        spins = 0;
+        yields = 0;
+    }
+
+    @Override
+    public String alias() {
+        return "invoker-await";
+    }
+}
