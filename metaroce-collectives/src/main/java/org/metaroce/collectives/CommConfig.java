@@ -4,6 +4,8 @@ import java.time.Duration;
 
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
+import org.metaroce.netty.InvokerIdleStrategy;
+import org.metaroce.netty.MetaRoceDevice;
 
 /**
  * Tuning of a {@link Communicator}. Every rank of a communicator must use the same chunk size
@@ -20,6 +22,7 @@ public final class CommConfig {
     private IdleStrategy idleStrategy;
     private boolean spinWait;
     private boolean parkWait;
+    private boolean blockWait;
     /** Whether the caller chose how ranks wait (else LocalCluster may pick by cores, COLL-029). */
     private boolean waitChosen;
 
@@ -36,6 +39,7 @@ public final class CommConfig {
         c.idleStrategy = idleStrategy;
         c.spinWait = spinWait;
         c.parkWait = parkWait;
+        c.blockWait = blockWait;
         c.waitChosen = waitChosen;
         return c;
     }
@@ -191,6 +195,23 @@ public final class CommConfig {
      *     ranks for up to about a millisecond before parking for at most 20 us at a time
      */
     public IdleStrategy invokerIdleStrategy() {
+        return invokerIdleStrategy(null);
+    }
+
+    /**
+     * @param device the rank's INVOKER device
+     * @return as {@link #invokerIdleStrategy()}, except that with {@link #blockWait(boolean)} the
+     *     rank spins and yields briefly and then blocks in the device's
+     *     {@link MetaRoceDevice#awaitWork(long)} ({@link InvokerIdleStrategy})
+     */
+    public IdleStrategy invokerIdleStrategy(final MetaRoceDevice device) {
+        if (blockWait && idleStrategy == null && device != null) {
+            return new InvokerIdleStrategy(device);
+        }
+        return invokerIdleStrategy0();
+    }
+
+    private IdleStrategy invokerIdleStrategy0() {
         if (idleStrategy != null) {
             return idleStrategy;
         }
@@ -224,6 +245,7 @@ public final class CommConfig {
     public CommConfig spinWait(final boolean spin) {
         this.spinWait = spin;
         this.parkWait = false;
+        this.blockWait = false;
         this.waitChosen = true;
         return this;
     }
@@ -235,8 +257,29 @@ public final class CommConfig {
     public CommConfig parkWait(final boolean park) {
         this.parkWait = park;
         this.spinWait = false;
+        this.blockWait = false;
         this.waitChosen = true;
         return this;
+    }
+
+    /**
+     * @param block whether ranks that drive their own INVOKER device block in its
+     *     {@link MetaRoceDevice#awaitWork(long)} when a loop found nothing to do, after a few spins and
+     *     yields ({@link InvokerIdleStrategy}): no processor time while waiting, and woken by the
+     *     next datagram rather than by a timer. Ranks served by driver threads wait as by default
+     * @return this
+     */
+    public CommConfig blockWait(final boolean block) {
+        this.blockWait = block;
+        this.spinWait = false;
+        this.parkWait = false;
+        this.waitChosen = true;
+        return this;
+    }
+
+    /** @return whether INVOKER ranks block in their device's awaitWork when waiting */
+    public boolean blockWaits() {
+        return blockWait && idleStrategy == null;
     }
 
     /**

@@ -17,6 +17,7 @@ import org.metaroce.core.engine.EndpointConfig;
 import org.metaroce.netty.DeviceConfig;
 import org.metaroce.netty.DriverCounter;
 import org.metaroce.netty.InboundFaults;
+import org.metaroce.netty.InvokerIdleStrategy;
 import org.metaroce.netty.ThreadingMode;
 import org.metaroce.netty.Transport;
 
@@ -39,6 +40,26 @@ class InvokerModeTest {
                 assertThat(c.device().threadingMode()).isEqualTo(ThreadingMode.INVOKER);
                 return new ArrayList<>(new OpCases(c, SEED).all(new long[] {0, 1, 7, 97, 1021, 12_289},
                     DataType.values(), ReduceOp.values()));
+            }, Duration.ofSeconds(120));
+            for (final List<String> w : wrong) {
+                assertThat(w).as("seed " + SEED).isEmpty();
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("COLL-029: INVOKER ranks that block in their device when waiting (blockWait) get the reference results")
+    void ranksThatBlockWhenWaiting() throws Exception {
+        final int ranks = 4;
+        System.out.println("InvokerModeTest.ranksThatBlockWhenWaiting seed=" + SEED);
+        final CommConfig cfg = CollectivesMatrixTest.config().blockWait(true);
+        assertThat(LocalCluster.rankConfig(cfg, ranks, ThreadingMode.INVOKER, 64).blockWaits())
+            .as("the choice is kept where the ranks would fit the cores").isTrue();
+        try (LocalCluster cluster = LocalCluster.startInvoker(ranks, cfg, null)) {
+            final List<List<String>> wrong = cluster.run(c -> {
+                assertThat(cfg.invokerIdleStrategy(c.device())).isInstanceOf(InvokerIdleStrategy.class);
+                return new ArrayList<>(new OpCases(c, SEED).all(new long[] {0, 1, 97, 12_289, 300_001},
+                    new DataType[] {DataType.FLOAT32, DataType.INT64}, new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX}));
             }, Duration.ofSeconds(120));
             for (final List<String> w : wrong) {
                 assertThat(w).as("seed " + SEED).isEmpty();

@@ -112,8 +112,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "rank has a driver thread unless this is invoker.")
     String driverMode;
 
-    @Option(names = "--wait", defaultValue = "auto", paramLabel = "auto|spin|backoff|park",
+    @Option(names = "--wait", defaultValue = "auto", paramLabel = "auto|spin|backoff|park|block",
         description = "How a rank's thread waits for the network: busy spin, spin-yield-park backoff, park 50 us, "
+            + "block (--driver invoker: spin and yield briefly, then block in the device until a datagram arrives), "
             + "or auto: with --ranks, spin when every thread has a core, else backoff (default: ${DEFAULT-VALUE}).")
     String waitMode;
 
@@ -220,9 +221,10 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             switch (waitMode) {
                 case "spin" -> config.idleStrategy(null).spinWait(true);
                 case "park" -> config.parkWait(true);
+                case "block" -> config.blockWait(true);
                 case "backoff" -> config.spinWait(false);
                 case "auto" -> { }
-                default -> throw bad("--wait must be auto, spin, backoff or park (got " + waitMode + ")");
+                default -> throw bad("--wait must be auto, spin, backoff, park or block (got " + waitMode + ")");
             }
             if (!driverMode.equals("shared") && !driverMode.equals("dedicated") && !driverMode.equals("invoker")) {
                 throw bad("--driver must be shared, dedicated or invoker (got " + driverMode + ")");
@@ -339,7 +341,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             if (out != null) {
                 out.printf("#  chunk %d B x %d slots per peer, %d iterations after %d warmup, check %s, ranks %s "
                         + "(%s), %d cores%n", c.config().chunkBytes(), c.config().slots(), iters, warmup,
-                    check ? "on" : "off", c.config().spinWaits() ? "spin" : "back off or park",
+                    check ? "on" : "off", c.config().spinWaits() ? "spin"
+                        : c.config().blockWaits() && c.device().threadingMode() == org.metaroce.netty.ThreadingMode.INVOKER
+                            ? "block in their devices" : "back off or park",
                     c.device().threadingMode(), Runtime.getRuntime().availableProcessors());
                 out.println("#");
                 out.println("#                                                   out-of-place                       "

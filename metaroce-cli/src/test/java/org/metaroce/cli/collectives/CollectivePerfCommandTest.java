@@ -121,6 +121,13 @@ class CollectivePerfCommandTest {
             .containsPattern("# busbw / ring baseline busbw .* out-of-place [0-9.]+, in-place [0-9.]+")
             .containsPattern("# cpu: n/a \\(timed for less than 200 ms: raise -n\\)")
             .containsPattern("# median iteration: out-of-place [0-9.]+ us, in-place [0-9.]+ us");
+        final Run blocking = run("all_reduce_perf", "--ranks", "3", "-b", "8", "-e", "64K", "-f", "8192", "-n", "3",
+            "-w", "1", "--chunk", "8K", "--driver", "invoker", "--wait", "block");
+        assertThat(blocking.exitCode()).as(blocking::toString).isZero();
+        assertThat(rows(blocking)).as(blocking::toString).hasSize(2).allSatisfy(c -> assertThat(c[7] + c[11]).isEqualTo("00"));
+        assertThat(blocking.out()).contains("ranks block in their devices (INVOKER)");
+        assertThat(run("all_reduce_perf", "--ranks", "2", "--wait", "doze").err())
+            .contains("--wait must be auto, spin, backoff, park or block");
         assertThat(run("all_gather_perf", "--ranks", "2", "--baseline").err()).contains("--baseline is for all_reduce_perf");
         assertThat(run("all_reduce_perf", "--ranks", "2", "--driver", "none").err())
             .contains("--driver must be shared, dedicated or invoker");
