@@ -132,13 +132,20 @@ public final class ReceiveWindow {
      * @return the 64-bit bitmap
      */
     public long sackBitmap() {
-        long bitmap = 0;
-        for (int i = 0; i < 64; i++) {
-            final int psn = expectedPsn + 1 + i;
-            if (psn - expectedPsn < size && isSet(psn)) {
-                bitmap |= 1L << i;
-            }
+        if (!hasGap()) {
+            // Nothing beyond the cumulative point has arrived (the in-order case of every ACK).
+            return 0;
         }
+        // The 64 bits from expectedPsn + 1 on, read whole words at a time from the ring (its size
+        // is a multiple of 64, so the second word wraps to the first when the run crosses the end).
+        final int start = (expectedPsn + 1) & mask;
+        final int word = start >>> 6;
+        final int shift = start & 63;
+        long bitmap = bits[word] >>> shift;
+        if (shift != 0) {
+            bitmap |= bits[(word + 1) & (bits.length - 1)] << (64 - shift);
+        }
+        // With a 64-PSN window bit 63 is the slot of expectedPsn itself, which is never set.
         return bitmap;
     }
 

@@ -45,14 +45,17 @@ class ReceiveWindowTest {
     }
 
     /** Any arrival order yields the same cumulative point and bitmap as a plain set model. */
-    @Property(tries = 200)
+    @Property(tries = 400)
     void cumulativePointAndBitmapMatchASetModel(@ForAll final long seed, @ForAll final int start,
-                                                @ForAll @IntRange(min = 1, max = 300) final int arrivals) {
-        final ReceiveWindow w = new ReceiveWindow(256, start);
+                                                @ForAll @IntRange(min = 1, max = 300) final int arrivals,
+                                                @ForAll @IntRange(min = 6, max = 10) final int sizeBits) {
+        // Windows of 64 (the smallest: the bitmap covers the whole ring) to 1024 PSNs.
+        final int size = 1 << sizeBits;
+        final ReceiveWindow w = new ReceiveWindow(size, start);
         final BitSet model = new BitSet();
         final SplittableRandom random = new SplittableRandom(seed);
         for (int i = 0; i < arrivals; i++) {
-            final int offset = random.nextInt(200);
+            final int offset = random.nextInt(Math.min(200, size));
             final int psn = start + offset;
             final int cls = w.classify(psn);
             assertThat(cls == ReceiveWindow.NEW).isEqualTo(!model.get(offset) && offset >= model.nextClearBit(0));
