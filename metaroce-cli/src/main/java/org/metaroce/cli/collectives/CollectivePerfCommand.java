@@ -485,10 +485,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             final int r = c.rank();
             final long block = count / kind.granularity(n);
             c.barrier();
-            final long cpuStart = processCpuNs();
             final PairedTiming.Result timing = PairedTiming.run(warmup, iters,
-                inPlace -> once(c, a, b, count, t, op, inPlace), System::nanoTime);
-            final double cores = cores(processCpuNs() - cpuStart, timing.windowNs());
+                inPlace -> once(c, a, b, count, t, op, inPlace), System::nanoTime, Sweep::processCpuNs);
+            final double cores = cores(timing.cpuNs(), timing.windowNs());
             final double[][] result = new double[2][];
             for (int v = 0; v < 2; v++) {
                 final boolean inPlace = v == 1;

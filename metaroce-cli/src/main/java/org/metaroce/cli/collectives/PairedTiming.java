@@ -23,8 +23,9 @@ final class PairedTiming {
      * @param outOfPlaceNs the duration of each timed out-of-place iteration
      * @param inPlaceNs the duration of each timed in-place iteration
      * @param windowNs from the first timed iteration's start to the last one's end
+     * @param cpuNs CPU time of the process over the same window
      */
-    record Result(long[] outOfPlaceNs, long[] inPlaceNs, long windowNs) {
+    record Result(long[] outOfPlaceNs, long[] inPlaceNs, long windowNs, long cpuNs) {
         /** @return mean out-of-place iteration in microseconds */
         double outOfPlaceMeanUs() {
             return meanUs(outOfPlaceNs);
@@ -68,9 +69,11 @@ final class PairedTiming {
      * @param iters timed iterations of each variant, >= 1
      * @param op the operation
      * @param clock nanosecond clock
+     * @param cpuClock the process's CPU time in nanoseconds (read at the start and end of the timed window)
      * @return the timings
      */
-    static Result run(final int warmup, final int iters, final Iteration op, final LongSupplier clock) {
+    static Result run(final int warmup, final int iters, final Iteration op, final LongSupplier clock,
+                      final LongSupplier cpuClock) {
         if (warmup < 0 || iters < 1) {
             throw new IllegalArgumentException("need warmup >= 0 and iters >= 1, got " + warmup + ", " + iters);
         }
@@ -80,6 +83,7 @@ final class PairedTiming {
         }
         final long[] oop = new long[iters];
         final long[] ip = new long[iters];
+        final long cpuStart = cpuClock.getAsLong();
         final long start = clock.getAsLong();
         long last = start;
         for (int i = 0; i < iters; i++) {
@@ -92,6 +96,6 @@ final class PairedTiming {
             ip[i] = now - last;
             last = now;
         }
-        return new Result(oop, ip, last - start);
+        return new Result(oop, ip, last - start, cpuClock.getAsLong() - cpuStart);
     }
 }

@@ -24,15 +24,18 @@ class PairedTimingTest {
     @DisplayName("warm-up of both variants first, then timed iterations alternate, each charged to its variant")
     void alternatesAndAttributes() {
         final FakeClock clock = new FakeClock();
+        final FakeClock cpu = new FakeClock();
         final List<String> calls = new ArrayList<>();
         final PairedTiming.Result r = PairedTiming.run(2, 3, inPlace -> {
             calls.add(inPlace ? "ip" : "oop");
             clock.now += inPlace ? 1_000 : 3_000;
-        }, () -> clock.now);
+            cpu.now += 2 * (inPlace ? 1_000 : 3_000); // two cores busy
+        }, () -> clock.now, () -> cpu.now);
         assertThat(calls).containsExactly("oop", "ip", "oop", "ip", "oop", "ip", "oop", "ip", "oop", "ip");
         assertThat(r.outOfPlaceNs()).containsExactly(3_000, 3_000, 3_000);
         assertThat(r.inPlaceNs()).containsExactly(1_000, 1_000, 1_000);
         assertThat(r.windowNs()).isEqualTo(12_000);
+        assertThat(r.cpuNs()).as("CPU time of the timed window only, not the warm-up").isEqualTo(24_000);
         assertThat(r.outOfPlaceMeanUs()).isEqualTo(3.0);
         assertThat(r.inPlaceMedianUs()).isEqualTo(1.0);
     }
@@ -46,7 +49,7 @@ class PairedTimingTest {
         // up: 10 ms for the first, 1 ms less for each later one, down to 1 ms.
         final PairedTiming.Result r = PairedTiming.run(0, 5, inPlace -> {
             clock.now += Math.max(1, 10 - call[0]++) * 1_000_000L;
-        }, () -> clock.now);
+        }, () -> clock.now, () -> 0);
         final double oop = r.outOfPlaceMeanUs();
         final double ip = r.inPlaceMeanUs();
         // In blocks this would have been 8 ms against 3 ms; alternating, the two differ by one step.
@@ -56,9 +59,9 @@ class PairedTimingTest {
 
     @Test
     void rejectsBadCounts() {
-        assertThatThrownBy(() -> PairedTiming.run(-1, 1, inPlace -> { }, System::nanoTime))
+        assertThatThrownBy(() -> PairedTiming.run(-1, 1, inPlace -> { }, System::nanoTime, () -> 0))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("warmup");
-        assertThatThrownBy(() -> PairedTiming.run(0, 0, inPlace -> { }, System::nanoTime))
+        assertThatThrownBy(() -> PairedTiming.run(0, 0, inPlace -> { }, System::nanoTime, () -> 0))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("iters");
     }
 }
