@@ -19,10 +19,16 @@ import org.metaroce.netty.MetaRoceDevice;
  * writes a chunk only into a slot the receiver has granted, and the receiver grants a slot back
  * once it has consumed (copied or reduced) the chunk in it: receiver-driven admission, with
  * {@link CommConfig#slots()} chunks pipelined per peer and direction [COLL-005..COLL-011].
+ * Data that is final at the receiver (all-gather, broadcast, all-to-all, recv, the all-reduce's
+ * all-gather pass) and longer than {@link CommConfig#smallAllReduceBytes()} skips the slots: the
+ * receiver grants regions of its output buffer and the chunks are written straight there, with
+ * nothing to copy [COLL-033, COLL-034].
  *
  * <p>Buffers are direct {@link ByteBuffer}s; an operation uses the bytes from each buffer's
- * position (which it does not change). Buffers that are sent from are registered with the
- * device on first use and stay registered (a small cache) until {@link #close()}. Input and
+ * position (which it does not change). Buffers that are sent from or placed into are registered
+ * with the device on first use and stay registered (a small cache) until {@link #close()}; a
+ * buffer placed into is writable by the peers for that time (they write only regions granted
+ * during an operation). Input and
  * output may be the same buffer (in place) where the operation allows it.
  *
  * <p>One thread at a time per communicator: operations run on the calling thread, which polls

@@ -17,8 +17,9 @@ import org.metaroce.netty.WorkRequestPoster;
 
 /**
  * Runs an operation's plan on the calling thread: polls the completion queue, processes arrived
- * chunks (copy or reduce out of the slot, then grant the slot back), and posts chunk WRITEs as
- * grants and dependencies allow [COLL-006..COLL-011]. Posting goes through a {@link WorkRequestPoster} to
+ * chunks (copy or reduce out of the slot, then grant the slot back), grants regions of the
+ * destinations of placed receives (whose chunks arrive in place) [COLL-033, COLL-034], and posts
+ * chunk WRITEs as grants, regions and dependencies allow [COLL-006..COLL-011]. Posting goes through a {@link WorkRequestPoster} to
  * the device's owning thread; the completion queue is read directly. On an INVOKER device the
  * calling thread is the owning thread: it posts directly and drives the device itself in the same
  * loop (no hand-off to a driver thread) [COLL-029]. Nothing here allocates per chunk.
