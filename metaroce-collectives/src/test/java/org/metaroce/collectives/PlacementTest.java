@@ -13,9 +13,16 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import java.net.InetAddress;
+
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.metaroce.core.engine.EndpointConfig;
+import org.metaroce.netty.DeviceConfig;
+import org.metaroce.netty.DriverCounter;
+import org.metaroce.netty.InboundFaults;
+import org.metaroce.netty.Transport;
 
 /**
  * Placed chunks [COLL-033, COLL-034]: receives whose data is final (the all-reduce's all-gather
@@ -113,6 +120,47 @@ class PlacementTest {
             for (final List<String> w : wrong) {
                 assertThat(w).as("seed " + SEED).isEmpty();
             }
+        }
+    }
+
+    @Test
+    @DisplayName("COLL-010, COLL-033: placed chunks on a wire with loss and reordering: exact results")
+    void placedUnderLossAndReordering() throws Exception {
+        final int ranks = 4;
+        System.out.println("PlacementTest.placedUnderLossAndReordering seed=" + SEED);
+        final DeviceConfig template = new DeviceConfig().bindAddress(InetAddress.getLoopbackAddress()).endpointPort(0)
+            .entropyPortRange(4, 0).transport(Transport.AUTO)
+            .endpointConfig(new EndpointConfig().minRtoNs(2_000_000))
+            .inboundFaults(new InboundFaults(0.02, 0.1, SEED));
+        final CommConfig cfg = config().qpTimeoutNs(2_000_000).operationTimeout(Duration.ofSeconds(60));
+        try (LocalCluster cluster = LocalCluster.start(ranks, cfg, template)) {
+            final List<List<String>> wrong = cluster.run(c -> {
+                final OpCases cases = new OpCases(c, SEED);
+                final long[] k = counted(c, () -> {
+                    cases.allReduce(40_009, DataType.FLOAT32, ReduceOp.SUM, false);
+                    cases.allReduce(40_009, DataType.FLOAT64, ReduceOp.MAX, true);
+                    cases.allGather(10_007, DataType.INT32, true);
+                    cases.broadcast(30_011, DataType.FLOAT32, 2, false);
+                    cases.allToAll(5_003, DataType.INT64, true);
+                    cases.sendRecv(20_011, DataType.FLOAT32);
+                });
+                final List<String> problems = new ArrayList<>(cases.wrong);
+                if (k[0] == 0) {
+                    problems.add("rank " + c.rank() + " received no placed chunk");
+                }
+                return problems;
+            }, Duration.ofSeconds(120));
+            for (final List<String> w : wrong) {
+                assertThat(w).as("seed " + SEED).isEmpty();
+            }
+            long dropped = 0;
+            long reordered = 0;
+            for (int i = 0; i < ranks; i++) {
+                dropped += cluster.communicator(i).device().counters().get(DriverCounter.FAULT_DROPPED);
+                reordered += cluster.communicator(i).device().counters().get(DriverCounter.FAULT_REORDERED);
+            }
+            assertThat(dropped).as("datagrams dropped").isPositive();
+            assertThat(reordered).as("datagrams reordered").isPositive();
         }
     }
 
