@@ -389,7 +389,11 @@ public final class Communicator implements AutoCloseable {
     /**
      * Sends {@code count} elements to {@code peer}, which must call {@link #recv} with the same
      * count; messages between two ranks are received in the order they were sent [COLL-020].
-     * Returns once the data is in the peer's memory.
+     * Returns once the data is in the peer's memory. A message longer than
+     * {@link CommConfig#smallAllReduceBytes()} is placed straight into the peer's buffer, so it
+     * waits for the peer to call {@code recv} (rendezvous, COLL-033); a shorter one may complete
+     * before, into the slots the peer granted in advance (eager). Two ranks that both send a long
+     * message to each other before receiving wait for each other until the operation times out.
      *
      * @param buffer {@code count} elements
      * @param count elements, >= 0
