@@ -211,6 +211,52 @@ class PlacementTest {
     }
 
     @Test
+    @DisplayName("COLL-033: a buffer registered as a source becomes a placed destination (registered again, writable)")
+    void sourceBecomesDestination() throws Exception {
+        final int ranks = 3;
+        final long n = 4_001;
+        try (LocalCluster cluster = LocalCluster.start(ranks, config())) {
+            final List<List<String>> wrong = cluster.run(c -> {
+                final List<String> problems = new ArrayList<>();
+                final ByteBuffer whole = Reference.direct(4 * n * ranks);
+                final ByteBuffer other = Reference.direct(4 * n * ranks);
+                // 1: the whole buffer is the source of an out-of-place all-reduce (registered without
+                // remote access).
+                Reference.fill(whole, DataType.INT32, SEED, c.rank(), 0, n * ranks, ReduceOp.SUM);
+                c.allReduce(whole, other, n * ranks, DataType.INT32, ReduceOp.SUM);
+                final long before = c.registrationsMade();
+                // 2: in-place all-gather into it: its block is the source (covered by the old region),
+                // the whole is a placed destination, registered again with REMOTE_WRITE before the
+                // source's key is taken.
+                final ByteBuffer mine = whole.duplicate().position((int) (4 * n * c.rank())).slice()
+                    .order(whole.order());
+                Reference.fill(mine, DataType.INT32, SEED + 1, c.rank(), 0, n, ReduceOp.SUM);
+                final long[] k = counted(c, () -> c.allGather(mine, whole, n, DataType.INT32));
+                for (int r = 0; r < ranks; r++) {
+                    for (long i = 0; i < n; i++) {
+                        final double want = Reference.value(SEED + 1, r, i, ReduceOp.SUM, DataType.INT32);
+                        if (Reference.get(whole, DataType.INT32, r * n + i) != want && problems.size() < 5) {
+                            problems.add("rank " + c.rank() + ": element " + (r * n + i) + " wrong");
+                        }
+                    }
+                }
+                if (k[0] == 0 || k[1] != 0) {
+                    problems.add("rank " + c.rank() + ": " + k[0] + " placed, " + k[1] + " through slots");
+                }
+                if (c.registrationsMade() != before + 1) {
+                    problems.add("rank " + c.rank() + ": " + (c.registrationsMade() - before) + " registrations");
+                }
+                // 3: the re-registered buffer is a source again.
+                c.allReduce(whole, other, n * ranks, DataType.INT32, ReduceOp.MAX);
+                return problems;
+            }, Duration.ofSeconds(60));
+            for (final List<String> w : wrong) {
+                assertThat(w).as("seed " + SEED).isEmpty();
+            }
+        }
+    }
+
+    @Test
     @DisplayName("COLL-033, COLL-034: ranks that disagree on placement (different thresholds) fail, no hang")
     void disagreementOnPlacementIsAnError() throws Exception {
         final int port = BootstrapTest.freePort();
