@@ -19,10 +19,11 @@ import org.metaroce.netty.WorkRequestPoster;
  * Runs an operation's plan on the calling thread: polls the completion queue, processes arrived
  * chunks (copy or reduce out of the slot, then grant the slot back), grants regions of the
  * destinations of placed receives (whose chunks arrive in place) [COLL-033, COLL-034], and posts
- * chunk WRITEs as grants, regions and dependencies allow [COLL-006..COLL-011]. Posting goes through a {@link WorkRequestPoster} to
- * the device's owning thread; the completion queue is read directly. On an INVOKER device the
- * calling thread is the owning thread: it posts directly and drives the device itself in the same
- * loop (no hand-off to a driver thread) [COLL-029]. Nothing here allocates per chunk.
+ * chunk WRITEs as grants, regions and dependencies allow [COLL-006..COLL-011]. Posting goes
+ * through a {@link WorkRequestPoster} to the device's owning thread; the completion queue is read
+ * directly. On an INVOKER device the calling thread is the owning thread: it posts directly and
+ * drives the device itself in the same loop (no hand-off to a driver thread) [COLL-029]. Nothing
+ * here allocates per chunk.
  */
 final class Engine {
     /** Immediate data type field (bits 31..30). */
@@ -396,8 +397,8 @@ final class Engine {
             if (l.slotPlaced[slot] != t.placed) {
                 throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " wrote a chunk "
                     + (l.slotPlaced[slot] ? "into a region" : "into a slot") + " where " + (t.placed ? "a region"
-                    : "a slot") + " was due: the ranks disagree on the operation's arguments (count, type, root) or "
-                    + "on the order of calls [COLL-034]", op, l.peer, null);
+                    : "a slot") + " was due: the ranks disagree on the operation's arguments (count, type, root), "
+                    + "the order of calls or the latency threshold [COLL-034]", op, l.peer, null);
             }
             final long src = l.localBase + (long) slot * chunkBytes;
             final long dst = t.address + t.chunkOffset(j);
