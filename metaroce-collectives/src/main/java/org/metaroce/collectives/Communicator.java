@@ -19,10 +19,16 @@ import org.metaroce.netty.MetaRoceDevice;
  * writes a chunk only into a slot the receiver has granted, and the receiver grants a slot back
  * once it has consumed (copied or reduced) the chunk in it: receiver-driven admission, with
  * {@link CommConfig#slots()} chunks pipelined per peer and direction [COLL-005..COLL-011].
+ * Data that is final at the receiver (all-gather, broadcast, all-to-all, recv, the all-reduce's
+ * all-gather pass) and longer than {@link CommConfig#smallAllReduceBytes()} skips the slots: the
+ * receiver grants regions of its output buffer and the chunks are written straight there, with
+ * nothing to copy [COLL-033, COLL-034].
  *
  * <p>Buffers are direct {@link ByteBuffer}s; an operation uses the bytes from each buffer's
- * position (which it does not change). Buffers that are sent from are registered with the
- * device on first use and stay registered (a small cache) until {@link #close()}. Input and
+ * position (which it does not change). Buffers that are sent from or placed into are registered
+ * with the device on first use and stay registered (a small cache) until {@link #close()}; a
+ * buffer placed into is writable by the peers for that time (they write only regions granted
+ * during an operation). Input and
  * output may be the same buffer (in place) where the operation allows it.
  *
  * <p>One thread at a time per communicator: operations run on the calling thread, which polls
@@ -119,9 +125,12 @@ public final class Communicator implements AutoCloseable {
                     new Mem(in, registrations.lkey(send, bytes)), new Mem(out, 0), a, b, chunk, result));
                 Reductions.copy(result[0].address(), out, bytes);
             } else {
-                final Mem inMem = new Mem(in, registrations.lkey(send, bytes));
-                final Mem outMem = in == out ? inMem : new Mem(out, registrations.lkey(recv, bytes));
-                engine.run(name, Plans.ringAllReduce(rank, size, count, type, op, inMem, outMem, chunk));
+                // The all-gather pass's segments are placed [COLL-033]: the output is writable by peers.
+                // (Output first: registering it for remote writes may replace a region covering the input.)
+                final boolean placed = Plans.segmentLength(count, size, 0) * type.size() > placeAbove();
+                final Mem outMem = mem(recv, out, bytes, placed);
+                final Mem inMem = in == out ? outMem : new Mem(in, registrations.lkey(send, bytes));
+                engine.run(name, Plans.ringAllReduce(rank, size, count, type, op, inMem, outMem, chunk, placeAbove()));
             }
         } finally {
             leave();
@@ -201,9 +210,10 @@ public final class Communicator implements AutoCloseable {
             if (size == 1) {
                 return;
             }
+            // Output first: registering it for remote writes may replace a region covering the input.
+            final Mem outMem = mem(recv, out, total, block > placeAbove());
             engine.run(name, Plans.ringAllGather(rank, size, sendCount, type,
-                new Mem(in, registrations.lkey(send, block)), new Mem(out, registrations.lkey(recv, total)),
-                chunk(type)));
+                new Mem(in, registrations.lkey(send, block)), outMem, chunk(type), placeAbove()));
         } finally {
             leave();
         }
@@ -242,9 +252,10 @@ public final class Communicator implements AutoCloseable {
             final int v = Plans.mod(rank - root, size);
             final boolean tree = useTree(bytes);
             final boolean forwards = v != 0 && (tree ? Plans.treeChildren(v, size).length > 0 : v < size - 1);
-            final Mem outMem = new Mem(out, forwards ? registrations.lkey(recv, bytes) : 0);
-            engine.run(name, tree ? Plans.treeBroadcast(rank, size, root, bytes, inMem, outMem, chunk(type))
-                : Plans.chainBroadcast(rank, size, root, bytes, inMem, outMem, chunk(type)));
+            final boolean placed = v != 0 && bytes > placeAbove();
+            final Mem outMem = forwards || placed ? mem(recv, out, bytes, placed) : new Mem(out, 0);
+            engine.run(name, tree ? Plans.treeBroadcast(rank, size, root, bytes, inMem, outMem, chunk(type),
+                placeAbove()) : Plans.chainBroadcast(rank, size, root, bytes, inMem, outMem, chunk(type), placeAbove()));
         } finally {
             leave();
         }
@@ -351,8 +362,25 @@ public final class Communicator implements AutoCloseable {
             if (size == 1) {
                 return;
             }
-            engine.run(name, Plans.allToAll(rank, size, countPerPeer, type,
-                new Mem(in, registrations.lkey(send, total)), new Mem(out, 0), chunk(type)));
+            final boolean placed = block > placeAbove();
+            final Mem inMem;
+            final Mem outMem;
+            Mem staging = null;
+            if (in == out) {
+                // In place, placed blocks land in staging memory (COLL-034): see Transfer.stagedAt.
+                inMem = new Mem(in, registrations.lkey(send, total));
+                outMem = new Mem(out, 0);
+                if (placed) {
+                    final MemoryRegion s = scratch(total);
+                    staging = new Mem(s.address(), s.lkey(), s.rkey());
+                }
+            } else {
+                // Output first: registering it for remote writes may replace a region covering the input.
+                outMem = placed ? mem(recv, out, total, true) : new Mem(out, 0);
+                inMem = new Mem(in, registrations.lkey(send, total));
+            }
+            engine.run(name, Plans.allToAll(rank, size, countPerPeer, type, inMem, outMem, staging, chunk(type),
+                placeAbove()));
         } finally {
             leave();
         }
@@ -361,7 +389,11 @@ public final class Communicator implements AutoCloseable {
     /**
      * Sends {@code count} elements to {@code peer}, which must call {@link #recv} with the same
      * count; messages between two ranks are received in the order they were sent [COLL-020].
-     * Returns once the data is in the peer's memory.
+     * Returns once the data is in the peer's memory. A message longer than
+     * {@link CommConfig#smallAllReduceBytes()} is placed straight into the peer's buffer, so it
+     * waits for the peer to call {@code recv} (rendezvous, COLL-033); a shorter one may complete
+     * before, into the slots the peer granted in advance (eager). Two ranks that both send a long
+     * message to each other before receiving wait for each other until the operation times out.
      *
      * @param buffer {@code count} elements
      * @param count elements, >= 0
@@ -379,7 +411,8 @@ public final class Communicator implements AutoCloseable {
                 return;
             }
             final ArrayList<Transfer> plan = new ArrayList<>(1);
-            plan.add(Transfer.send(peer, in, registrations.lkey(buffer, bytes), bytes, chunk(type)));
+            plan.add(Transfer.send(peer, in, registrations.lkey(buffer, bytes), bytes, chunk(type))
+                .placedAbove(placeAbove()));
             engine.run(name, plan);
         } finally {
             leave();
@@ -405,7 +438,8 @@ public final class Communicator implements AutoCloseable {
                 return;
             }
             final ArrayList<Transfer> plan = new ArrayList<>(1);
-            plan.add(Transfer.copy(peer, out, bytes, chunk(type)));
+            final int rkey = bytes > placeAbove() ? registrations.region(buffer, bytes, true).rkey() : 0;
+            plan.add(Transfer.copy(peer, out, bytes, chunk(type)).placedAbove(placeAbove(), rkey));
             engine.run(name, plan);
         } finally {
             leave();
@@ -451,6 +485,34 @@ public final class Communicator implements AutoCloseable {
      */
     private boolean useTree(final long bytes) {
         return size > 2 && bytes <= config.smallAllReduceBytes();
+    }
+
+    /**
+     * @return the length above which a copy receive is placed into its destination instead of a
+     *     slot [COLL-033]: the latency threshold, on which every rank agrees (COLL-013). Shorter
+     *     messages keep the slots, which the sender may fill without waiting for the receiver.
+     */
+    private long placeAbove() {
+        return config.smallAllReduceBytes();
+    }
+
+    /**
+     * @return memory of an application buffer the operation writes: with the keys of a cached
+     *     region, registered for remote writes when chunks are placed into it [COLL-033]
+     */
+    private Mem mem(final ByteBuffer buffer, final long address, final long bytes, final boolean placed) {
+        final MemoryRegion mr = registrations.region(buffer, bytes, placed);
+        return new Mem(address, mr.lkey(), placed ? mr.rkey() : 0);
+    }
+
+    /** @return the engine (tests read its chunk counts) */
+    Engine engine() {
+        return engine;
+    }
+
+    /** @return application buffers registered since the communicator was created (tests: reuse registers once) */
+    long registrationsMade() {
+        return registrations.registered();
     }
 
     private int chunk(final DataType type) {
@@ -523,7 +585,8 @@ public final class Communicator implements AutoCloseable {
 
     private MemoryRegion registerScratch(final long bytes) {
         final ByteBuffer memory = BufferUtil.allocateDirectAligned((int) Math.max(64, bytes), 64);
-        return device.call(ep -> wiring.pd.registerMemory(memory, AccessFlags.LOCAL_WRITE));
+        // Peers write into it too: the staging of an in-place all-to-all's placed blocks (COLL-034).
+        return device.call(ep -> wiring.pd.registerMemory(memory, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE));
     }
 
     /** @return registered scratch memory of at least {@code bytes}, grown (and re-registered) when needed */

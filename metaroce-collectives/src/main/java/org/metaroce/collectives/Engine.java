@@ -17,16 +17,24 @@ import org.metaroce.netty.WorkRequestPoster;
 
 /**
  * Runs an operation's plan on the calling thread: polls the completion queue, processes arrived
- * chunks (copy or reduce out of the slot, then grant the slot back), and posts chunk WRITEs as
- * grants and dependencies allow [COLL-006..COLL-011]. Posting goes through a {@link WorkRequestPoster} to
- * the device's owning thread; the completion queue is read directly. On an INVOKER device the
- * calling thread is the owning thread: it posts directly and drives the device itself in the same
- * loop (no hand-off to a driver thread) [COLL-029]. Nothing here allocates per chunk.
+ * chunks (copy or reduce out of the slot, then grant the slot back), grants regions of the
+ * destinations of placed receives (whose chunks arrive in place) [COLL-033, COLL-034], and posts
+ * chunk WRITEs as grants, regions and dependencies allow [COLL-006..COLL-011]. Posting goes
+ * through a {@link WorkRequestPoster} to the device's owning thread; the completion queue is read
+ * directly. On an INVOKER device the calling thread is the owning thread: it posts directly and
+ * drives the device itself in the same loop (no hand-off to a driver thread) [COLL-029]. Nothing
+ * here allocates per chunk.
  */
 final class Engine {
     /** Immediate data type field (bits 31..30). */
     static final int IMM_DATA = 0;
     static final int IMM_GRANT = 1;
+    /** A data chunk written into a region the receiver granted, not into a slot [COLL-034]. */
+    static final int IMM_PLACED = 2;
+    /** A grant that also names a region of the receiver's destination, in its payload [COLL-033]. */
+    static final int IMM_REGION = 3;
+    /** Bytes of a region grant's payload, and of every receive buffer [COLL-004, COLL-033]. */
+    static final int CONTROL_BYTES = 32;
     static final int LENGTH_BITS = 24;
     static final int LENGTH_MASK = (1 << LENGTH_BITS) - 1;
     static final int SEQ_MASK = 0x3F;
@@ -36,6 +44,12 @@ final class Engine {
 
     private static final long WR_GRANT = 1L << 62;
     private static final long WR_DATA = 1L << 61;
+    private static final int RECV_INDEX_SHIFT = 16;
+
+    /** @return the work request id of receive buffer {@code index} of the link to {@code peer} */
+    static long recvWrId(final int peer, final int index) {
+        return ((long) index << RECV_INDEX_SHIFT) | peer;
+    }
 
     final int rank;
     final int size;
@@ -46,6 +60,8 @@ final class Engine {
     private final WorkRequestPoster ring;
     private final SendRequest wr = new SendRequest(1);
     private final RecvRequest rr = new RecvRequest(1);
+    /** A view of one control buffer (a region grant being read or written), big-endian on the wire. */
+    private final org.agrona.concurrent.UnsafeBuffer control = new org.agrona.concurrent.UnsafeBuffer(0, 0);
     private final IdleStrategy idle;
     private final long opTimeoutNs;
     final int chunkBytes;
@@ -54,6 +70,9 @@ final class Engine {
     private final org.metaroce.netty.MetaRoceDevice invoker;
     private final ArrayList<Transfer> active = new ArrayList<>();
     private volatile CollectiveException broken;
+    /** Chunks received into the destination (or staging) through granted regions, and through slots. */
+    long placedChunksReceived;
+    long slotChunksReceived;
     private String op = "setup";
     /** Device and endpoint counters, appended to failures so they can be diagnosed. */
     java.util.function.Supplier<String> diagnostics = () -> "";
@@ -124,7 +143,18 @@ final class Engine {
                     throw new CollectiveException(name + " on rank " + rank + " needs rank " + l.peer
                         + ", whose connection failed earlier: " + l.failure, name, l.peer, null);
                 }
-                (t.isSend() ? l.sends : l.recvs).addLast(t);
+                if (t.isSend()) {
+                    t.firstSeq = l.sendPlanned;
+                    l.sendPlanned += t.chunks;
+                    l.sends.addLast(t);
+                } else {
+                    t.firstSeq = l.recvPlanned;
+                    l.recvPlanned += t.chunks;
+                    l.recvs.addLast(t);
+                    if (t.placed) {
+                        l.placedRecvs.add(t);
+                    }
+                }
                 active.add(t);
             }
             final long deadline = System.nanoTime() + opTimeoutNs;
@@ -134,7 +164,7 @@ final class Engine {
                 work += poll();
                 for (final Link l : links) {
                     if (l != null) {
-                        work += progressRecvs(l) + progressGrant(l) + progressSends(l);
+                        work += progressRecvs(l) + progressRegions(l) + progressGrant(l) + progressSends(l);
                     }
                 }
                 ring.flush();
@@ -168,6 +198,8 @@ final class Engine {
                 if (l != null) {
                     l.sends.clear();
                     l.recvs.clear();
+                    l.placedRecvs.clear();
+                    l.placedCursor = 0;
                 }
             }
         }
@@ -231,6 +263,9 @@ final class Engine {
             if (s != null && l.sent >= l.granted) {
                 sb.append(" waiting for a slot grant from rank ").append(l.peer).append(';');
                 culprit = culprit < 0 ? l.peer : culprit;
+            } else if (s != null && s.placed && l.regionCount == 0) {
+                sb.append(" waiting for a region grant from rank ").append(l.peer).append(" [COLL-033];");
+                culprit = culprit < 0 ? l.peer : culprit;
             }
             if (l.sendDone < l.sent) {
                 sb.append(" waiting for rank ").append(l.peer).append(" to acknowledge ").append(l.sent - l.sendDone)
@@ -287,23 +322,57 @@ final class Engine {
         }
         final int imm = wc.immData();
         final int type = imm >>> 30;
-        if (type == IMM_DATA) {
+        final int index = (int) (wc.wrId() >>> RECV_INDEX_SHIFT);
+        if (type == IMM_DATA || type == IMM_PLACED) {
             final int seq = (imm >>> LENGTH_BITS) & SEQ_MASK;
             if (seq != (int) (l.arrived & SEQ_MASK) || l.arrived - l.consumed >= l.localSlots) {
                 throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " wrote chunk sequence "
                     + seq + " where " + (l.arrived & SEQ_MASK) + " was due, or into a slot it was not granted "
                     + "[COLL-008]", op, l.peer, null);
             }
-            l.slotLength[(int) (l.arrived % l.localSlots)] = imm & LENGTH_MASK;
+            final int position = (int) (l.arrived % l.localSlots);
+            l.slotLength[position] = imm & LENGTH_MASK;
+            l.slotPlaced[position] = type == IMM_PLACED;
             l.arrived++;
         } else if (type == IMM_GRANT) {
             l.granted += ((imm & GRANT_MASK) - l.granted) & GRANT_MASK;
         } else {
-            throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " sent immediate type "
-                + type + " [COLL-007]", op, l.peer, null);
+            onRegionGrant(l, wc, index);
+            l.granted += ((imm & GRANT_MASK) - l.granted) & GRANT_MASK;
         }
-        rr.clear().wrId(l.peer);
+        rr.clear().wrId(wc.wrId()).addSge(l.controlBase + (long) index * CONTROL_BYTES, CONTROL_BYTES, l.controlLkey);
         ring.postRecv(l.qp, rr);
+    }
+
+    /** Queues the region a region grant names for this rank's placed chunks [COLL-033]. */
+    private void onRegionGrant(final Link l, final WorkCompletion wc, final int index) {
+        if (wc.byteLen() != CONTROL_BYTES) {
+            throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " sent a region grant of "
+                + wc.byteLen() + " bytes, not " + CONTROL_BYTES + " [COLL-033]", op, l.peer, null);
+        }
+        control.wrap(l.controlBase + (long) index * CONTROL_BYTES, CONTROL_BYTES);
+        final long first = control.getLong(0, java.nio.ByteOrder.BIG_ENDIAN);
+        final int chunks = control.getInt(8, java.nio.ByteOrder.BIG_ENDIAN);
+        final int rkey = control.getInt(12, java.nio.ByteOrder.BIG_ENDIAN);
+        final long address = control.getLong(16, java.nio.ByteOrder.BIG_ENDIAN);
+        final long bytes = control.getLong(24, java.nio.ByteOrder.BIG_ENDIAN);
+        final int capacity = l.regionFirst.length;
+        final long expected = l.regionCount > 0 ? l.regionFirst[(l.regionHead + l.regionCount - 1) % capacity]
+            + l.regionChunks[(l.regionHead + l.regionCount - 1) % capacity] : l.sent;
+        if (chunks <= 0 || bytes <= 0 || bytes > (long) chunks * chunkBytes || first < expected
+            || l.regionCount == capacity) {
+            throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " granted a malformed region "
+                + "(chunks " + first + ".." + (first + chunks - 1) + ", " + bytes + " bytes; chunk " + expected
+                + " or later was due, " + l.regionCount + " regions pending): the ranks disagree on the operation's "
+                + "arguments, the order of calls or the latency threshold [COLL-033]", op, l.peer, null);
+        }
+        final int at = (l.regionHead + l.regionCount) % capacity;
+        l.regionFirst[at] = first;
+        l.regionChunks[at] = chunks;
+        l.regionRkey[at] = rkey;
+        l.regionAddress[at] = address;
+        l.regionBytes[at] = bytes;
+        l.regionCount++;
     }
 
     private int progressRecvs(final Link l) {
@@ -325,20 +394,81 @@ final class Engine {
                     + l.slotLength[slot] + " bytes where " + length + " were expected: the ranks disagree on the "
                     + "operation's arguments (count, type, root) or on the order of calls [COLL-009]", op, l.peer, null);
             }
+            if (l.slotPlaced[slot] != t.placed) {
+                throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " wrote a chunk "
+                    + (l.slotPlaced[slot] ? "into a region" : "into a slot") + " where " + (t.placed ? "a region"
+                    : "a slot") + " was due: the ranks disagree on the operation's arguments (count, type, root), "
+                    + "the order of calls or the latency threshold [COLL-034]", op, l.peer, null);
+            }
             final long src = l.localBase + (long) slot * chunkBytes;
             final long dst = t.address + t.chunkOffset(j);
-            if (t.kind == Transfer.Kind.RECV_COPY) {
+            if (t.staged()) {
+                Reductions.copy(t.regionAddress + t.chunkOffset(j), dst, length); // the guard allowed it above
+            } else if (t.placed) {
+                // already in place: the WRITE went straight to the destination [COLL-034]
+            } else if (t.kind == Transfer.Kind.RECV_COPY) {
                 Reductions.copy(src, dst, length);
             } else if (t.kind == Transfer.Kind.RECV_DISCARD) {
                 // the wire baseline: nothing to do with the bytes [COLL-030]
             } else {
                 Reductions.reduce(t.type, t.reduceOp, dst, t.operand + t.chunkOffset(j), src, length / t.type.size());
             }
+            if (t.placed) {
+                placedChunksReceived++;
+            } else {
+                slotChunksReceived++;
+            }
             l.consumed++;
             t.progressed++;
             if (t.progressed == t.chunks) {
                 l.recvs.pollFirst();
             }
+            work++;
+        }
+        return work;
+    }
+
+    /**
+     * Grants the sender regions of placed receives' destinations, in stream order, for chunks
+     * inside the grant window (below {@code consumed + S}) whose destination is free (their guard
+     * chunk has completed); each region grant also carries the cumulative grant [COLL-033].
+     */
+    private int progressRegions(final Link l) {
+        int work = 0;
+        while (l.placedCursor < l.placedRecvs.size() && l.sqPosted - l.sqCompleted < sqDepth) {
+            final Transfer t = l.placedRecvs.get(l.placedCursor);
+            if (t.regionGranted == t.chunks) {
+                l.placedCursor++;
+                continue;
+            }
+            final long due = l.consumed + l.localSlots;
+            long limit = Math.min(t.chunks, due - t.firstSeq);
+            final Transfer g = t.staged() ? null : t.guard; // staging memory is free at once
+            if (g != null) {
+                final long completed = Math.min(g.progressed, links[g.peer].sendDone - g.firstSeq);
+                limit = Math.min(limit, completed);
+            }
+            if (limit <= t.regionGranted) {
+                break;
+            }
+            final int from = t.regionGranted;
+            final int chunks = (int) limit - from;
+            final long offset = t.chunkOffset(from);
+            final long bytes = Math.min(t.bytes - offset, (long) chunks * chunkBytes);
+            final long buffer = l.controlOutBase + (l.regionsPosted % sqDepth) * CONTROL_BYTES;
+            control.wrap(buffer, CONTROL_BYTES);
+            control.putLong(0, t.firstSeq + from, java.nio.ByteOrder.BIG_ENDIAN);
+            control.putInt(8, chunks, java.nio.ByteOrder.BIG_ENDIAN);
+            control.putInt(12, t.rkey, java.nio.ByteOrder.BIG_ENDIAN);
+            control.putLong(16, t.regionAddress + offset, java.nio.ByteOrder.BIG_ENDIAN);
+            control.putLong(24, bytes, java.nio.ByteOrder.BIG_ENDIAN);
+            l.grantsAnnounced = due;
+            wr.clear().wrId(WR_GRANT | l.peer).opcode(WrOpcode.SEND_WITH_IMM).sendFlags(SendFlags.SIGNALED)
+                .immData((IMM_REGION << 30) | (int) (due & GRANT_MASK)).addSge(buffer, CONTROL_BYTES, l.controlLkey);
+            ring.postSend(l.qp, wr);
+            l.sqPosted++;
+            l.regionsPosted++;
+            t.regionGranted = (int) limit;
             work++;
         }
         return work;
@@ -366,14 +496,44 @@ final class Engine {
             if (t.dependsOn != null && t.dependsOn.progressed <= j) {
                 break;
             }
-            if (j == 0) {
-                t.firstSeq = l.sent;
-            }
             final int length = t.chunkLength(j);
-            final long remote = l.remoteBase + (l.sent % l.remoteSlots) * (long) chunkBytes;
+            final int capacity = l.regionFirst.length;
+            final long remote;
+            final int rkey;
+            final int type;
+            if (t.placed) {
+                if (l.regionCount == 0) {
+                    break; // the receiver has not granted where this chunk goes yet [COLL-033]
+                }
+                final int h = l.regionHead;
+                final long first = l.regionFirst[h];
+                final long offset = (l.sent - first) * chunkBytes;
+                if (l.sent < first || offset + length > l.regionBytes[h]) {
+                    throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " granted a region "
+                        + "for chunks " + first + ".." + (first + l.regionChunks[h] - 1) + " (" + l.regionBytes[h]
+                        + " bytes) where chunk " + l.sent + " of " + length + " bytes is due: the ranks disagree on the "
+                        + "operation's arguments or on the order of calls [COLL-034]", op, l.peer, null);
+                }
+                remote = l.regionAddress[h] + offset;
+                rkey = l.regionRkey[h];
+                type = IMM_PLACED;
+                if (l.sent + 1 == first + l.regionChunks[h]) {
+                    l.regionHead = (h + 1) % capacity;
+                    l.regionCount--;
+                }
+            } else {
+                if (l.regionCount > 0 && l.regionFirst[l.regionHead] <= l.sent) {
+                    throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " granted a region "
+                        + "for chunk " + l.sent + ", which this rank writes into a slot: the ranks disagree on the "
+                        + "operation's arguments or on the order of calls [COLL-034]", op, l.peer, null);
+                }
+                remote = l.remoteBase + (l.sent % l.remoteSlots) * (long) chunkBytes;
+                rkey = l.remoteRkey;
+                type = IMM_DATA;
+            }
             wr.clear().wrId(WR_DATA | l.peer).opcode(WrOpcode.RDMA_WRITE_WITH_IMM).sendFlags(SendFlags.SIGNALED)
-                .immData((IMM_DATA << 30) | ((int) (l.sent & SEQ_MASK) << LENGTH_BITS) | length)
-                .addSge(t.address + t.chunkOffset(j), length, t.lkey).remoteAddr(remote).rkey(l.remoteRkey);
+                .immData((type << 30) | ((int) (l.sent & SEQ_MASK) << LENGTH_BITS) | length)
+                .addSge(t.address + t.chunkOffset(j), length, t.lkey).remoteAddr(remote).rkey(rkey);
             ring.postSend(l.qp, wr);
             l.sqPosted++;
             l.sent++;

@@ -38,12 +38,41 @@ final class Link {
     long grantsAnnounced;
     /** Length of the chunk in each local slot, recorded on arrival. */
     final int[] slotLength;
+    /** Whether the chunk recorded at each slot position arrived placed (COLL-033) instead of in the slot. */
+    final boolean[] slotPlaced;
+
+    /** Chunks of the operations started so far, each way: the sequence number of the next transfer's chunk 0. */
+    long sendPlanned;
+    long recvPlanned;
+
+    /**
+     * Regions the peer granted for placed chunks (COLL-033), oldest first, as a ring: the first
+     * chunk number, the chunk count, the address of the first chunk, its length in bytes and rkey.
+     */
+    final long[] regionFirst;
+    final int[] regionChunks;
+    final long[] regionAddress;
+    final long[] regionBytes;
+    final int[] regionRkey;
+    int regionHead;
+    int regionCount;
 
     /**
      * Why the connection failed (a failed completion: the peer died or closed its communicator),
      * or null. Operations that need this link fail with it; others go on [COLL-026].
      */
     String failure;
+
+    /** Receive buffers (COLL-004): {@code receives} buffers of {@link Engine#CONTROL_BYTES} from {@code controlBase}. */
+    long controlBase;
+    int controlLkey;
+    /** Source buffers of region grants (one per send queue entry, reused in turn), and how many were posted. */
+    long controlOutBase;
+    long regionsPosted;
+
+    /** The running operation's placed receives on this link, in order, and the first not fully region-granted. */
+    final java.util.ArrayList<Transfer> placedRecvs = new java.util.ArrayList<>();
+    int placedCursor;
 
     final ArrayDeque<Transfer> sends = new ArrayDeque<>();
     final ArrayDeque<Transfer> recvs = new ArrayDeque<>();
@@ -60,6 +89,15 @@ final class Link {
         this.granted = remoteSlots;
         this.grantsAnnounced = localSlots;
         this.slotLength = new int[localSlots];
+        this.slotPlaced = new boolean[localSlots];
+        // The peer grants regions only for chunks inside its window (below its cumulative grant):
+        // at most remoteSlots chunks not yet written, each region at least one chunk.
+        final int regions = remoteSlots + 8;
+        this.regionFirst = new long[regions];
+        this.regionChunks = new int[regions];
+        this.regionAddress = new long[regions];
+        this.regionBytes = new long[regions];
+        this.regionRkey = new int[regions];
     }
 
     /**

@@ -6,7 +6,9 @@ import java.util.ArrayList;
  * The algorithms, as plans: for one rank, the ordered list of transfers to and from its peers
  * [COLL-012..COLL-019]. Every rank builds its plan from the same arguments, so the sends on a
  * link match the peer's receives one for one, with equal lengths. Local copies are not part of
- * the plan; the caller does them.
+ * the plan; the caller does them. A copy receive longer than {@code placeAbove} bytes (the latency
+ * threshold) is placed, and so is the send that matches it: its chunks go straight into regions
+ * of the destination the receiver grants [COLL-033, COLL-034].
  */
 final class Plans {
     private Plans() {
@@ -34,7 +36,8 @@ final class Plans {
      * every chunk is forwarded as soon as it is reduced [COLL-012].
      */
     static ArrayList<Transfer> ringAllReduce(final int r, final int n, final long count, final DataType type,
-                                             final ReduceOp op, final Mem in, final Mem out, final int chunk) {
+                                             final ReduceOp op, final Mem in, final Mem out, final int chunk,
+                                             final long placeAbove) {
         final ArrayList<Transfer> plan = new ArrayList<>();
         final int next = mod(r + 1, n);
         final int prev = mod(r - 1, n);
@@ -60,11 +63,12 @@ final class Plans {
             final int recvSeg = mod(r - s, n);
             final Mem src = out.plus(segmentOffset(count, n, sendSeg) * es);
             final Transfer send = Transfer.send(next, src.address(), src.lkey(),
-                segmentLength(count, n, sendSeg) * es, chunk).after(prevRecv);
-            // Segment recvSeg's partial sum left from here during the first pass: overwrite it only
-            // once that WRITE has completed.
+                segmentLength(count, n, sendSeg) * es, chunk).after(prevRecv).placedAbove(placeAbove);
+            // Segment recvSeg's partial sum left from here during the first pass: overwrite it (or,
+            // placed, grant it to the sender) only once that WRITE has completed.
             final Transfer recv = Transfer.copy(prev, out.address() + segmentOffset(count, n, recvSeg) * es,
-                segmentLength(count, n, recvSeg) * es, chunk).guardedBy(rsSend[recvSeg]);
+                segmentLength(count, n, recvSeg) * es, chunk).guardedBy(rsSend[recvSeg])
+                .placedAbove(placeAbove, out.rkey());
             plan.add(send);
             plan.add(recv);
             prevRecv = recv;
@@ -148,7 +152,7 @@ final class Plans {
 
     /** Ring all-gather: block i of {@code out} comes from rank i's {@code in} [COLL-015]. */
     static ArrayList<Transfer> ringAllGather(final int r, final int n, final long sendCount, final DataType type,
-                                             final Mem in, final Mem out, final int chunk) {
+                                             final Mem in, final Mem out, final int chunk, final long placeAbove) {
         final ArrayList<Transfer> plan = new ArrayList<>();
         final int next = mod(r + 1, n);
         final int prev = mod(r - 1, n);
@@ -158,8 +162,10 @@ final class Plans {
             final int sendSeg = mod(r - s, n);
             final int recvSeg = mod(r - s - 1, n);
             final Mem src = s == 0 ? in : out.plus(sendSeg * seg);
-            plan.add(Transfer.send(next, src.address(), src.lkey(), seg, chunk).after(prevRecv));
-            final Transfer recv = Transfer.copy(prev, out.address() + recvSeg * seg, seg, chunk);
+            plan.add(Transfer.send(next, src.address(), src.lkey(), seg, chunk).after(prevRecv)
+                .placedAbove(placeAbove));
+            final Transfer recv = Transfer.copy(prev, out.address() + recvSeg * seg, seg, chunk)
+                .placedAbove(placeAbove, out.rkey());
             plan.add(recv);
             prevRecv = recv;
         }
@@ -168,19 +174,19 @@ final class Plans {
 
     /** Pipelined chain broadcast from {@code root} along increasing ranks [COLL-016]. */
     static ArrayList<Transfer> chainBroadcast(final int r, final int n, final int root, final long bytes,
-                                              final Mem in, final Mem out, final int chunk) {
+                                              final Mem in, final Mem out, final int chunk, final long placeAbove) {
         final ArrayList<Transfer> plan = new ArrayList<>();
         final int pos = mod(r - root, n);
         final int next = mod(r + 1, n);
         final int prev = mod(r - 1, n);
         if (pos == 0) {
-            plan.add(Transfer.send(next, in.address(), in.lkey(), bytes, chunk));
+            plan.add(Transfer.send(next, in.address(), in.lkey(), bytes, chunk).placedAbove(placeAbove));
             return plan;
         }
-        final Transfer recv = Transfer.copy(prev, out.address(), bytes, chunk);
+        final Transfer recv = Transfer.copy(prev, out.address(), bytes, chunk).placedAbove(placeAbove, out.rkey());
         plan.add(recv);
         if (pos < n - 1) {
-            plan.add(Transfer.send(next, out.address(), out.lkey(), bytes, chunk).after(recv));
+            plan.add(Transfer.send(next, out.address(), out.lkey(), bytes, chunk).after(recv).placedAbove(placeAbove));
         }
         return plan;
     }
@@ -217,18 +223,20 @@ final class Plans {
      * chunk to its {@link #treeChildren}, largest subtree first [COLL-032].
      */
     static ArrayList<Transfer> treeBroadcast(final int r, final int n, final int root, final long bytes,
-                                             final Mem in, final Mem out, final int chunk) {
+                                             final Mem in, final Mem out, final int chunk, final long placeAbove) {
         final ArrayList<Transfer> plan = new ArrayList<>();
         final int v = mod(r - root, n);
         Transfer recv = null;
         Mem src = in;
         if (v != 0) {
-            recv = Transfer.copy(mod(treeParent(v) + root, n), out.address(), bytes, chunk);
+            recv = Transfer.copy(mod(treeParent(v) + root, n), out.address(), bytes, chunk)
+                .placedAbove(placeAbove, out.rkey());
             plan.add(recv);
             src = out;
         }
         for (final int child : treeChildren(v, n)) {
-            plan.add(Transfer.send(mod(child + root, n), src.address(), src.lkey(), bytes, chunk).after(recv));
+            plan.add(Transfer.send(mod(child + root, n), src.address(), src.lkey(), bytes, chunk).after(recv)
+                .placedAbove(placeAbove));
         }
         return plan;
     }
@@ -304,21 +312,25 @@ final class Plans {
 
     /** Pairwise all-to-all: in step s, block to rank r+s and block from rank r-s [COLL-018]. */
     static ArrayList<Transfer> allToAll(final int r, final int n, final long countPerPeer, final DataType type,
-                                        final Mem in, final Mem out, final int chunk) {
+                                        final Mem in, final Mem out, final Mem staging, final int chunk,
+                                        final long placeAbove) {
         final ArrayList<Transfer> plan = new ArrayList<>();
         final long block = countPerPeer * type.size();
         final boolean inPlace = in.address() == out.address();
         final Transfer[] sends = new Transfer[n];
         for (int s = 1; s < n; s++) {
             final int to = mod(r + s, n);
-            sends[to] = Transfer.send(to, in.address() + to * block, in.lkey(), block, chunk);
+            sends[to] = Transfer.send(to, in.address() + to * block, in.lkey(), block, chunk).placedAbove(placeAbove);
             plan.add(sends[to]);
         }
         for (int s = 1; s < n; s++) {
             final int from = mod(r - s, n);
-            // In place, the block from a peer lands where the block to it came from.
-            plan.add(Transfer.copy(from, out.address() + from * block, block, chunk)
-                .guardedBy(inPlace ? sends[from] : null));
+            // In place, the block from a peer lands where the block to it came from: copied there
+            // (from a slot, or placed in staging) chunk by chunk as the WRITEs of that block complete.
+            final Transfer recv = Transfer.copy(from, out.address() + from * block, block, chunk)
+                .guardedBy(inPlace ? sends[from] : null)
+                .placedAbove(placeAbove, !inPlace ? out.rkey() : staging != null ? staging.rkey() : 0);
+            plan.add(inPlace && staging != null ? recv.stagedAt(staging.address() + from * block, staging.rkey()) : recv);
         }
         return plan;
     }

@@ -40,9 +40,29 @@ final class Transfer {
     /** RECV_*: chunk j may be written once chunk j of this send has completed (its source is overwritten), or null. */
     Transfer guard;
 
+    /**
+     * Placed (COLL-033): the chunks go straight into the receiver's destination, into regions of it
+     * the receiver grants, instead of through its slots. SEND: write each chunk at the address of
+     * a granted region; RECV_COPY: grant {@link #address} (registered with {@link #rkey}) region by
+     * region, and find each chunk there on arrival, with nothing to copy. Both ends mark the
+     * transfer alike: the plan places every copy receive longer than the latency threshold.
+     */
+    boolean placed;
+    /** RECV_COPY placed: remote key of a region covering {@link #regionAddress}. */
+    int rkey;
+    /**
+     * RECV_COPY placed: where the granted regions are: {@link #address}, or staging memory when the
+     * destination is the source of a WRITE to the same peer (all-to-all in place): granting the
+     * destination would wait for that WRITE, which waits for the peer's grant of the same kind.
+     * Staged chunks are copied to {@link #address} once {@link #guard} allows.
+     */
+    long regionAddress;
+    /** RECV_COPY placed: chunks whose region has been granted to the sender. */
+    int regionGranted;
+
     /** SEND: chunks posted; RECV: chunks processed. */
     int progressed;
-    /** SEND: the link sequence number of chunk 0, once posted. */
+    /** The link sequence number of chunk 0, assigned when the operation starts. */
     long firstSeq = -1;
 
     Transfer(final Kind kind, final int peer, final long address, final int lkey, final long operand,
@@ -77,6 +97,66 @@ final class Transfer {
         return t;
     }
 
+    /**
+     * Marks a send placed (COLL-033) when it is longer than {@code threshold} bytes; the matching
+     * receive is placed by the same rule.
+     *
+     * @param threshold the latency threshold (Long.MAX_VALUE: never)
+     * @return this
+     */
+    Transfer placedAbove(final long threshold) {
+        if (kind != Kind.SEND) {
+            throw new IllegalStateException("only sends are placed this way: " + this);
+        }
+        this.placed = bytes > threshold;
+        return this;
+    }
+
+    /**
+     * Marks a copy receive placed (COLL-033) when it is longer than {@code threshold} bytes.
+     *
+     * @param threshold the latency threshold (Long.MAX_VALUE: never)
+     * @param destinationRkey remote key of a region covering the destination (used when placed)
+     * @return this
+     */
+    Transfer placedAbove(final long threshold, final int destinationRkey) {
+        if (kind != Kind.RECV_COPY) {
+            throw new IllegalStateException("only copy receives are placed: " + this);
+        }
+        if (bytes > threshold) {
+            if (destinationRkey == 0) {
+                throw new IllegalStateException("a placed receive needs a destination registered for remote writes: "
+                    + this);
+            }
+            this.placed = true;
+            this.rkey = destinationRkey;
+            this.regionAddress = address;
+        }
+        return this;
+    }
+
+    /**
+     * Grants regions of {@code staging} (registered with {@code stagingRkey}) instead of the
+     * destination, when placed; chunks are copied to the destination on consumption.
+     *
+     * @return this
+     */
+    Transfer stagedAt(final long staging, final int stagingRkey) {
+        if (placed) {
+            if (stagingRkey == 0) {
+                throw new IllegalStateException("staging memory must be registered for remote writes: " + this);
+            }
+            this.regionAddress = staging;
+            this.rkey = stagingRkey;
+        }
+        return this;
+    }
+
+    /** @return whether placed chunks land in staging memory and are copied to the destination */
+    boolean staged() {
+        return placed && regionAddress != address;
+    }
+
     Transfer after(final Transfer dependency) {
         this.dependsOn = dependency;
         return this;
@@ -103,6 +183,7 @@ final class Transfer {
 
     @Override
     public String toString() {
-        return kind + "(peer " + peer + ", " + bytes + " B, " + progressed + "/" + chunks + " chunks)";
+        return kind + (placed ? " placed" : "") + "(peer " + peer + ", " + bytes + " B, " + progressed + "/" + chunks
+            + " chunks)";
     }
 }

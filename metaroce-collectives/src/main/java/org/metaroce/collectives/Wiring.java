@@ -52,9 +52,12 @@ final class Wiring implements AutoCloseable {
     ProtectionDomain pd;
     CompletionQueue cq;
     MemoryRegion staging;
+    /** Receive buffers for control messages with a payload (region grants, COLL-033), rqDepth per peer. */
+    MemoryRegion control;
     Engine engine;
     private final Connection[] connections;
     private int rqDepth;
+    private int sqDepth;
 
     private Wiring(final MetaRoceDevice device, final int rank, final int size) {
         this.device = device;
@@ -87,8 +90,9 @@ final class Wiring implements AutoCloseable {
     private void wire(final List<InetSocketAddress> endpoints, final CommConfig config) {
         final int slots = config.slots();
         final int chunk = config.chunkBytes();
-        final int sqDepth = 4 * slots + 8;
-        rqDepth = 2 * slots + 8;
+        sqDepth = 4 * slots + 8;
+        // Up to S data chunks, S slot grants and S region grants (COLL-004, COLL-033), and a margin.
+        rqDepth = 3 * slots + 8;
         final QueuePairCapabilities caps = new QueuePairCapabilities(sqDepth, rqDepth, 1, 1, 1);
         device.call(ep -> {
             pd = ep.allocateProtectionDomain();
@@ -100,6 +104,8 @@ final class Wiring implements AutoCloseable {
             }
             staging = pd.registerMemory(BufferUtil.allocateDirectAligned((int) Math.max(64, bytes), 4096),
                 AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            control = pd.registerMemory(BufferUtil.allocateDirectAligned(Math.max(64, size * (rqDepth + sqDepth)
+                * Engine.CONTROL_BYTES), 64), AccessFlags.LOCAL_WRITE);
             return null;
         });
         service.listen(SERVICE, new ListenParams().resources(pd, cq, cq, caps).accessFlags(AccessFlags.ALL)
@@ -284,10 +290,16 @@ final class Wiring implements AutoCloseable {
             staging.address() + (long) peer * slots * chunk, slots);
         connections[peer] = c;
         final int posts = rqDepth;
+        l.controlBase = control.address() + (long) peer * rqDepth * Engine.CONTROL_BYTES;
+        l.controlLkey = control.lkey();
+        l.controlOutBase = control.address() + (long) size * rqDepth * Engine.CONTROL_BYTES
+            + (long) peer * sqDepth * Engine.CONTROL_BYTES;
         device.call(ep -> {
             final RecvRequest rr = new RecvRequest(1);
             for (int i = 0; i < posts; i++) {
-                final int status = c.queuePair().postRecv(rr.clear().wrId(peer));
+                // Receive i always uses buffer i: the engine reposts a completed receive with its buffer.
+                final int status = c.queuePair().postRecv(rr.clear().wrId(Engine.recvWrId(peer, i))
+                    .addSge(l.controlBase + (long) i * Engine.CONTROL_BYTES, Engine.CONTROL_BYTES, l.controlLkey));
                 if (status != org.metaroce.core.verbs.PostStatus.OK) {
                     throw new IllegalStateException("postRecv for rank " + peer + " refused: "
                         + org.metaroce.core.verbs.PostStatus.describe(status));

@@ -58,11 +58,13 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     String op;
 
     @Option(names = {"-n", "--iters"}, defaultValue = "20", paramLabel = "N",
-        description = "Timed iterations per size (default: ${DEFAULT-VALUE}).")
+        description = "Timed iterations per size, out of place and in place alternating (default: "
+            + "${DEFAULT-VALUE}).")
     int iters;
 
     @Option(names = {"-w", "--warmup_iters"}, defaultValue = "5", paramLabel = "N",
-        description = "Untimed iterations before timing (default: ${DEFAULT-VALUE}).")
+        description = "Untimed iterations of each variant before timing; the JIT needs about ten 64 MiB "
+            + "iterations on 2 cores (default: ${DEFAULT-VALUE}).")
     int warmup;
 
     @Option(names = {"-c", "--check"}, defaultValue = "1", paramLabel = "0|1",
@@ -126,8 +128,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
 
     @Option(names = "--cpu",
         description = "After each row (and baseline), print the CPU cores this process kept busy during the timed "
-            + "out-of-place iterations, and busbw per busy core: a figure that other load on the host does not skew "
-            + "as much as busbw (with --ranks it covers every rank).")
+            + "iterations (out of place and in place alternate), and out-of-place busbw per busy core: a figure "
+            + "that other load on the host does not skew as much as busbw (with --ranks it covers every rank).")
     boolean cpu;
 
     @Option(names = "--median",
@@ -374,8 +376,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                     for (long size = minBytes; size <= maxBytes; size = Math.max(size * factor, size + 1)) {
                         final int g = kind.granularity(n);
                         final long count = size / t.size() / g * g;
-                        final double[] oop = measure(c, a, b, count, t, op, false, stat);
-                        final double[] ip = measure(c, a, b, count, t, op, true, stat);
+                        final double[][] both = measure(c, a, b, count, t, op, stat);
+                        final double[] oop = both[0];
+                        final double[] ip = both[1];
                         totalWrong += (long) oop[1] + (long) ip[1];
                         final long bytes = count * t.size();
                         final double algOop = bytes / oop[0] / 1e3;
@@ -473,45 +476,42 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             return busbw;
         }
 
-        /** @return {max time per iteration over ranks in us, wrong elements over ranks} */
-        private double[] measure(final Communicator c, final ByteBuffer a, final ByteBuffer b, final long count,
-                                 final DataType t, final ReduceOp op, final boolean inPlace, final ByteBuffer stat) {
+        /**
+         * Times out-of-place and in-place iterations in alternation ({@link PairedTiming}), then
+         * checks each variant once.
+         *
+         * @return for out of place and in place: {max mean time per iteration over ranks in us,
+         *     wrong elements over ranks, cores busy during the timed iterations, max median in us}
+         */
+        private double[][] measure(final Communicator c, final ByteBuffer a, final ByteBuffer b, final long count,
+                                   final DataType t, final ReduceOp op, final ByteBuffer stat) {
             final int n = c.size();
             final int r = c.rank();
             final long block = count / kind.granularity(n);
-            for (int i = 0; i < warmup; i++) {
-                once(c, a, b, count, t, op, inPlace);
-            }
             c.barrier();
-            final long cpuStart = processCpuNs();
-            final long[] each = new long[iters];
-            final long start = System.nanoTime();
-            long last = start;
-            for (int i = 0; i < iters; i++) {
-                once(c, a, b, count, t, op, inPlace);
-                final long now = System.nanoTime();
-                each[i] = now - last;
-                last = now;
+            final PairedTiming.Result timing = PairedTiming.run(warmup, iters,
+                inPlace -> once(c, a, b, count, t, op, inPlace), System::nanoTime, Sweep::processCpuNs);
+            final double cores = cores(timing.cpuNs(), timing.windowNs());
+            final double[][] result = new double[2][];
+            for (int v = 0; v < 2; v++) {
+                final boolean inPlace = v == 1;
+                long wrong = 0;
+                if (check && count > 0) {
+                    prepare(a, b, count, block, t, op, inPlace, r);
+                    once(c, a, b, count, t, op, inPlace);
+                    wrong = verify(a, b, count, block, t, op, inPlace, r, n);
+                }
+                stat.putDouble(0, inPlace ? timing.inPlaceMeanUs() : timing.outOfPlaceMeanUs());
+                c.allReduce(stat, 1, DataType.FLOAT64, ReduceOp.MAX);
+                final double time = stat.getDouble(0);
+                stat.putLong(0, wrong);
+                c.allReduce(stat, 1, DataType.INT64, ReduceOp.SUM);
+                final long wrongTotal = stat.getLong(0);
+                stat.putDouble(0, inPlace ? timing.inPlaceMedianUs() : timing.outOfPlaceMedianUs());
+                c.allReduce(stat, 1, DataType.FLOAT64, ReduceOp.MAX);
+                result[v] = new double[] {time, wrongTotal, cores, stat.getDouble(0)};
             }
-            final double us = (last - start) / 1e3 / iters;
-            java.util.Arrays.sort(each);
-            final double medianUs = each[iters / 2] / 1e3;
-            final double cores = cores(processCpuNs() - cpuStart, last - start);
-            long wrong = 0;
-            if (check && count > 0) {
-                prepare(a, b, count, block, t, op, inPlace, r);
-                once(c, a, b, count, t, op, inPlace);
-                wrong = verify(a, b, count, block, t, op, inPlace, r, n);
-            }
-            stat.putDouble(0, us);
-            c.allReduce(stat, 1, DataType.FLOAT64, ReduceOp.MAX);
-            final double time = stat.getDouble(0);
-            stat.putLong(0, wrong);
-            c.allReduce(stat, 1, DataType.INT64, ReduceOp.SUM);
-            final long wrongTotal = stat.getLong(0);
-            stat.putDouble(0, medianUs);
-            c.allReduce(stat, 1, DataType.FLOAT64, ReduceOp.MAX);
-            return new double[] {time, wrongTotal, cores, stat.getDouble(0)};
+            return result;
         }
 
         private static ByteBuffer slice(final ByteBuffer buf, final long from, final long bytes) {

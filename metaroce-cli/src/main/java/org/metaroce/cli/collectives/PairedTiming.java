@@ -1,0 +1,101 @@
+package org.metaroce.cli.collectives;
+
+import java.util.function.LongSupplier;
+
+/**
+ * Times an operation out of place and in place in alternation: warm-up iterations of both first,
+ * then timed iterations alternating out of place, in place. Timing the two variants in blocks
+ * (every out-of-place iteration, then every in-place one) charged everything that changes while
+ * the process runs to whichever block came first: on a 2-core host the JIT compiles for the first
+ * seconds of a run, and the first ten 64 MiB all-reduces took 2-2.5 times as long as later ones
+ * in either variant, so the out-of-place row, timed first, looked twice as slow as the in-place
+ * one. Alternating gives both variants the same conditions. The clock is an input (tests
+ * substitute one).
+ */
+final class PairedTiming {
+    /** One iteration of the operation, in place or out of place. */
+    @FunctionalInterface
+    interface Iteration {
+        void run(boolean inPlace);
+    }
+
+    /**
+     * @param outOfPlaceNs the duration of each timed out-of-place iteration
+     * @param inPlaceNs the duration of each timed in-place iteration
+     * @param windowNs from the first timed iteration's start to the last one's end
+     * @param cpuNs CPU time of the process over the same window
+     */
+    record Result(long[] outOfPlaceNs, long[] inPlaceNs, long windowNs, long cpuNs) {
+        /** @return mean out-of-place iteration in microseconds */
+        double outOfPlaceMeanUs() {
+            return meanUs(outOfPlaceNs);
+        }
+
+        /** @return mean in-place iteration in microseconds */
+        double inPlaceMeanUs() {
+            return meanUs(inPlaceNs);
+        }
+
+        /** @return median out-of-place iteration in microseconds */
+        double outOfPlaceMedianUs() {
+            return medianUs(outOfPlaceNs);
+        }
+
+        /** @return median in-place iteration in microseconds */
+        double inPlaceMedianUs() {
+            return medianUs(inPlaceNs);
+        }
+
+        private static double meanUs(final long[] ns) {
+            long sum = 0;
+            for (final long v : ns) {
+                sum += v;
+            }
+            return sum / 1e3 / ns.length;
+        }
+
+        private static double medianUs(final long[] ns) {
+            final long[] sorted = ns.clone();
+            java.util.Arrays.sort(sorted);
+            return sorted[sorted.length / 2] / 1e3;
+        }
+    }
+
+    private PairedTiming() {
+    }
+
+    /**
+     * @param warmup untimed iterations of each variant, >= 0
+     * @param iters timed iterations of each variant, >= 1
+     * @param op the operation
+     * @param clock nanosecond clock
+     * @param cpuClock the process's CPU time in nanoseconds (read at the start and end of the timed window)
+     * @return the timings
+     */
+    static Result run(final int warmup, final int iters, final Iteration op, final LongSupplier clock,
+                      final LongSupplier cpuClock) {
+        if (warmup < 0 || iters < 1) {
+            throw new IllegalArgumentException("need warmup >= 0 and iters >= 1, got " + warmup + ", " + iters);
+        }
+        for (int i = 0; i < warmup; i++) {
+            op.run(false);
+            op.run(true);
+        }
+        final long[] oop = new long[iters];
+        final long[] ip = new long[iters];
+        final long cpuStart = cpuClock.getAsLong();
+        final long start = clock.getAsLong();
+        long last = start;
+        for (int i = 0; i < iters; i++) {
+            op.run(false);
+            long now = clock.getAsLong();
+            oop[i] = now - last;
+            last = now;
+            op.run(true);
+            now = clock.getAsLong();
+            ip[i] = now - last;
+            last = now;
+        }
+        return new Result(oop, ip, last - start, cpuClock.getAsLong() - cpuStart);
+    }
+}

@@ -1,0 +1,67 @@
+package org.metaroce.cli.collectives;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The perf tools time out of place and in place in alternation, after warming up both, and
+ * charge each iteration to its own variant: with a clock that the fake operation advances, the
+ * timings are exact. (Timed in blocks, the block that ran first absorbed the JIT's warm-up.)
+ */
+class PairedTimingTest {
+    /** A clock that only the fake operation moves. */
+    static final class FakeClock {
+        long now;
+    }
+
+    @Test
+    @DisplayName("warm-up of both variants first, then timed iterations alternate, each charged to its variant")
+    void alternatesAndAttributes() {
+        final FakeClock clock = new FakeClock();
+        final FakeClock cpu = new FakeClock();
+        final List<String> calls = new ArrayList<>();
+        final PairedTiming.Result r = PairedTiming.run(2, 3, inPlace -> {
+            calls.add(inPlace ? "ip" : "oop");
+            clock.now += inPlace ? 1_000 : 3_000;
+            cpu.now += 2 * (inPlace ? 1_000 : 3_000); // two cores busy
+        }, () -> clock.now, () -> cpu.now);
+        assertThat(calls).containsExactly("oop", "ip", "oop", "ip", "oop", "ip", "oop", "ip", "oop", "ip");
+        assertThat(r.outOfPlaceNs()).containsExactly(3_000, 3_000, 3_000);
+        assertThat(r.inPlaceNs()).containsExactly(1_000, 1_000, 1_000);
+        assertThat(r.windowNs()).isEqualTo(12_000);
+        assertThat(r.cpuNs()).as("CPU time of the timed window only, not the warm-up").isEqualTo(24_000);
+        assertThat(r.outOfPlaceMeanUs()).isEqualTo(3.0);
+        assertThat(r.inPlaceMedianUs()).isEqualTo(1.0);
+    }
+
+    @Test
+    @DisplayName("a process that speeds up while it runs (JIT warm-up) slows both variants alike")
+    void warmUpIsShared() {
+        final FakeClock clock = new FakeClock();
+        final int[] call = {0};
+        // Every call costs the same in both variants, but calls get cheaper as the process warms
+        // up: 10 ms for the first, 1 ms less for each later one, down to 1 ms.
+        final PairedTiming.Result r = PairedTiming.run(0, 5, inPlace -> {
+            clock.now += Math.max(1, 10 - call[0]++) * 1_000_000L;
+        }, () -> clock.now, () -> 0);
+        final double oop = r.outOfPlaceMeanUs();
+        final double ip = r.inPlaceMeanUs();
+        // In blocks this would have been 8 ms against 3 ms; alternating, the two differ by one step.
+        assertThat(oop / ip).isBetween(1.0, 1.2);
+        assertThat(r.outOfPlaceNs()).containsExactly(10_000_000, 8_000_000, 6_000_000, 4_000_000, 2_000_000);
+    }
+
+    @Test
+    void rejectsBadCounts() {
+        assertThatThrownBy(() -> PairedTiming.run(-1, 1, inPlace -> { }, System::nanoTime, () -> 0))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("warmup");
+        assertThatThrownBy(() -> PairedTiming.run(0, 0, inPlace -> { }, System::nanoTime, () -> 0))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("iters");
+    }
+}
