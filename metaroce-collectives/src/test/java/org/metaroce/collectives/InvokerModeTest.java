@@ -117,6 +117,11 @@ class InvokerModeTest {
     @DisplayName("COLL-029: ranks busy-poll only when every thread has a core, unless the caller chose")
     void spinOnlyWhenThreadsFitTheCores() throws Exception {
         assertThat(LocalCluster.rankConfig(new CommConfig(), 4, ThreadingMode.INVOKER, 2).spinWaits()).isFalse();
+        assertThat(LocalCluster.rankConfig(new CommConfig(), 4, ThreadingMode.INVOKER, 2).blockWaits())
+            .as("INVOKER ranks that share cores block in their devices").isTrue();
+        assertThat(LocalCluster.rankConfig(new CommConfig(), 4, ThreadingMode.DEDICATED, 7).blockWaits())
+            .as("ranks with driver threads have no device to block in").isFalse();
+        assertThat(LocalCluster.rankConfig(new CommConfig(), 2, ThreadingMode.INVOKER, 2).blockWaits()).isFalse();
         assertThat(LocalCluster.rankConfig(new CommConfig(), 2, ThreadingMode.INVOKER, 2).spinWaits()).isTrue();
         assertThat(LocalCluster.rankConfig(new CommConfig(), 4, ThreadingMode.DEDICATED, 8).spinWaits()).isTrue();
         assertThat(LocalCluster.rankConfig(new CommConfig(), 4, ThreadingMode.DEDICATED, 7).spinWaits()).isFalse();

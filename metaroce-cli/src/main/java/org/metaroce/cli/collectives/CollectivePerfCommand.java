@@ -117,7 +117,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     @Option(names = "--wait", defaultValue = "auto", paramLabel = "auto|spin|backoff|park|block",
         description = "How a rank's thread waits for the network: busy spin, spin-yield-park backoff, park 50 us, "
             + "block (--driver invoker: spin and yield briefly, then block in the device until a datagram arrives), "
-            + "or auto: with --ranks, spin when every thread has a core, else backoff (default: ${DEFAULT-VALUE}).")
+            + "or auto: with --ranks, spin when every thread has a core, else block (INVOKER ranks) or backoff "
+            + "(default: ${DEFAULT-VALUE}).")
     String waitMode;
 
     @Option(names = "--baseline",
