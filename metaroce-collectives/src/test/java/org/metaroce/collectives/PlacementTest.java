@@ -153,14 +153,7 @@ class PlacementTest {
             for (final List<String> w : wrong) {
                 assertThat(w).as("seed " + SEED).isEmpty();
             }
-            long dropped = 0;
-            long reordered = 0;
-            for (int i = 0; i < ranks; i++) {
-                dropped += cluster.communicator(i).device().counters().get(DriverCounter.FAULT_DROPPED);
-                reordered += cluster.communicator(i).device().counters().get(DriverCounter.FAULT_REORDERED);
-            }
-            assertThat(dropped).as("datagrams dropped").isPositive();
-            assertThat(reordered).as("datagrams reordered").isPositive();
+            LossyWireTest.assertFaultsInjected(cluster, ranks);
         }
     }
 
