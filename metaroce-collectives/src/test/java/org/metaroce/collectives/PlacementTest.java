@@ -20,7 +20,6 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.metaroce.core.engine.EndpointConfig;
 import org.metaroce.netty.DeviceConfig;
-import org.metaroce.netty.DriverCounter;
 import org.metaroce.netty.InboundFaults;
 import org.metaroce.netty.Transport;
 
