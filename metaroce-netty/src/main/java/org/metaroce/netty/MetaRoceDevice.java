@@ -501,7 +501,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         if (maxWaitNs <= 0) {
             throw new IllegalArgumentException("maxWaitNs must be > 0, got " + maxWaitNs);
         }
-        checkInvoker();
+        checkInvoker("awaitWork()");
         final long deadline = endpoint.nextDeadlineNs();
         final long wait = deadline == Long.MAX_VALUE ? maxWaitNs
             : Math.min(maxWaitNs, deadline - System.nanoTime());
@@ -540,11 +540,15 @@ public final class MetaRoceDevice implements AutoCloseable {
     }
 
     private void checkInvoker() {
+        checkInvoker("doWork()");
+    }
+
+    private void checkInvoker(final String method) {
         if (mode != ThreadingMode.INVOKER) {
-            throw new IllegalStateException("doWork() is for INVOKER mode; this device is " + mode);
+            throw new IllegalStateException(method + " is for INVOKER mode; this device is " + mode);
         }
         if (!eventLoop.inEventLoop()) {
-            throw new IllegalStateException("doWork() must be called by the thread that built the device ("
+            throw new IllegalStateException(method + " must be called by the thread that built the device ("
                 + "INVOKER mode), not " + Thread.currentThread().getName());
         }
         if (cleanedUp) {
@@ -713,8 +717,8 @@ public final class MetaRoceDevice implements AutoCloseable {
         entropyPorts = ports;
         final boolean gso = epoll && config.gso() && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
         sink = new NettySink(config.allocator(), config.sinkChunkBytes(), config.maxPacketsPerCycle(), peers,
-            counters, sendChannels, entropyPorts, endpointChannel, polledSocket, localAddress.getPort(), gso, config.gsoMinSegments(),
-            config.preserveSendOrder());
+            counters, sendChannels, entropyPorts, endpointChannel, polledSocket, localAddress.getPort(), gso,
+            config.gsoMinSegments(), config.preserveSendOrder());
         sinkHolder[0] = sink;
         gsoActive = gso;
     }

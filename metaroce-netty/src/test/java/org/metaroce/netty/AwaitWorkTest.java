@@ -152,12 +152,12 @@ class AwaitWorkTest {
             other.start();
             other.join(10_000);
             assertThat(fromOther.get()).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("must be called by the thread that built the device");
+                .hasMessageContaining("awaitWork() must be called by the thread that built the device");
         }
         try (MetaRoceDevice dedicated = new MetaRoceDevice(DevicePair.config(Transport.AUTO,
             ThreadingMode.DEDICATED, 2, 1))) {
             assertThatThrownBy(() -> dedicated.awaitWork(1_000_000)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("INVOKER mode");
+                .hasMessageContaining("awaitWork() is for INVOKER mode");
         }
     }
 
