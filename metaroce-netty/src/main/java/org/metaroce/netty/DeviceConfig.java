@@ -52,6 +52,7 @@ public final class DeviceConfig {
     private int maxDatagramsPerRead = 256;
     private boolean gso = true;
     private int gsoMinSegments = DEFAULT_GSO_MIN_SEGMENTS;
+    private boolean connectEntropySockets = true;
     private boolean preserveSendOrder = true;
     private int dataDscp = DEFAULT_DATA_DSCP;
     private int controlDscp = DEFAULT_CONTROL_DSCP;
@@ -406,6 +407,26 @@ public final class DeviceConfig {
                 + ", got " + segments);
         }
         this.gsoMinSegments = segments;
+        return this;
+    }
+
+    public boolean connectEntropySockets() {
+        return connectEntropySockets;
+    }
+
+    /**
+     * @param enabled connect each entropy socket (epoll, bound to a specific address, not the
+     *     wildcard) to the first peer it sends a lone datagram to, so that datagrams to that peer
+     *     go without an address: the kernel keeps the route (about 0.35 µs less per send on
+     *     loopback, 0.7 µs per request-reply round trip) and nothing is allocated for the address.
+     *     Sends to other peers are unaffected, except that a connected peer whose port closes makes
+     *     the kernel report its ICMP error on the socket's next send, whatever its destination (a
+     *     lone datagram is then sent again; a datagram in a batch is lost and retransmitted). On
+     *     by default
+     * @return this
+     */
+    public DeviceConfig connectEntropySockets(final boolean enabled) {
+        this.connectEntropySockets = enabled;
         return this;
     }
 

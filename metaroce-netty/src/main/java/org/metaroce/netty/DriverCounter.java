@@ -39,7 +39,9 @@ public enum DriverCounter {
     /** Reads of the endpoint socket that failed (POLLED receive path; e.g. an ICMP error reported on the socket). */
     RECEIVE_ERRORS,
     /** Datagrams sent with one {@code sendto} straight on an epoll socket, past Netty's pipeline (lone or short runs). */
-    DIRECT_SENDS;
+    DIRECT_SENDS,
+    /** Entropy sockets connected to the peer they first sent to (datagrams to it go without an address). */
+    CONNECTED_SOCKETS;
 
     private static final DriverCounter[] VALUES = values();
 

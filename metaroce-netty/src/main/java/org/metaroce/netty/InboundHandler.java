@@ -211,7 +211,9 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
             // is lossy anyway and the protocol retransmits.
             counters.increment(DriverCounter.SEND_ERRORS);
             final NettySink s = sink[0];
-            if (s != null && s.gsoEnabled() && s.gsoPendingSinceFlush()) {
+            // A connected entropy socket reports the ICMP "port unreachable" of its peer: about
+            // the peer, not about segmentation offload.
+            if (s != null && s.gsoEnabled() && s.gsoPendingSinceFlush() && !isPeerUnreachable(cause)) {
                 s.disableGso();
             }
             if (LOG.isDebugEnabled()) {
@@ -221,6 +223,14 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
         }
         counters.increment(DriverCounter.ENGINE_ERRORS);
         logError("unexpected exception in the pipeline of " + ctx.channel(), cause);
+    }
+
+    /** @return whether {@code cause} reports a closed port at a peer (ICMP port unreachable, ECONNREFUSED) */
+    static boolean isPeerUnreachable(final Throwable cause) {
+        return cause instanceof java.net.PortUnreachableException
+            || cause instanceof io.netty.channel.unix.Errors.NativeIoException
+                && ((io.netty.channel.unix.Errors.NativeIoException) cause).expectedErr()
+                    == io.netty.channel.unix.Errors.ERROR_ECONNREFUSED_NEGATIVE;
     }
 
     private void logError(final String what, final Throwable t) {

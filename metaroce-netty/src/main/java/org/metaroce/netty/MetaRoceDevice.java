@@ -718,7 +718,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         final boolean gso = epoll && config.gso() && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
         sink = new NettySink(config.allocator(), config.sinkChunkBytes(), config.maxPacketsPerCycle(), peers,
             counters, sendChannels, entropyPorts, endpointChannel, polledSocket, localAddress.getPort(), gso,
-            config.gsoMinSegments(), config.preserveSendOrder());
+            config.gsoMinSegments(), config.connectEntropySockets(), config.preserveSendOrder());
         sinkHolder[0] = sink;
         gsoActive = gso;
     }

@@ -126,6 +126,8 @@ class GsoTest {
             if (gsoMinSegments == 2) {
                 assertThat(c.get(DriverCounter.GSO_WRITES)).as("reply and ACK in one GSO write").isPositive();
             } else {
+                assertThat(c.get(DriverCounter.CONNECTED_SOCKETS)).as("the entropy socket connected to its one peer")
+                    .isEqualTo(1);
                 assertThat(c.get(DriverCounter.GSO_SEGMENTS)).as("no GSO write shorter than the minimum")
                     .isGreaterThanOrEqualTo(3 * c.get(DriverCounter.GSO_WRITES));
                 assertThat(c.get(DriverCounter.DIRECT_SENDS)).as("datagrams sent straight to the socket")
