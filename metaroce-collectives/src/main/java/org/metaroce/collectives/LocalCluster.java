@@ -260,11 +260,22 @@ public final class LocalCluster implements AutoCloseable {
      */
     public <T> List<T> run(final Function<Communicator, T> body, final java.time.Duration timeout) throws Exception {
         final List<Future<T>> futures = new ArrayList<>();
-        for (int i = 0; i < communicators.size(); i++) {
-            final Communicator c = communicators.get(i);
-            futures.add(threads.get(i).submit(() -> body.apply(c)));
-        }
         final long deadline = System.nanoTime() + timeout.toNanos();
+        final int ranks = communicators.size();
+        final java.util.concurrent.atomic.AtomicInteger finished = new java.util.concurrent.atomic.AtomicInteger();
+        for (int i = 0; i < ranks; i++) {
+            final Communicator c = communicators.get(i);
+            futures.add(threads.get(i).submit(() -> {
+                try {
+                    return body.apply(c);
+                } finally {
+                    finished.incrementAndGet();
+                    if (mode == ThreadingMode.INVOKER) {
+                        lingerUntil(c.device(), finished, ranks, deadline);
+                    }
+                }
+            }));
+        }
         final List<T> results = new ArrayList<>();
         Exception failure = null;
         for (int i = 0; i < futures.size(); i++) {
@@ -293,6 +304,21 @@ public final class LocalCluster implements AutoCloseable {
             throw failure;
         }
         return results;
+    }
+
+    /**
+     * INVOKER ranks [COLL-029]: a rank that has finished keeps driving its device until every rank
+     * has. Its peers may still be inside their last operation waiting for an acknowledgement of
+     * theirs that was lost: they retransmit, and a device nobody drives would never answer (the
+     * peer would end in RETRY_EXC_ERR, seen in about 1 of 10 runs on a lossy wire).
+     */
+    private static void lingerUntil(final MetaRoceDevice device, final java.util.concurrent.atomic.AtomicInteger finished,
+                                    final int ranks, final long deadline) {
+        while (finished.get() < ranks && !device.isClosed() && System.nanoTime() - deadline < 0) {
+            if (device.doWork() == 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+            }
+        }
     }
 
     /** Closes every communicator, device, the driver and the rank threads. */
