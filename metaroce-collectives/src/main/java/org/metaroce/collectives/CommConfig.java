@@ -208,10 +208,10 @@ public final class CommConfig {
         if (blockWait && idleStrategy == null && device != null) {
             return new InvokerIdleStrategy(device);
         }
-        return invokerIdleStrategy0();
+        return timedInvokerIdleStrategy();
     }
 
-    private IdleStrategy invokerIdleStrategy0() {
+    private IdleStrategy timedInvokerIdleStrategy() {
         if (idleStrategy != null) {
             return idleStrategy;
         }

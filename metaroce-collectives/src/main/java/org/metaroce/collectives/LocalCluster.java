@@ -90,12 +90,8 @@ public final class LocalCluster implements AutoCloseable {
                         } finally {
                             wired.incrementAndGet();
                             // INVOKER: keep answering the handshakes of ranks still connecting to this one.
-                            final long deadline = System.nanoTime() + config.setupTimeout().toNanos();
-                            while (mode == ThreadingMode.INVOKER && wired.get() < ranks && !d.isClosed()
-                                && System.nanoTime() - deadline < 0) {
-                                if (d.doWork() == 0) {
-                                    java.util.concurrent.locks.LockSupport.parkNanos(20_000);
-                                }
+                            if (mode == ThreadingMode.INVOKER) {
+                                lingerUntil(d, wired, ranks, System.nanoTime() + config.setupTimeout().toNanos());
                             }
                         }
                     }));
@@ -307,8 +303,8 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /**
-     * INVOKER ranks [COLL-029]: a rank that has finished keeps driving its device until every rank
-     * has. Its peers may still be inside their last operation waiting for an acknowledgement of
+     * INVOKER ranks [COLL-029]: a rank that has finished (its wiring, or its part of a run) keeps
+     * driving its device until every rank has, or {@code deadline}. Its peers may still be inside their last operation waiting for an acknowledgement of
      * theirs that was lost: they retransmit, and a device nobody drives would never answer (the
      * peer would end in RETRY_EXC_ERR, seen in about 1 of 10 runs on a lossy wire).
      */

@@ -83,7 +83,8 @@ final class NettySink implements TransmitSink {
      * peers reached through another interface.
      */
     private final InetSocketAddress[] connectedTo;
-    private final boolean[] connectTried;
+    /** Per socket, whether it may still be connected (entropy socket, epoll, specific address, not tried yet). */
+    private final boolean[] mayConnect;
     private final InetSocketAddress[] localAddresses;
     private boolean warnedFallback;
 
@@ -154,9 +155,7 @@ final class NettySink implements TransmitSink {
         this.emptyBytesBeforeUnwritable = new long[channels.length];
         this.directSockets = new Socket[channels.length];
         this.connectedTo = new InetSocketAddress[channels.length];
-        this.connectTried = new boolean[channels.length];
-        // Not connecting is "already tried" for every socket.
-        java.util.Arrays.fill(connectTried, !connectEntropySockets);
+        this.mayConnect = new boolean[channels.length];
         this.localAddresses = new InetSocketAddress[channels.length];
         for (int i = 0; i < channels.length; i++) {
             localAddresses[i] = channels[i] == null ? null : (InetSocketAddress) channels[i].localAddress();
@@ -165,6 +164,8 @@ final class NettySink implements TransmitSink {
             if (channels[i] instanceof UnixChannel && ((UnixChannel) channels[i]).fd() instanceof Socket) {
                 directSockets[i] = (Socket) ((UnixChannel) channels[i]).fd();
             }
+            mayConnect[i] = connectEntropySockets && i != endpointIndex && directSockets[i] != null
+                && !localAddresses[i].getAddress().isAnyLocalAddress();
         }
     }
 
@@ -333,9 +334,7 @@ final class NettySink implements TransmitSink {
         }
         channel.write(packet, channel.voidPromise());
         dirty[index] = true;
-        counters.add(DriverCounter.DATAGRAMS_SENT, count);
-        counters.add(DriverCounter.BYTES_SENT, runBytes[index]);
-        counters.addSent(index, count);
+        countSent(index, count, runBytes[index]);
         runChunk[index] = -1;
         runRecipient[index] = null;
     }
@@ -355,8 +354,7 @@ final class NettySink implements TransmitSink {
         final Socket socket = directSockets[index];
         if (socket != null && !dirty[index] && channel.isActive()
             && channel.bytesBeforeUnwritable() >= emptyBytesBeforeUnwritable[index]) {
-            if (!connectTried[index] && index != endpointIndex && localAddresses[index] != null
-                && !localAddresses[index].getAddress().isAnyLocalAddress()) {
+            if (mayConnect[index]) {
                 connect(index, socket, recipient);
             }
             final boolean connected = isConnectedTo(index, recipient);
@@ -412,7 +410,7 @@ final class NettySink implements TransmitSink {
 
     /** Connects entropy socket {@code index} to {@code peer}, once; a failure leaves it unconnected. */
     private void connect(final int index, final Socket socket, final InetSocketAddress peer) {
-        connectTried[index] = true;
+        mayConnect[index] = false;
         try {
             if (socket.connect(peer)) {
                 connectedTo[index] = peer;
@@ -441,11 +439,9 @@ final class NettySink implements TransmitSink {
             final int length = Math.min(segment, end - at);
             if (polledEndpoint.send(owner.internalNioBuffer(at, length), recipient)) {
                 sent++;
-                counters.add(DriverCounter.BYTES_SENT, length);
+                countSent(index, 1, length);
             }
         }
-        counters.add(DriverCounter.DATAGRAMS_SENT, sent);
-        counters.addSent(index, sent);
         runChunk[index] = -1;
         runRecipient[index] = null;
         if (sent < count) {

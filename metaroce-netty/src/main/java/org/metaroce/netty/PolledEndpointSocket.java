@@ -28,6 +28,8 @@ import org.slf4j.LoggerFactory;
  */
 final class PolledEndpointSocket implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PolledEndpointSocket.class);
+    /** Readiness is the whole answer of a wait: no key is looked at. */
+    private static final Consumer<SelectionKey> IGNORE_KEY = key -> { };
 
     private final DatagramChannel channel;
     private final ByteBuffer receiveBuffer;
@@ -136,8 +138,6 @@ final class PolledEndpointSocket implements AutoCloseable {
         // allocation per wake-up); readiness alone is the answer.
         current.select(IGNORE_KEY, Math.max(1, timeoutMs));
     }
-
-    private static final Consumer<SelectionKey> IGNORE_KEY = key -> { };
 
     /** Ends a current (or the next) {@link #awaitReadable} at once; any thread. */
     void wakeup() {

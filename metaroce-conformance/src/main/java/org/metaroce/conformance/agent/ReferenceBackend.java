@@ -264,7 +264,8 @@ public final class ReferenceBackend implements AgentBackend {
         reply.put("version", AgentProtocol.VERSION);
         reply.put("implementation", "MetaRoCE-J reference (metaroce-netty)");
         // GO_BACK_N and RECEIVER_CREDIT are offered per QP through the cc extension's options; ECN
-        // (hence DCQCN) is not: the driver cannot read CE marks [ENC-016]; REPS is not implemented.
+        // (hence DCQCN) is not: the driver cannot read CE marks [ENC-016]. REPS (MP-016, OPTIONAL) is
+        // not declared: the reference sprays with MP-013 only (docs/implementation-status.md).
         final ArrayNode features = reply.putArray("features").add("GO_BACK_N").add("RECEIVER_CREDIT").add("FIXED")
             .add("IPV6");
         if (declareEcnForSelfTests) {
