@@ -456,7 +456,10 @@ public final class MetaRoceDevice implements AutoCloseable {
      * endpoint emits what is due and the sockets are flushed. A reply posted on a completion reaped
      * in {@code application} leaves in this cycle, ahead of the acknowledgement of the request it
      * answers (a queue pair sends its requests before a bare ACK), so the ACK is not on the path of
-     * request-reply latency [REL-008].
+     * request-reply latency [REL-008]. Reading stops at the first datagram that completes a work
+     * request, so that the application reacts before the datagrams behind it are read; whatever
+     * that stop left in the socket is read at the end of the same cycle, after the flush, so a
+     * stream of completions never leaves acknowledgements waiting in the socket.
      *
      * @param application the application's step; returns the work it did (0 for none)
      * @return amount of work done by the device and the application (0 when there was nothing to do)
@@ -469,7 +472,12 @@ public final class MetaRoceDevice implements AutoCloseable {
         // before the datagrams behind it (often the ACK that travelled with a reply) are read.
         final int io = runEventLoop() + readPolledSocket(completionCount);
         final int app = application.getAsInt();
-        return io + app + protocolCycle();
+        final int protocol = protocolCycle();
+        // What the early stop left unread is read now, after the reply left: otherwise a stream
+        // whose every few datagrams complete something reads a handful of ACKs per cycle while the
+        // cycle may emit a thousand packets, the socket backlog grows to seconds, its ACKs overflow
+        // and are dropped, and the requester retransmits what the responder has long acknowledged.
+        return io + app + protocol + readPolledSocket();
     }
 
     /**
