@@ -144,9 +144,16 @@ final class PerfCommand implements Callable<Integer> {
     @Option(names = {"-u", "--qp-timeout"}, defaultValue = "12", paramLabel = "EXP",
         description = "Queue pair timeout as perftest's: the retransmission timer's floor is 4.096 us x 2^EXP "
             + "(default: ${DEFAULT-VALUE}, 16.8 ms; 1..20). Loss recovery does not wait for it (tail probes and "
-            + "time-based detection act within round trips); it sets how long a silent peer is waited for before "
-            + "RETRY_EXC_ERR: about 2^7 times this, so a thread descheduled on a loaded host is not taken for dead.")
+            + "time-based detection act within round trips); how long a silent peer is waited for is "
+            + "--retry-timeout.")
     int qpTimeoutExponent;
+
+    @Option(names = "--retry-timeout", defaultValue = "15", paramLabel = "SECONDS",
+        description = "RETRY_TIMEOUT: how long a queue pair keeps retrying without progress, and waits for a silent "
+            + "peer, before it fails with RETRY_EXC_ERR (default: ${DEFAULT-VALUE}; 0 = the retry count alone "
+            + "decides, as in verbs, and a stall of about a second ends the run). A peer stopped for less "
+            + "(a GC pause, a busy host) is waited for; one dead for longer is given up on within this + 0.1 s.")
+    double retryTimeout;
 
     @Option(names = "--timeout", defaultValue = "3", paramLabel = "SECONDS",
         description = "Connect timeout: give up when the server does not answer (default: ${DEFAULT-VALUE}).")
@@ -269,6 +276,9 @@ final class PerfCommand implements Callable<Integer> {
         if (port < serverPortMin || port > 65535) {
             throw bad("-p/--port must be in " + serverPortMin + "..65535 (got " + port + ")");
         }
+        if (!(retryTimeout >= 0 && retryTimeout <= 3600)) {
+            throw bad("--retry-timeout must be 0..3600 seconds (got " + retryTimeout + ")");
+        }
         if (qpTimeoutExponent < 1 || qpTimeoutExponent > 20) {
             throw bad("--qp-timeout must be in 1..20 (got " + qpTimeoutExponent + ")");
         }
@@ -359,7 +369,7 @@ final class PerfCommand implements Callable<Integer> {
         return new BenchConfig(kind, resolvedSize, iterations, durationNs, marginNs, resolvedWarmup, qps, resolvedMtu, paths, depth,
             rxDepth, verify, json, concrete, resolvedMode, resolvedIdle, bindAddress, server, port, loopback, threads,
             (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters,
-            4096L << qpTimeoutExponent);
+            4096L << qpTimeoutExponent, (long) (retryTimeout * 1e9));
     }
 
     // ------------------------------------------------------------------ running

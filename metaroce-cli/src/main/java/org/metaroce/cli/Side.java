@@ -73,7 +73,7 @@ final class Side implements AutoCloseable {
             // milliseconds, so the retransmission timer's floor is the tools' QP timeout (-u, 16.8 ms
             // by default; the connection's TIMEOUT caps the floor, so both are set) instead of the
             // specification's 100 us NIC-class default.
-            .endpointConfig(new EndpointConfig().minRtoNs(config.qpTimeoutNs())
+            .endpointConfig(new EndpointConfig().minRtoNs(config.qpTimeoutNs()).retryTimeoutNs(config.retryTimeoutNs())
                 // With segmentation offload, a burst of 16 packets per path hands each socket a run of
                 // consecutive PSNs: one GSO send, and little reordering at the receiver [MP-020].
                 .pathBurstPackets(config.burst()));

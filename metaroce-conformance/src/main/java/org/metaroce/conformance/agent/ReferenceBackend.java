@@ -366,6 +366,9 @@ public final class ReferenceBackend implements AgentBackend {
             p.responderResources(rr);
             p.timeoutNs(Json.optLong(req, "timeout_us", 1000) * 1000);
             p.retryCount(Json.optInt(req, "retry_cnt", 0, 7, 7));
+            if (req.has("retry_timeout_ms")) {
+                p.retryTimeoutNs(Json.optLong(req, "retry_timeout_ms", 0) * 1_000_000L);
+            }
             p.rnrRetry(Json.optInt(req, "rnr_retry", 0, 7, 7));
             p.minRnrTimerNs(Json.optInt(req, "min_rnr_timer", 1, 255, 10) * 10_000L);
             ccOptions(p, req, declareEcnForSelfTests);

@@ -124,7 +124,8 @@ final class HandshakeCases {
 
         l.add(must("cm.keepalive-idle", S, "a silent peer gets KEEPALIVEs after KEEPALIVE_IDLE, is declared dead "
             + "after the probes, and the QP stays in ERR", ctx -> {
-                final Setup s = setup(ctx);
+                // RETRY_TIMEOUT 0: the probes alone decide [CM-030] (else 15 s of silence [REL-060]).
+                final Setup s = setup(ctx, QpOptions.defaults().retryTimeoutMs(0));
                 final TesterQp t = s.t();
                 // Last packet of the tester: the WRITE below (its ACK is the IUT's last expected packet).
                 ctx.tester().inject(write(s, 0, pattern(8, 1)).build());

@@ -269,12 +269,28 @@ final class ReliabilityCases {
 
         l.add(must("rel.retry-exhausted", S, "with no ACK at all the WR fails RETRY_EXC_ERR and the QP enters ERR",
             ctx -> {
-                final Setup s = setup(ctx, QpOptions.defaults().retryCnt(2).timeoutUs(1000));
+                final Setup s = setup(ctx, QpOptions.defaults().retryCnt(2).timeoutUs(1000).retryTimeoutMs(0));
                 iutWrite(ctx, s, 1, 256);
                 final JsonNode wc = sendCompletion(ctx, s, 3000);
                 checkEq("RETRY_EXC_ERR", wc.get("status").asText(), "status [REL-029]");
                 checkEq("ERR", ctx.awaitQpState(s.c(), "ERR", EXPECT_MS), "QP state [REL-029]");
             }, "REL-029", "QP-009"));
+
+        l.add(must("rel.retry-timeout", S, "with RETRY_TIMEOUT 600 ms and no ACK at all the WR fails RETRY_EXC_ERR "
+            + "once both the retry count and the 600 ms are spent, not after the count alone", ctx -> {
+                final Setup s = setup(ctx, QpOptions.defaults().retryCnt(2).timeoutUs(1000).retryTimeoutMs(600));
+                final long start = System.nanoTime();
+                iutWrite(ctx, s, 1, 256);
+                final JsonNode wc = sendCompletion(ctx, s, 3000);
+                final long ms = (System.nanoTime() - start) / 1_000_000L;
+                checkEq("RETRY_EXC_ERR", wc.get("status").asText(), "status [REL-029]");
+                // The budget runs from the first transmission, which follows the post.
+                check(ms >= 590, "no RETRY_EXC_ERR before RETRY_TIMEOUT although RETRY_CNT = 2 ran out after a few "
+                    + "milliseconds [REL-060]", "after " + ms + " ms");
+                check(ms <= 600 + 100 + 1000, "RETRY_EXC_ERR within RETRY_TIMEOUT + RTO_MAX (+1 s of tolerance) "
+                    + "[REL-029, REL-060]", "after " + ms + " ms");
+                checkEq("ERR", ctx.awaitQpState(s.c(), "ERR", EXPECT_MS), "QP state [REL-029]");
+            }, "REL-060", "REL-029"));
 
         l.add(must("rel.blackhole-recovery", S, "after 40 ms of total loss the transfer resumes and completes", ctx -> {
             final Setup s = setup(ctx);

@@ -72,7 +72,7 @@ final class TimerCases {
 
         l.add(must("rel.transmission-limit", ReliabilityCases.S, "a packet sent 16 times without delivery ends the "
             + "connection, whatever made it resend", ctx -> {
-                final Setup s = setup(ctx, QpOptions.defaults().timeoutUs(200_000));
+                final Setup s = setup(ctx, QpOptions.defaults().timeoutUs(200_000).retryTimeoutMs(0));
                 final TesterQp t = s.t();
                 ReliabilityCases.iutWrite(ctx, s, 1, 64);
                 int transmissions = 0;

@@ -14,6 +14,8 @@ public final class QpOptions {
     int rnrRetry = 7;
     int minRnrTimer = 10;
     int timeoutUs = 1000;
+    /** RETRY_TIMEOUT in milliseconds, or -1 to leave the IUT's default (the option is then not sent). */
+    long retryTimeoutMs = -1;
     int responderResources = 16;
     int initiatorDepth = 16;
     /** Capability Flags the IUT offers (and the tester proposes), 0 = none; extension "cc". */
@@ -63,6 +65,16 @@ public final class QpOptions {
 
     public QpOptions timeoutUs(final int us) {
         timeoutUs = us;
+        return this;
+    }
+
+    /**
+     * Asks for RETRY_TIMEOUT [REL-060]; 0 makes RETRY_CNT, the transmission limit and
+     * KEEPALIVE_PROBES alone end a connection, as cases of those counts need. Sent only when set, so
+     * an agent that predates the option sees the requests it always saw.
+     */
+    public QpOptions retryTimeoutMs(final long ms) {
+        retryTimeoutMs = ms;
         return this;
     }
 
@@ -134,6 +146,9 @@ public final class QpOptions {
         o.put("rnr_retry", rnrRetry);
         o.put("min_rnr_timer", minRnrTimer);
         o.put("timeout_us", timeoutUs);
+        if (retryTimeoutMs >= 0) {
+            o.put("retry_timeout_ms", retryTimeoutMs);
+        }
         o.put("responder_resources", responderResources);
         o.put("initiator_depth", initiatorDepth);
         if (capabilities != 0) {

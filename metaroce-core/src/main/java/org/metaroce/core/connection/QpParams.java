@@ -36,6 +36,8 @@ public abstract class QpParams<T extends QpParams<T>> {
     int responderResources = -1;
     long timeoutNs = 1_000_000;
     int retryCount = 7;
+    /** RETRY_TIMEOUT for the QP, or -1 for the endpoint's [REL-060]. */
+    long retryTimeoutNs = -1;
     int rnrRetry = QpAttributes.RNR_RETRY_INFINITE;
     long minRnrTimerNs = 100_000;
     CongestionControlAlgorithm ccAlgorithm;
@@ -179,6 +181,21 @@ public abstract class QpParams<T extends QpParams<T>> {
     }
 
     /**
+     * @param ns RETRY_TIMEOUT applied at RTS: how long the QP retries without progress, and waits
+     *     for a silent peer, before it ends with RETRY_EXC_ERR [REL-060]; 0 = RETRY_CNT alone decides
+     *     (verbs behaviour: about a second of silence ends the connection). Default: the endpoint's
+     *     {@code EndpointConfig.retryTimeoutNs}, 15 s unless configured
+     * @return this
+     */
+    public T retryTimeoutNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("retryTimeoutNs must be >= 0 (0 = no time budget), got " + ns);
+        }
+        this.retryTimeoutNs = ns;
+        return self();
+    }
+
+    /**
      * @param count RNR_RETRY applied at RTS, 0..7 (7 = unlimited), default 7
      * @return this
      */
@@ -221,13 +238,16 @@ public abstract class QpParams<T extends QpParams<T>> {
         return self();
     }
 
-    /** Adds the congestion-control attributes these parameters set to an RTR→RTS modify. */
+    /** Adds the congestion-control and retry-budget attributes these parameters set to an RTR→RTS modify. */
     QpAttributes congestionAttributes(final QpAttributes rts) {
         if (ccAlgorithm != null) {
             rts.ccAlgorithm(ccAlgorithm);
         }
         if (congestionWindowPackets > 0) {
             rts.congestionWindowPackets(congestionWindowPackets);
+        }
+        if (retryTimeoutNs >= 0) {
+            rts.retryTimeoutNs(retryTimeoutNs);
         }
         return rts;
     }
@@ -265,6 +285,7 @@ public abstract class QpParams<T extends QpParams<T>> {
         c.responderResources = responderResources;
         c.timeoutNs = timeoutNs;
         c.retryCount = retryCount;
+        c.retryTimeoutNs = retryTimeoutNs;
         c.rnrRetry = rnrRetry;
         c.minRnrTimerNs = minRnrTimerNs;
         c.ccAlgorithm = ccAlgorithm;

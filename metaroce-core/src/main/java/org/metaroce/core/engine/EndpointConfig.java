@@ -7,6 +7,12 @@ import org.metaroce.core.congestion.CongestionControlAlgorithm;
  * endpoint is built; each setter validates and names the parameter it rejects.
  */
 public final class EndpointConfig {
+    /**
+     * Default RETRY_TIMEOUT [REL-060]: longer than the stalls a busy training host or a JVM pause
+     * causes (seconds), short enough that a dead peer is noticed before a job's own watchdogs.
+     */
+    public static final long DEFAULT_RETRY_TIMEOUT_NS = 15_000_000_000L;
+
     private int receiveWindowPackets = 1024;
     private int ackCoalescePackets = 16;
     private long ackCoalesceDelayNs = 10_000;
@@ -22,6 +28,7 @@ public final class EndpointConfig {
     private long keepaliveIdleNs = 1_000_000_000L;
     private long keepaliveIntervalNs = 200_000_000L;
     private int keepaliveProbes = 5;
+    private long retryTimeoutNs = DEFAULT_RETRY_TIMEOUT_NS;
     private CongestionControlAlgorithm congestionControl = CongestionControlAlgorithm.FIXED;
     private long linkRateBitsPerSecond = 100_000_000_000L;
     private long cnpIntervalNs = 50_000;
@@ -274,6 +281,27 @@ public final class EndpointConfig {
         return this;
     }
 
+    public long retryTimeoutNs() {
+        return retryTimeoutNs;
+    }
+
+    /**
+     * The retry budget as a time: a queue pair gives up on its peer (RETRY_EXC_ERR, or declares it
+     * dead by keepalive) only after this long without progress or without hearing from it
+     * [REL-060], [CM-030]. A queue pair's own RETRY_TIMEOUT attribute overrides it.
+     *
+     * @param ns RETRY_TIMEOUT in nanoseconds, default 15 s; 0 = RETRY_CNT, the transmission limit
+     *     and KEEPALIVE_PROBES alone decide, as in verbs (a one-second stall then ends a connection)
+     * @return this
+     */
+    public EndpointConfig retryTimeoutNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("retryTimeoutNs must be >= 0 (0 = no time budget), got " + ns);
+        }
+        this.retryTimeoutNs = ns;
+        return this;
+    }
+
     public CongestionControlAlgorithm congestionControl() {
         return congestionControl;
     }
@@ -370,6 +398,7 @@ public final class EndpointConfig {
         return "EndpointConfig{window=" + receiveWindowPackets + ", ackEvery=" + ackCoalescePackets
             + ", ackDelayNs=" + ackCoalesceDelayNs + ", readChunk=" + readChunkPackets + ", minRtoNs=" + minRtoNs
             + ", maxRtoNs=" + maxRtoNs + ", minTlpNs=" + minTailProbeNs + ", minReoWndNs=" + minReorderWindowNs
-            + ", cc=" + congestionControl + ", linkRate=" + linkRateBitsPerSecond + '}';
+            + ", retryTimeoutNs=" + retryTimeoutNs + ", cc=" + congestionControl + ", linkRate=" + linkRateBitsPerSecond
+            + '}';
     }
 }

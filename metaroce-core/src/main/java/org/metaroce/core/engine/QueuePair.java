@@ -62,6 +62,8 @@ public final class QueuePair {
     private int remotePeer = -1;
     private int remoteHost = -1;
     private int retryCount = 7;
+    /** RETRY_TIMEOUT [REL-060]: the endpoint's until the RETRY_TIMEOUT attribute sets one. */
+    private long retryTimeoutNs;
     private int rnrRetry = 7;
     private long minRnrTimerNs = 10_000;
     private int maxRdAtomic = 1;
@@ -96,6 +98,7 @@ public final class QueuePair {
         this.responder = new Responder(this, caps.recvQueueDepth(), caps.maxRecvSge(), caps.maxDestRdAtomic(),
             endpoint.config(), counters);
         this.congestionControl = new FixedWindowCongestionControl(endpoint.config().receiveWindowPackets());
+        this.retryTimeoutNs = endpoint.config().retryTimeoutNs();
     }
 
     /** @return this queue pair's number (24 bits, never 0) */
@@ -256,6 +259,11 @@ public final class QueuePair {
         return retryCount;
     }
 
+    /** @return RETRY_TIMEOUT in nanoseconds, 0 for none [REL-060] */
+    long retryTimeoutNs() {
+        return retryTimeoutNs;
+    }
+
     int rnrRetry() {
         return rnrRetry;
     }
@@ -324,6 +332,9 @@ public final class QueuePair {
         }
         if (attrs.isSet(QpAttributeMask.RETRY_CNT)) {
             retryCount = attrs.retryCount();
+        }
+        if (attrs.isSet(QpAttributeMask.RETRY_TIMEOUT)) {
+            retryTimeoutNs = attrs.retryTimeoutNs();
         }
         if (attrs.isSet(QpAttributeMask.RNR_RETRY)) {
             rnrRetry = attrs.rnrRetry();
@@ -544,16 +555,19 @@ public final class QueuePair {
         // Dead only once KEEPALIVE_PROBES probes really left and the last one had an interval to be
         // answered [CM-030]: a driver that was not polled for seconds (a stalled thread, a loaded
         // machine) must probe before it gives up on a peer that may be alive.
+        // With a RETRY_TIMEOUT the probes go on every interval until the peer has been silent that
+        // long [CM-030], [REL-060]: a peer paused for seconds is probed, not buried.
         final boolean probesDone = keepalivesSent >= config.keepaliveProbes();
-        if (probesDone && silentFor >= config.keepaliveIdleNs() + config.keepaliveProbes() * config.keepaliveIntervalNs()
-            && nowNs - lastProbeNs >= config.keepaliveIntervalNs()) {
+        final long deadAfter = Math.max(config.keepaliveIdleNs() + config.keepaliveProbes() * config.keepaliveIntervalNs(),
+            retryTimeoutNs);
+        if (probesDone && silentFor >= deadAfter && nowNs - lastProbeNs >= config.keepaliveIntervalNs()) {
             peerDead = true;
             counters.increment(EndpointCounter.PEERS_DEAD);
             requester.failOldest(WcStatus.RETRY_EXC_ERR);
             enterError(AsyncEventType.QP_FATAL);
             return 0;
         }
-        if (probesDone || silentFor < nextKeepaliveDelay(config)
+        if (silentFor < nextKeepaliveDelay(config)
             || (keepalivesSent > 0 && nowNs - lastProbeNs < config.keepaliveIntervalNs())) {
             return 0;
         }
@@ -602,9 +616,9 @@ public final class QueuePair {
                 deadline = Long.MIN_VALUE;
             } else {
                 final long spacing = keepalivesSent > 0 ? lastProbeNs + config.keepaliveIntervalNs() : Long.MIN_VALUE;
-                final long next = keepalivesSent < config.keepaliveProbes()
-                    ? lastHeardNs + nextKeepaliveDelay(config)
-                    : lastHeardNs + config.keepaliveIdleNs() + config.keepaliveProbes() * config.keepaliveIntervalNs();
+                // Probes go on every interval until the peer is declared dead, which each probe's
+                // turn checks first [CM-030].
+                final long next = lastHeardNs + nextKeepaliveDelay(config);
                 deadline = Math.min(deadline, Math.max(next, spacing));
             }
         }

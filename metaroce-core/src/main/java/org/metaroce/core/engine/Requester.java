@@ -67,6 +67,8 @@ final class Requester {
     private final long[] slotWqe;
     private final int[] slotIndex;
     private final long[] slotSentNs;
+    /** When the slot's PSN was first sent: the transmission limit waits for RETRY_TIMEOUT from it [REL-030]. */
+    private final long[] slotFirstSentNs;
     private final long[] slotTxSeq;
     private final short[] slotPath;
     private final int[] slotTransmissions;
@@ -107,6 +109,12 @@ final class Requester {
     private int lastCeCount;
     private long lossCheckDeadlineNs = Long.MAX_VALUE;
     private long progressNs;
+    /**
+     * Since when the requester has had work outstanding without progress: the last delivery, or the
+     * first transmission after an idle period. RETRY_TIMEOUT runs from here [REL-060]; unlike
+     * {@link #progressNs} it is not moved by timer expiries.
+     */
+    private long stalledSinceNs;
     private long lastTransmitNs;
     /** Latest response PSN seen and when: responders answer in PSN order, so earlier gaps are losses [REL-045]. */
     private int latestResponsePsn;
@@ -153,6 +161,7 @@ final class Requester {
         slotWqe = new long[windowSize];
         slotIndex = new int[windowSize];
         slotSentNs = new long[windowSize];
+        slotFirstSentNs = new long[windowSize];
         slotTxSeq = new long[windowSize];
         slotPath = new short[windowSize];
         slotTransmissions = new int[windowSize];
@@ -279,7 +288,8 @@ final class Requester {
             if (qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
                 break;
             }
-            if (slotTransmissions[s] - slotRnrRetransmissions[s] - slotTrimmedTransmissions[s] >= MAX_TRANSMISSIONS
+            if ((slotTransmissions[s] - slotRnrRetransmissions[s] - slotTrimmedTransmissions[s] >= MAX_TRANSMISSIONS
+                    && retryTimeoutSpent(nowNs, slotFirstSentNs[s]))
                 || slotTrimmedTransmissions[s] >= TRIM_LIMIT) {
                 fail(ring[(int) (slotWqe[s] % ring.length)], WcStatus.RETRY_EXC_ERR);
                 return emitted;
@@ -399,6 +409,9 @@ final class Requester {
             if (wasIdle) {
                 // The retransmission timer runs from the first packet sent after an idle period.
                 progressNs = nowNs;
+                if (lostCount == 0) {
+                    stalledSinceNs = nowNs;
+                }
             }
             sndNxt += need;
             wqe.psnsAssigned += need;
@@ -407,6 +420,7 @@ final class Requester {
                 final int s = (firstNewPsn + i) & windowMask;
                 slotState[s] = IN_FLIGHT;
                 slotSentNs[s] = nowNs;
+                slotFirstSentNs[s] = nowNs;
                 slotTxSeq[s] = slotTxSeq[firstNewPsn & windowMask];
                 slotPath[s] = slotPath[firstNewPsn & windowMask];
                 slotTransmissions[s] = 1;
@@ -502,6 +516,9 @@ final class Requester {
         lastTransmitNs = nowNs;
         slotState[s] = IN_FLIGHT;
         slotSentNs[s] = nowNs;
+        if (slotTransmissions[s] == 0) {
+            slotFirstSentNs[s] = nowNs;
+        }
         slotTxSeq[s] = txSeq++;
         slotPath[s] = (short) pathId;
         if (++slotTransmissions[s] == 2) {
@@ -841,6 +858,7 @@ final class Requester {
     private void afterDelivery(final long nowNs, final int delivered) {
         if (delivered > 0) {
             progressNs = nowNs;
+            stalledSinceNs = nowNs;
             // Whatever was delivered decided the expiry's outcome (spurious, or its retransmission
             // arrived and time-based detection now finds the rest lost).
             timeoutEpisodeNs = NO_EXPIRY;
@@ -976,7 +994,7 @@ final class Requester {
         if (nowNs >= progressNs + rto) {
             counters.increment(EndpointCounter.TIMEOUTS);
             consecutiveTimeouts++;
-            if (consecutiveTimeouts > qp.retryCount()) {
+            if (consecutiveTimeouts > qp.retryCount() && retryTimeoutSpent(nowNs, stalledSinceNs)) {
                 fail(ring[(int) (slotWqe[sndUna & windowMask] % ring.length)], WcStatus.RETRY_EXC_ERR);
                 return;
             }
@@ -1020,6 +1038,17 @@ final class Requester {
                 }
             }
         }
+    }
+
+    /**
+     * Whether RETRY_TIMEOUT has passed since {@code sinceNs} [REL-060]: with a budget, neither the
+     * retry count nor the transmission limit ends a connection before it is spent, so a peer that
+     * stops answering for a few seconds (descheduled, a JVM pause, a link flap) is waited for. At
+     * least RETRY_CNT expiries are still required, so a short budget never fails faster than verbs.
+     */
+    private boolean retryTimeoutSpent(final long nowNs, final long sinceNs) {
+        final long budget = qp.retryTimeoutNs();
+        return budget == 0 || nowNs - sinceNs >= budget;
     }
 
     /** The probe timer runs from the later of the last progress and the last transmission. */

@@ -48,14 +48,19 @@ public final class QpAttributeMask {
     public static final int CAPABILITIES = 1 << 19;
     /** Congestion-control algorithm of the requester (table 4.3, section 8). */
     public static final int CC_ALGORITHM = 1 << 20;
+    /**
+     * Time without progress before retries end the connection (RETRY_TIMEOUT, table 4.3): the
+     * retry budget as a time, so a stalled peer is not taken for dead [REL-060].
+     */
+    public static final int RETRY_TIMEOUT = 1 << 21;
     /** Every bit defined above. */
-    public static final int ALL = (1 << 21) - 1;
+    public static final int ALL = (1 << 22) - 1;
 
     private static final String[] NAMES = {
         "PORT", "ACCESS_FLAGS", "PATH_MTU", "DEST_QPN", "RQ_PSN", "SQ_PSN", "RETRY_CNT",
         "RNR_RETRY", "TIMEOUT", "MIN_RNR_TIMER", "MAX_QP_RD_ATOMIC", "MAX_DEST_RD_ATOMIC",
         "PATHS", "SEND_QUEUE_DEPTH", "RECV_QUEUE_DEPTH", "MAX_SEND_SGE", "MAX_RECV_SGE",
-        "CONGESTION_WINDOW", "REMOTE_PEER", "CAPABILITIES", "CC_ALGORITHM",
+        "CONGESTION_WINDOW", "REMOTE_PEER", "CAPABILITIES", "CC_ALGORITHM", "RETRY_TIMEOUT",
     };
 
     private QpAttributeMask() {

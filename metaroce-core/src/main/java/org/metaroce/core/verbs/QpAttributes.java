@@ -37,6 +37,7 @@ public final class QpAttributes {
     private int rqPsn;
     private int sqPsn;
     private int retryCount;
+    private long retryTimeoutNs;
     private int rnrRetry;
     private long timeoutNs;
     private long minRnrTimerNs;
@@ -81,6 +82,7 @@ public final class QpAttributes {
         rqPsn = 0;
         sqPsn = 0;
         retryCount = 0;
+        retryTimeoutNs = 0;
         rnrRetry = 0;
         timeoutNs = 0;
         minRnrTimerNs = 0;
@@ -283,6 +285,30 @@ public final class QpAttributes {
     public int retryCount() {
         require(QpAttributeMask.RETRY_CNT);
         return retryCount;
+    }
+
+    /**
+     * @param ns RETRY_TIMEOUT: how long retransmissions go on without progress before the
+     *     connection ends with RETRY_EXC_ERR, however many RETRY_CNT allows [REL-060]; 0 = RETRY_CNT
+     *     and the transmission limit alone decide, as in verbs. Values of a few seconds or more let
+     *     a queue pair ride out a descheduled peer (a JVM pause, a busy host)
+     * @return this
+     */
+    public QpAttributes retryTimeoutNs(final long ns) {
+        if (ns < 0) {
+            throw new IllegalArgumentException("retryTimeoutNs must be >= 0 (0 = no time budget), got " + ns);
+        }
+        this.retryTimeoutNs = ns;
+        mask |= QpAttributeMask.RETRY_TIMEOUT;
+        return this;
+    }
+
+    /**
+     * @return RETRY_TIMEOUT in nanoseconds (0 = none)
+     */
+    public long retryTimeoutNs() {
+        require(QpAttributeMask.RETRY_TIMEOUT);
+        return retryTimeoutNs;
     }
 
     /**
@@ -598,6 +624,7 @@ public final class QpAttributes {
         appendIfSet(sb, QpAttributeMask.RQ_PSN, "rqPsn", Integer.toUnsignedLong(rqPsn));
         appendIfSet(sb, QpAttributeMask.SQ_PSN, "sqPsn", Integer.toUnsignedLong(sqPsn));
         appendIfSet(sb, QpAttributeMask.RETRY_CNT, "retryCount", retryCount);
+        appendIfSet(sb, QpAttributeMask.RETRY_TIMEOUT, "retryTimeoutNs", retryTimeoutNs);
         appendIfSet(sb, QpAttributeMask.RNR_RETRY, "rnrRetry", rnrRetry);
         appendIfSet(sb, QpAttributeMask.TIMEOUT, "timeoutNs", timeoutNs);
         appendIfSet(sb, QpAttributeMask.MIN_RNR_TIMER, "minRnrTimerNs", minRnrTimerNs);

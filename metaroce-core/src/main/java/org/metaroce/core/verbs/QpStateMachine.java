@@ -14,7 +14,8 @@ public final class QpStateMachine {
     private static final int[][] REQUIRED = new int[STATES][STATES];
     private static final int[][] OPTIONAL = new int[STATES][STATES];
     private static final int UPDATABLE = QpAttributeMask.ACCESS_FLAGS | QpAttributeMask.MIN_RNR_TIMER
-        | QpAttributeMask.TIMEOUT | QpAttributeMask.RETRY_CNT | QpAttributeMask.RNR_RETRY;
+        | QpAttributeMask.TIMEOUT | QpAttributeMask.RETRY_CNT | QpAttributeMask.RNR_RETRY
+        | QpAttributeMask.RETRY_TIMEOUT;
 
     static {
         // Rows 1-11 of specification table 4.4: required and optional attributes per move.
@@ -29,7 +30,7 @@ public final class QpStateMachine {
             QpAttributeMask.SQ_PSN | QpAttributeMask.TIMEOUT | QpAttributeMask.RETRY_CNT
                 | QpAttributeMask.RNR_RETRY | QpAttributeMask.MAX_QP_RD_ATOMIC,
             QpAttributeMask.ACCESS_FLAGS | QpAttributeMask.MIN_RNR_TIMER | QpAttributeMask.CONGESTION_WINDOW
-                | QpAttributeMask.CC_ALGORITHM);
+                | QpAttributeMask.CC_ALGORITHM | QpAttributeMask.RETRY_TIMEOUT);
         allow(QpState.RTS, QpState.RTS, 0, UPDATABLE);
         allow(QpState.RTS, QpState.SQD, 0, 0);
         allow(QpState.SQD, QpState.SQD, 0, UPDATABLE | QpAttributeMask.MAX_QP_RD_ATOMIC);

@@ -200,7 +200,9 @@ class DisconnectTest {
     void deadPeerIsDeclaredByKeepaliveAndDisconnectedAtOnce() {
         // The client's requester gets no RTT sample and has a 1 s timeout, so keepalive (2 s) finds
         // the dead peer before the retransmissions of its outstanding WRITE run out.
-        final Pair p = new Pair(10, new CmConfig(), new CmConfig(), c -> c.timeoutNs(S));
+        // RETRY_TIMEOUT 0: KEEPALIVE_PROBES alone decide [CM-030] (the default budget is 15 s [REL-060]).
+        final Pair p = new Pair(10, new CmConfig(), new CmConfig(), c -> c.timeoutNs(S).retryTimeoutNs(0));
+        p.s.queuePair().modify(QpState.RTS, new org.metaroce.core.verbs.QpAttributes().retryTimeoutNs(0));
         // Traffic first, so that the last packet each side hears is a data packet or its ACK.
         assertThat(p.c.queuePair().postRecv(new RecvRequest(1).wrId(300)
             .addSge(p.client.address(0), 4096, p.client.mr.lkey()))).isEqualTo(PostStatus.OK);
@@ -315,7 +317,7 @@ class DisconnectTest {
 
     @Test
     void deadPeerIsFoundThroughTheRetransmissionTimeoutOfOutstandingWork() {
-        final Pair p = new Pair(6, new CmConfig(), new CmConfig(), c -> c.retryCount(2).timeoutNs(MS));
+        final Pair p = new Pair(6, new CmConfig(), new CmConfig(), c -> c.retryCount(2).timeoutNs(MS).retryTimeoutNs(0));
         p.f.wire.linkBoth(p.client.id, p.server.id, LinkProfile.builder().blackhole(0, Long.MAX_VALUE).build());
         p.c.queuePair().postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
             .addSge(p.client.address(0), 100, p.client.mr.lkey()));

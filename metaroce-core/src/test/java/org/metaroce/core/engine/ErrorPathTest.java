@@ -300,7 +300,8 @@ class ErrorPathTest {
     @Test
     void retryCountAndTimeoutCanBeChangedInRts() {
         final TwoNodeFixture f = new TwoNodeFixture(2017).connect(1024);
-        f.a.qp.modify(QpState.RTS, new QpAttributes().retryCount(1).timeoutNs(300_000));
+        // RETRY_TIMEOUT is updatable in RTS too: 0 lets RETRY_CNT alone decide [REL-060].
+        f.a.qp.modify(QpState.RTS, new QpAttributes().retryCount(1).timeoutNs(300_000).retryTimeoutNs(0));
         f.wire.filter(org.metaroce.core.testwire.PacketFilter.dropMatching(
             org.metaroce.core.testwire.PacketMatcher.from(f.a.node)));
         f.a.qp.postSend(signaledWrite(f, 1, f.b.address(0), f.b.mr.rkey(), 64));

@@ -22,7 +22,7 @@ class KeepaliveTest {
 
     @Test
     void aSilentPeerIsDeclaredDeadAfterFiveProbes() {
-        final TwoNodeFixture f = new TwoNodeFixture(6002).connect(1024);
+        final TwoNodeFixture f = TwoNodeFixture.countingRetriesOnly(6002).connect(1024);
         f.wire.runFor(1_000);
         f.wire.filter(PacketFilter.dropMatching((from, to, buf, off, len) -> true));
         final long start = f.wire.now();
@@ -40,7 +40,7 @@ class KeepaliveTest {
     void aPollAfterALongStallProbesBeforeDeclaringThePeerDead() {
         // CM-030: dead only after KEEPALIVE_PROBES unanswered probes. An endpoint whose driver was
         // not scheduled for 3 s must not declare a live peer dead at its first poll.
-        final TwoNodeFixture f = new TwoNodeFixture(6003).connect(1024);
+        final TwoNodeFixture f = TwoNodeFixture.countingRetriesOnly(6003).connect(1024);
         f.wire.runFor(1_000);
         final org.metaroce.core.testwire.PacketFilterFreeSink sink = new org.metaroce.core.testwire.PacketFilterFreeSink();
         final long later = f.wire.now() + 3_000_000_000L;

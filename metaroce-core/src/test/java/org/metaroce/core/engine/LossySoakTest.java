@@ -288,7 +288,7 @@ class LossySoakTest {
      */
     @Test
     void workRequestsAfterTheFailedOneAreFlushedEvenIfTheirPacketsWereAcknowledged() {
-        final TwoNodeFixture f = new TwoNodeFixture(6001);
+        final TwoNodeFixture f = TwoNodeFixture.countingRetriesOnly(6001);
         f.connect(1024, 3, 7, 200_000);
         final int first = f.a.qp.nextSendPsn();
         f.wire.filter(PacketFilter.dropOpcodePsn(Opcode.WRITE.value(), first));

@@ -223,7 +223,7 @@ class ReliabilityTest {
 
     @Test
     void retryExhaustionFailsWithRetryExceededAndFlushesTheRest() {
-        final TwoNodeFixture f = new TwoNodeFixture(1009);
+        final TwoNodeFixture f = TwoNodeFixture.countingRetriesOnly(1009);
         f.connect(1024, 3, 7, 200_000);
         f.wire.filter(PacketFilter.dropMatching(PacketMatcher.from(f.a.node)));
         f.a.qp.postSend(write(f, 1, 0, 2048, 0));

@@ -25,7 +25,7 @@ class TrimmedRetransmissionLimitTest {
 
     /** Trims the first {@code trims} transmissions of the WRITE, then lets it through; returns the fixture. */
     private static TwoNodeFixture writeTrimmed(final int trims, final boolean alsoDropSilently) {
-        final TwoNodeFixture f = new TwoNodeFixture(1201).connect(1024);
+        final TwoNodeFixture f = TwoNodeFixture.countingRetriesOnly(1201).connect(1024);
         final ArrayDeque<UnsafeBuffer> captured = new ArrayDeque<>();
         final int[] seen = {0};
         f.wire.filter((from, to, buf, off, len, now) -> {

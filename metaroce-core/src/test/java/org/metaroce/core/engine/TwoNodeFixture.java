@@ -85,6 +85,16 @@ final class TwoNodeFixture {
         this(seed, LinkProfile.perfect(), new EndpointConfig(), QueuePairCapabilities.defaults(), 4096);
     }
 
+    /**
+     * A fixture whose queue pairs have no RETRY_TIMEOUT: RETRY_CNT, the transmission limit and
+     * KEEPALIVE_PROBES alone end a connection, as in verbs [REL-029], [REL-030], [CM-030] — for tests
+     * of those counts (the default budget of 15 s would wait them out [REL-060]).
+     */
+    static TwoNodeFixture countingRetriesOnly(final long seed) {
+        return new TwoNodeFixture(seed, LinkProfile.perfect(), new EndpointConfig().retryTimeoutNs(0),
+            QueuePairCapabilities.defaults(), 4096);
+    }
+
     TwoNodeFixture(final long seed, final LinkProfile profile) {
         this(seed, profile, new EndpointConfig(), QueuePairCapabilities.defaults(), 4096);
     }
