@@ -97,6 +97,11 @@ final class Requester {
     private long rackTxSeq = -1;
     /** PSN of the delivered transmission with the highest transmit sequence. */
     private int rackPsn;
+    /**
+     * While an ACK is applied: the PSN whose latest transmission it proves arrived (its trigger,
+     * echo matching), else a PSN outside the scoreboard.
+     */
+    private int provenPsn;
     /** Outstanding slots sent more than once; while 0, transmit order is PSN order. */
     private int retransmittedOutstanding;
     private long rackRttNs;
@@ -177,6 +182,7 @@ final class Requester {
         sndUna = initialPsn;
         sndNxt = initialPsn;
         creditCumulative = initialPsn;
+        provenPsn = initialPsn - 1;
         creditLimit = INITIAL_CREDIT;
         lastCeCount = 0;
         final long min = Math.min(config.minRtoNs(), initialRtoNs);
@@ -588,6 +594,9 @@ final class Requester {
             lossEpisodesSinceSpurious = 0;
             reorderWindowNs = Math.min(reorderWindowNs + Math.max(1_000, rtt.minRttNs() / 4), reorderCeilingNs());
         }
+        // The one PSN whose latest transmission this ACK proves arrived: its trigger, when the echo
+        // matches that transmission [REL-017], [REL-023].
+        provenPsn = opcode == Opcode.ACK && echoMatches ? trigger : sndUna - 1;
         int delivered = 0;
         for (int psn = sndUna; Psn.before(psn, cumulative); psn++) {
             if (slotKind[psn & windowMask] == KIND_DATA && deliver(psn)) {
@@ -607,6 +616,7 @@ final class Requester {
         if (opcode == Opcode.ACK && echoMatches && slotKind[trigger & windowMask] == KIND_DATA && deliver(trigger)) {
             delivered++;
         }
+        provenPsn = sndUna - 1;
         if (echoMatches && echoedPath == slotPath[trigger & windowMask]) {
             // Only feedback about the transmission it came from is attributed to a path [MP-005].
             qp.paths().onFeedback(nowNs, echoedPath, sample, ecnEcho);
@@ -839,7 +849,10 @@ final class Requester {
             counters.increment(EndpointCounter.SPURIOUS_TIMEOUTS);
             rtt.undoBackoff();
         }
-        if (slotTxSeq[s] > rackTxSeq) {
+        // A packet sent more than once moves the time-based rule only when the ACK proves which copy
+        // arrived [REL-023] (RFC 8985 6.2 step 2): had the original arrived, taking the latest copy's
+        // send time would declare lost every packet sent in between whose ACK is merely behind.
+        if (slotTxSeq[s] > rackTxSeq && (slotTransmissions[s] == 1 || psn == provenPsn)) {
             rackTxSeq = slotTxSeq[s];
             rackPsn = psn;
             rackRetransmission = slotTransmissions[s] > 1;
