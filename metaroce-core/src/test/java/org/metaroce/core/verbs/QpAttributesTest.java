@@ -24,6 +24,7 @@ class QpAttributesTest {
         assertThatThrownBy(attrs::rqPsn).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(attrs::sqPsn).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(attrs::retryCount).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(attrs::retryTimeoutNs).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(attrs::rnrRetry).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(attrs::timeoutNs).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(attrs::minRnrTimerNs).isInstanceOf(IllegalStateException.class);
@@ -132,6 +133,7 @@ class QpAttributesTest {
         expectRejected(() -> attrs.recvQueueDepth(65537), "recvQueueDepth must be in 1..65536");
         expectRejected(() -> attrs.maxSendSge(0), "maxSendSge must be in 1..64, was 0");
         expectRejected(() -> attrs.maxSendSge(65), "maxSendSge must be in 1..64, was 65");
+        expectRejected(() -> attrs.retryTimeoutNs(-1), "retryTimeoutNs must be >= 0 (0 = no time budget), got -1");
         expectRejected(() -> attrs.maxRecvSge(0), "maxRecvSge must be in 1..64, was 0");
         expectRejected(() -> attrs.maxRecvSge(65), "maxRecvSge must be in 1..64");
         expectRejected(() -> attrs.congestionWindowPackets(0), "congestionWindowPackets must be in 1..1048576, was 0");
@@ -141,7 +143,7 @@ class QpAttributesTest {
 
     @Test
     void boundaryValuesAreAccepted() {
-        attrs.port(255).destQpn(1).retryCount(0).rnrRetry(0).timeoutNs(1).minRnrTimerNs(1)
+        attrs.port(255).destQpn(1).retryCount(0).retryTimeoutNs(0).rnrRetry(0).timeoutNs(1).minRnrTimerNs(1)
             .maxRdAtomic(1).maxDestRdAtomic(1).paths(new int[] {1}).sendQueueDepth(1).recvQueueDepth(1)
             .maxSendSge(1).maxRecvSge(1).congestionWindowPackets(1).accessFlags(0).pathMtu(256).rqPsn(0).sqPsn(0)
             .remotePeer(0).capabilities(0).ccAlgorithm(org.metaroce.core.congestion.CongestionControlAlgorithm.FIXED);
@@ -228,6 +230,7 @@ class QpAttributesTest {
             .rqPsn(-1)
             .sqPsn(Integer.MIN_VALUE)
             .retryCount(7)
+            .retryTimeoutNs(15_000_000_000L)
             .rnrRetry(QpAttributes.RNR_RETRY_INFINITE)
             .timeoutNs(100_000L)
             .minRnrTimerNs(10_000L)

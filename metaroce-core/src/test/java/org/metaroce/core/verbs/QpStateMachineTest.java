@@ -94,6 +94,7 @@ class QpStateMachineTest {
         assertThat(QpAttributeMask.toString(QpAttributeMask.CONGESTION_WINDOW | 1 << 30))
             .isEqualTo("CONGESTION_WINDOW, 0x40000000");
         assertThat(QpAttributeMask.toString(1 << 31)).isEqualTo("0x80000000");
-        assertThat(QpAttributeMask.toString(QpAttributeMask.ALL).split(", ")).hasSize(21);
+        assertThat(QpAttributeMask.toString(QpAttributeMask.ALL).split(", ")).hasSize(22);
+        assertThat(QpAttributeMask.toString(QpAttributeMask.RETRY_TIMEOUT)).isEqualTo("RETRY_TIMEOUT");
     }
 }
