@@ -972,6 +972,28 @@ final class Requester {
         return Math.max(reorderFloorNs(), Math.max(rtt.srttNs(), 1_000));
     }
 
+    /**
+     * Marks the packet at {@code psn} lost; for a READ, with it every later response slot that the
+     * same request transmission covers and that is still unanswered, so that the request goes out
+     * again whole (one re-request, [REL-046]) rather than one segment per timer expiry, while the
+     * responder holds everything behind the rest of the range.
+     */
+    private void markRequestLost(final int psn, final EndpointCounter cause) {
+        final int s = psn & windowMask;
+        markLost(psn, cause);
+        if (slotKind[s] != KIND_READ) {
+            return;
+        }
+        for (int p = psn + 1; p != sndNxt; p++) {
+            final int r = p & windowMask;
+            if (slotKind[r] != KIND_READ || slotWqe[r] != slotWqe[s] || slotTxSeq[r] != slotTxSeq[s]
+                || slotState[r] != IN_FLIGHT) {
+                break;
+            }
+            markLost(p, cause);
+        }
+    }
+
     private void markLost(final int psn, final EndpointCounter cause) {
         final int s = psn & windowMask;
         if (slotState[s] == IN_FLIGHT) {
@@ -1024,7 +1046,11 @@ final class Requester {
             for (int psn = sndUna; psn != sndNxt; psn++) {
                 final int s = psn & windowMask;
                 if (slotState[s] == IN_FLIGHT) {
-                    markLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
+                    if (goBackN) {
+                        markLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
+                    } else {
+                        markRequestLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
+                    }
                     if (slotKind[s] != KIND_READ) {
                         qp.paths().onLoss(nowNs, slotPath[s]);
                     }
@@ -1042,6 +1068,14 @@ final class Requester {
         final long probe = tailProbeTimeoutNs();
         if (!tailProbeSent && rnrWaitCount == 0 && probe > 0 && probe < rto && nowNs >= tailProbeBaseNs() + probe) {
             tailProbeSent = true;
+            if (slotKind[sndUna & windowMask] == KIND_READ && slotState[sndUna & windowMask] == IN_FLIGHT) {
+                // The oldest outstanding READ has no response: its request is the likely loss, and
+                // the responder holds every later READ behind it (OPS-024), so a probe of the newest
+                // would only be held too [REL-026].
+                markRequestLost(sndUna, EndpointCounter.RETRANSMITS_TAIL_PROBE);
+                fullWindowRetransmitAllowed = true;
+                return;
+            }
             // Probe with the newest outstanding packet: its ACK reveals what is missing.
             for (int psn = sndNxt - 1; Psn.beforeOrEqual(sndUna, psn); psn--) {
                 if (slotState[psn & windowMask] == IN_FLIGHT) {
