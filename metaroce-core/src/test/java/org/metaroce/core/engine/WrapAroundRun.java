@@ -166,11 +166,14 @@ final class WrapAroundRun {
         checkCompletionsSoFar();
         checkMemory();
         requireRts();
-        // The runs are meant to cross 2^32; say so when one did not, so a generator bug cannot
-        // quietly turn the property into one about small numbers.
     }
 
-    /** @return whether the run's PSNs, MSNs and RSNs passed 2^32 (a value of 0xFFFFFFFF then 0) */
+    /**
+     * For the caller to check that a run really crosses 2^32, so that a generator bug cannot quietly
+     * turn a wrap test into one about small numbers.
+     *
+     * @return whether the run uses both 0xFFFFFFFF and 0 as PSN, as MSN and as RSN
+     */
     boolean[] wrapped() {
         long psns = 0;
         for (final Op op : ops) {
