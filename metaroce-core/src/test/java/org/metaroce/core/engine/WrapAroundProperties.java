@@ -22,7 +22,8 @@ import org.metaroce.core.verbs.WrOpcode;
  * powers of two) × initial PSN, MSN and RSN a few hundred or fewer before 2^32, chosen so that
  * each of the three wraps during the run, with every operation kind mixed (SEND, SEND_WITH_IMM,
  * WRITE, WRITE_WITH_IMM, READ, FETCH_ADD, CMP_SWAP, single- and multi-packet) on a perfect or
- * lightly faulty wire. {@link WrapAroundRun} checks exact data, wr_ids in post order and that
+ * lightly faulty wire, with receive-consuming messages sometimes posted before their receives
+ * (RNR across the wrap). {@link WrapAroundRun} checks exact data, wr_ids in post order and that
  * neither QP leaves RTS.
  *
  * <p>The run's seed, depths and start values are printed by {@link WrapAroundRun} and are in every
@@ -36,7 +37,7 @@ class WrapAroundProperties {
      * How far before 2^32 each space starts is drawn independently of the operations and then
      * taken modulo that space's length in the run, so that every space wraps inside the run.
      */
-    record Scenario(long seed, int mtu, int sendDepth, int recvDepth, Leads leads, Fault fault,
+    record Scenario(long seed, int mtu, int sendDepth, int recvDepth, Leads leads, boolean sendsAhead, Fault fault,
                     List<WrapAroundRun.Op> ops) {
         WrapAroundRun.Start start() {
             long psns = 0;
@@ -59,8 +60,8 @@ class WrapAroundProperties {
 
         @Override
         public String toString() {
-            return "seed=" + seed + " mtu=" + mtu + " sq=" + sendDepth + " rq=" + recvDepth + " " + start() + " "
-                + fault + " ops=" + ops;
+            return "seed=" + seed + " mtu=" + mtu + " sq=" + sendDepth + " rq=" + recvDepth + " " + start()
+                + (sendsAhead ? " sendsAhead " : " ") + fault + " ops=" + ops;
         }
     }
 
@@ -92,6 +93,7 @@ class WrapAroundProperties {
             depths(),
             depths(),
             Combinators.combine(uniform(0, 400), uniform(0, 400), uniform(0, 400)).as(Leads::new),
+            Arbitraries.frequencyOf(Tuple.of(3, Arbitraries.just(false)), Tuple.of(1, Arbitraries.just(true))),
             faults(),
             op.list().ofMinSize(2).ofMaxSize(120).withSizeDistribution(RandomDistribution.uniform())
         ).as(Scenario::new);
@@ -128,9 +130,10 @@ class WrapAroundProperties {
     @Property(tries = 30, edgeCases = EdgeCasesMode.NONE)
     void everySequenceSpaceWrapsCleanly(@ForAll("scenarios") final Scenario scenario) {
         Statistics.label("fault").collect(scenario.fault().kind());
+        Statistics.label("sends ahead of receives (RNR)").collect(scenario.sendsAhead());
         Statistics.label("rq depth power of two").collect(Integer.bitCount(scenario.recvDepth()) == 1);
         final WrapAroundRun run = new WrapAroundRun(scenario.seed(), scenario.fault().profile(), scenario.mtu(),
-            scenario.sendDepth(), scenario.recvDepth(), scenario.start(), scenario.ops());
+            scenario.sendDepth(), scenario.recvDepth(), scenario.start(), scenario.sendsAhead(), scenario.ops());
         final boolean[] wrapped = run.wrapped();
         assertThat(wrapped[0]).as("PSN wraps in %s", scenario).isTrue();
         assertThat(wrapped[1]).as("MSN wraps in %s", scenario).isTrue();

@@ -66,6 +66,7 @@ final class WrapAroundRun {
     private final int sendDepth;
     private final int recvDepth;
     private final Start start;
+    private final boolean sendsAhead;
     private final List<Op> ops;
     private final TwoNodeFixture f;
 
@@ -79,15 +80,16 @@ final class WrapAroundRun {
     private int recvCount;
 
     WrapAroundRun(final long seed, final LinkProfile profile, final int mtu, final int sendDepth, final int recvDepth,
-                  final Start start, final List<Op> ops) {
+                  final Start start, final boolean sendsAhead, final List<Op> ops) {
         this.seed = seed;
+        this.sendsAhead = sendsAhead;
         this.mtu = mtu;
         this.sendDepth = sendDepth;
         this.recvDepth = recvDepth;
         this.start = start;
         this.ops = ops;
         System.out.println("WrapAroundRun seed=" + seed + " mtu=" + mtu + " sq=" + sendDepth + " rq=" + recvDepth
-            + " " + start + " ops=" + ops.size() + " profile=" + profile);
+            + " " + start + (sendsAhead ? " sendsAhead" : "") + " ops=" + ops.size() + " profile=" + profile);
         f = new TwoNodeFixture(seed, profile, new EndpointConfig(),
             new QueuePairCapabilities(sendDepth, recvDepth, 4, 4, 16), 4096);
         // B's requester sends nothing, but its sequences start near 2^32 too.
@@ -139,13 +141,18 @@ final class WrapAroundRun {
         int nextOp = 0;
         int nextRecv = 0;
         while (f.a.sendCompletions.size() < ops.size() || f.b.recvCompletions.size() < recvCount) {
-            while (nextRecv < recvCount && nextRecv - f.b.recvCompletions.size() < recvDepth) {
+            // Sends going ahead also find the receive queue refilled only once it has run empty,
+            // so that messages do arrive for receives not yet posted.
+            final boolean refill = !sendsAhead || f.b.qp.postedReceives() == 0;
+            while (refill && nextRecv < recvCount && nextRecv - f.b.recvCompletions.size() < recvDepth) {
                 postRecv(nextRecv++);
             }
-            // A receive-consuming message waits for its receive: this run is about the sequence
-            // spaces, not RNR.
+            // Unless sends go ahead, a receive-consuming message waits for its receive; ahead, it
+            // may meet RNR NACKs [OPS-013] until its receive is posted. Ahead by at most one
+            // receive queue: far deeper starvation (24 sends on a 1-deep receive queue) ends in
+            // RETRY_EXC_ERR whatever the sequence numbers, which is no matter for this run.
             while (nextOp < ops.size() && f.a.qp.outstandingSends() < sendDepth
-                && recvIndex[nextOp] < nextRecv) {
+                && recvIndex[nextOp] < nextRecv + (sendsAhead ? recvDepth : 0)) {
                 postSend(nextOp++);
             }
             final int sends = f.a.sendCompletions.size();
@@ -183,6 +190,11 @@ final class WrapAroundRun {
             Integer.toUnsignedLong(start.psn()) + psns > 1L << 32,
             Integer.toUnsignedLong(start.msn()) + ops.size() > 1L << 32,
             Integer.toUnsignedLong(start.rsn()) + recvCount > 1L << 32};
+    }
+
+    /** @return B's endpoint counters, for a test that wants to know which paths a run took */
+    EndpointCounters responderCounters() {
+        return f.b.endpoint.counters();
     }
 
     private void postRecv(final int k) {
@@ -233,7 +245,12 @@ final class WrapAroundRun {
 
     private void requireRts() {
         if (f.a.qp.state() != QpState.RTS || f.b.qp.state() != QpState.RTS) {
-            fail("QP left RTS: A " + f.a.qp.state() + ", B " + f.b.qp.state());
+            f.a.drain();
+            f.b.drain();
+            fail("QP left RTS: A " + f.a.qp.state() + ", B " + f.b.qp.state() + "; first error completions: A "
+                + f.a.sendCompletions.stream().filter(wc -> wc.status() != WcStatus.SUCCESS).findFirst().orElse(null)
+                + ", B " + f.b.recvCompletions.stream().filter(wc -> wc.status() != WcStatus.SUCCESS).findFirst()
+                .orElse(null));
         }
     }
 
@@ -307,7 +324,7 @@ final class WrapAroundRun {
 
     private void fail(final String message) {
         throw new AssertionError(message + "; seed=" + seed + " mtu=" + mtu + " sq=" + sendDepth + " rq=" + recvDepth
-            + " " + start + " at t=" + f.wire.now() + " ns; " + describeOps() + "; A " + f.a.endpoint.counters()
+            + " " + start + (sendsAhead ? " sendsAhead" : "") + " at t=" + f.wire.now() + " ns; " + describeOps() + "; A " + f.a.endpoint.counters()
             + " B " + f.b.endpoint.counters() + " " + f.wire.stats());
     }
 
