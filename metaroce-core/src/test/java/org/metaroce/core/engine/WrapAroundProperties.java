@@ -37,13 +37,21 @@ class WrapAroundProperties {
      * How far before 2^32 each space starts is drawn independently of the operations and then
      * taken modulo that space's length in the run, so that every space wraps inside the run.
      */
-    record Scenario(long seed, int mtu, int sendDepth, int recvDepth, Leads leads, boolean sendsAhead, Fault fault,
-                    List<WrapAroundRun.Op> ops) {
+    record Scenario(long seed, Sizes sizes, int sendDepth, int recvDepth, Leads leads, boolean sendsAhead,
+                    Fault fault, List<WrapAroundRun.Op> ops) {
+        int mtu() {
+            return sizes.mtu();
+        }
+
+        int window() {
+            return sizes.window();
+        }
+
         WrapAroundRun.Start start() {
             long psns = 0;
             int receives = 0;
             for (final WrapAroundRun.Op op : ops) {
-                psns += op.psns(mtu);
+                psns += op.psns(mtu());
                 receives += op.consumesReceive() ? 1 : 0;
             }
             return new WrapAroundRun.Start(beforeWrap(leads.psn(), psns), beforeWrap(leads.msn(), ops.size()),
@@ -60,9 +68,14 @@ class WrapAroundProperties {
 
         @Override
         public String toString() {
-            return "seed=" + seed + " mtu=" + mtu + " sq=" + sendDepth + " rq=" + recvDepth + " " + start()
+            return "seed=" + seed + " mtu=" + mtu() + " window=" + window() + " sq=" + sendDepth + " rq=" + recvDepth
+                + " " + start()
                 + (sendsAhead ? " sendsAhead " : " ") + fault + " ops=" + ops;
         }
+    }
+
+    /** Path MTU, and the receive window (so also the requester's PSN scoreboard) in packets. */
+    record Sizes(int mtu, int window) {
     }
 
     /** How far before 2^32 each space starts, before being reduced to the run's length. */
@@ -89,7 +102,7 @@ class WrapAroundProperties {
         ).as(WrapAroundRun.Op::new);
         return Combinators.combine(
             Arbitraries.longs(),
-            Arbitraries.of(256, 512, 1024),
+            Combinators.combine(Arbitraries.of(256, 512, 1024), Arbitraries.of(64, 128, 1024)).as(Sizes::new),
             depths(),
             depths(),
             Combinators.combine(uniform(0, 400), uniform(0, 400), uniform(0, 400)).as(Leads::new),
@@ -133,7 +146,8 @@ class WrapAroundProperties {
         Statistics.label("sends ahead of receives (RNR)").collect(scenario.sendsAhead());
         Statistics.label("rq depth power of two").collect(Integer.bitCount(scenario.recvDepth()) == 1);
         final WrapAroundRun run = new WrapAroundRun(scenario.seed(), scenario.fault().profile(), scenario.mtu(),
-            scenario.sendDepth(), scenario.recvDepth(), scenario.start(), scenario.sendsAhead(), scenario.ops());
+            scenario.window(), scenario.sendDepth(), scenario.recvDepth(), scenario.start(), scenario.sendsAhead(),
+            scenario.ops());
         final boolean[] wrapped = run.wrapped();
         assertThat(wrapped[0]).as("PSN wraps in %s", scenario).isTrue();
         assertThat(wrapped[1]).as("MSN wraps in %s", scenario).isTrue();

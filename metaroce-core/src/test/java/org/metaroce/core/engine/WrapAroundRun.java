@@ -63,6 +63,7 @@ final class WrapAroundRun {
 
     private final long seed;
     private final int mtu;
+    private final int window;
     private final int sendDepth;
     private final int recvDepth;
     private final Start start;
@@ -81,16 +82,25 @@ final class WrapAroundRun {
 
     WrapAroundRun(final long seed, final LinkProfile profile, final int mtu, final int sendDepth, final int recvDepth,
                   final Start start, final boolean sendsAhead, final List<Op> ops) {
+        this(seed, profile, mtu, 1024, sendDepth, recvDepth, start, sendsAhead, ops);
+    }
+
+    /** @param window the receive window (and so the PSN scoreboard) in packets, a power of two >= 64 */
+    WrapAroundRun(final long seed, final LinkProfile profile, final int mtu, final int window, final int sendDepth,
+                  final int recvDepth, final Start start, final boolean sendsAhead, final List<Op> ops) {
         this.seed = seed;
         this.sendsAhead = sendsAhead;
         this.mtu = mtu;
+        this.window = window;
         this.sendDepth = sendDepth;
         this.recvDepth = recvDepth;
         this.start = start;
         this.ops = ops;
-        System.out.println("WrapAroundRun seed=" + seed + " mtu=" + mtu + " sq=" + sendDepth + " rq=" + recvDepth
+        System.out.println("WrapAroundRun seed=" + seed + " mtu=" + mtu + " window=" + window + " sq=" + sendDepth
+            + " rq=" + recvDepth
             + " " + start + (sendsAhead ? " sendsAhead" : "") + " ops=" + ops.size() + " profile=" + profile);
-        f = new TwoNodeFixture(seed, profile, new EndpointConfig(),
+        f = new TwoNodeFixture(seed, profile,
+            new EndpointConfig().receiveWindowPackets(window).readChunkPackets(Math.min(64, window / 2)),
             new QueuePairCapabilities(sendDepth, recvDepth, 4, 4, 16), 4096);
         // B's requester sends nothing, but its sequences start near 2^32 too.
         f.startSequences(start.msn(), start.rsn(), ~start.msn(), ~start.rsn());
@@ -310,8 +320,8 @@ final class WrapAroundRun {
                            final int toOffset, final int length) {
         for (int k = 0; k < length; k++) {
             if (from.getByte(fromOffset + k) != to.getByte(toOffset + k)) {
-                fail("byte " + k + " of op #" + i + " " + ops.get(i) + " differs: expected " + from.getByte(fromOffset + k)
-                    + ", was " + to.getByte(toOffset + k));
+                fail("byte " + k + " of op #" + i + " " + ops.get(i) + " differs: expected "
+                    + from.getByte(fromOffset + k) + ", was " + to.getByte(toOffset + k));
             }
         }
     }
@@ -323,9 +333,10 @@ final class WrapAroundRun {
     }
 
     private void fail(final String message) {
-        throw new AssertionError(message + "; seed=" + seed + " mtu=" + mtu + " sq=" + sendDepth + " rq=" + recvDepth
-            + " " + start + (sendsAhead ? " sendsAhead" : "") + " at t=" + f.wire.now() + " ns; " + describeOps() + "; A " + f.a.endpoint.counters()
-            + " B " + f.b.endpoint.counters() + " " + f.wire.stats());
+        throw new AssertionError(message + "; seed=" + seed + " mtu=" + mtu + " window=" + window + " sq=" + sendDepth
+            + " rq=" + recvDepth + " " + start + (sendsAhead ? " sendsAhead" : "") + " at t=" + f.wire.now() + " ns; "
+            + describeOps() + "; A " + f.a.endpoint.counters() + " B " + f.b.endpoint.counters() + " "
+            + f.wire.stats());
     }
 
     private String describeOps() {
