@@ -365,6 +365,28 @@ public final class QueuePair {
         endpoint.onStateChange(this);
     }
 
+    /**
+     * Test-only hook: starts this QP's MSN and RSN sequences at chosen values instead of 0, so that
+     * tests can take every sequence space across 2^32 without sending 2^32 messages [OPS-043]. A
+     * conforming QP starts both at 0 [OPS-009, OPS-010]; the initial PSNs are the RQ_PSN and
+     * SQ_PSN attributes already. The peer's hook must agree: {@code responderRsn} here is the
+     * peer requester's {@code requesterRsn}. Modify to RESET puts all three back to 0.
+     *
+     * @param requesterMsn the MSN of the first request message this QP sends
+     * @param requesterRsn the RSN of the first receive-consuming message this QP sends
+     * @param responderRsn the RSN that the first receive WR posted to this QP answers to
+     * @throws IllegalStateException unless the QP is in RESET or INIT with nothing posted
+     */
+    void startSequencesForTesting(final int requesterMsn, final int requesterRsn, final int responderRsn) {
+        if ((state != QpState.RESET && state != QpState.INIT) || requester.queued() != 0
+            || responder.postedReceives() != 0) {
+            throw new IllegalStateException("sequence numbers can only be chosen in RESET or INIT with nothing "
+                + "posted; state " + state);
+        }
+        requester.startSequences(requesterMsn, requesterRsn);
+        responder.startRsn(responderRsn);
+    }
+
     /** Builds the algorithm of CC_ALGORITHM for RTS, falling back to DEFAULT without its capability [CC-008]. */
     private void startCongestionControl(final QpAttributes attrs) {
         final EndpointConfig config = endpoint.config();

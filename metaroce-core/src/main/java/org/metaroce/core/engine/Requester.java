@@ -1266,6 +1266,12 @@ final class Requester {
         timeoutEpisodeNs = NO_EXPIRY;
     }
 
+    /** Test hook ({@link QueuePair#startSequencesForTesting}): the first MSN and RSN instead of 0 [OPS-043]. */
+    void startSequences(final int msn, final int rsn) {
+        nextMsn = msn;
+        nextRsn = rsn;
+    }
+
     /** Used by tests and counters: completions are only ever taken in order. */
     boolean isIdle() {
         return head == tail;

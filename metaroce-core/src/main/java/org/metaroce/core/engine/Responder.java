@@ -41,9 +41,17 @@ final class Responder {
     private final EndpointConfig config;
 
     private final ReceiveWindow window;
+    /**
+     * Posted receives in post order, the oldest at {@link #recvHeadSlot}. A receive's slot comes from
+     * its distance to the oldest, never from its RSN modulo the depth: RSNs wrap at 2^32, and unless
+     * the depth divides 2^32 that modulo jumps at the wrap and maps two posted receives to one slot
+     * [OPS-043].
+     */
     private final RecvWqe[] recvRing;
     /** RSN of the oldest receive not yet completed; the ring holds RSNs head..head+posted-1. */
     private int recvHeadRsn;
+    /** Slot of the receive with RSN {@link #recvHeadRsn}. */
+    private int recvHeadSlot;
     private int recvPosted;
 
     // Coalesced acknowledgement state.
@@ -201,6 +209,14 @@ final class Responder {
             && (long) (psn + 1 - advertisedCumulative) >= advertisedCredit;
     }
 
+    /**
+     * Test hook ({@link QueuePair#startSequencesForTesting}): the RSN of the first receive WR posted
+     * instead of 0 [OPS-043]. Only with no receive posted.
+     */
+    void startRsn(final int rsn) {
+        recvHeadRsn = rsn;
+    }
+
     ReceiveWindow window() {
         return window;
     }
@@ -215,7 +231,7 @@ final class Responder {
         if (recvPosted >= recvRing.length) {
             return PostStatus.QUEUE_FULL;
         }
-        final RecvWqe wqe = recvRing[Integer.remainderUnsigned(recvHeadRsn + recvPosted, recvRing.length)];
+        final RecvWqe wqe = recvRing[recvSlot(recvPosted)];
         wqe.reset();
         wqe.wrId = wr.wrId();
         final int n = wr.numSge();
@@ -238,7 +254,20 @@ final class Responder {
         if (d < 0 || d >= recvPosted) {
             return null;
         }
-        return recvRing[Integer.remainderUnsigned(rsn, recvRing.length)];
+        return recvRing[recvSlot(d)];
+    }
+
+    /** @return the slot of the receive {@code distance} (0..depth-1) places after the oldest */
+    private int recvSlot(final int distance) {
+        final int slot = recvHeadSlot + distance;
+        return slot >= recvRing.length ? slot - recvRing.length : slot;
+    }
+
+    /** Retires the oldest receive: the next one, by RSN and by slot, becomes the oldest. */
+    private void advanceRecvHead() {
+        recvHeadRsn++;
+        recvHeadSlot = recvSlot(1);
+        recvPosted--;
     }
 
     // ------------------------------------------------------------------ requests
@@ -816,14 +845,13 @@ final class Responder {
 
     private void completeReceivesInOrder() {
         while (recvPosted > 0) {
-            final RecvWqe recv = recvRing[Integer.remainderUnsigned(recvHeadRsn, recvRing.length)];
+            final RecvWqe recv = recvRing[recvHeadSlot];
             if (!recv.isComplete() || !Psn.before(recv.lastPsn, window.expectedPsn())) {
                 return;
             }
             final boolean pushed = push(recv, WcStatus.SUCCESS);
             recv.reset();
-            recvHeadRsn++;
-            recvPosted--;
+            advanceRecvHead();
             if (!pushed) {
                 qp.onCompletionQueueOverflow(qp.recvCq());
                 return;
@@ -843,7 +871,7 @@ final class Responder {
     /** Completes every posted receive in order: finished ones succeed, a too-small one fails, the rest flush. */
     void flush() {
         while (recvPosted > 0) {
-            final RecvWqe recv = recvRing[Integer.remainderUnsigned(recvHeadRsn, recvRing.length)];
+            final RecvWqe recv = recvRing[recvHeadSlot];
             final WcStatus status = recv.tooSmall ? WcStatus.LOC_LEN_ERR
                 : recv.protectionError ? WcStatus.LOC_PROT_ERR
                 : recv.isComplete() && Psn.before(recv.lastPsn, window.expectedPsn()) ? WcStatus.SUCCESS
@@ -855,8 +883,7 @@ final class Responder {
             }
             push(recv, status);
             recv.reset();
-            recvHeadRsn++;
-            recvPosted--;
+            advanceRecvHead();
         }
         for (int i = 0; i < readQueued; i++) {
             readRegion[i] = null;
@@ -888,10 +915,11 @@ final class Responder {
     /** Drops all receives without completions (modify to RESET). */
     void discard() {
         for (int i = 0; i < recvPosted; i++) {
-            recvRing[Integer.remainderUnsigned(recvHeadRsn + i, recvRing.length)].reset();
+            recvRing[recvSlot(i)].reset();
         }
         recvPosted = 0;
         recvHeadRsn = 0;
+        recvHeadSlot = 0;
         for (int i = 0; i < readQueued; i++) {
             readRegion[i] = null;
         }

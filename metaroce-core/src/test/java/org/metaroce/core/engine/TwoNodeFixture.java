@@ -162,6 +162,18 @@ final class TwoNodeFixture {
             .rnrRetry(rnrRetry).maxRdAtomic(16));
     }
 
+    /**
+     * Starts the MSN and RSN sequences of both QPs away from 0 (before {@code connect}), so that a
+     * test can take them across 2^32 [OPS-043]: A's requester starts at {@code msnA} and
+     * {@code rsnA} (and B's responder expects {@code rsnA} first), B's at {@code msnB} and
+     * {@code rsnB}.
+     */
+    TwoNodeFixture startSequences(final int msnA, final int rsnA, final int msnB, final int rsnB) {
+        a.qp.startSequencesForTesting(msnA, rsnA, rsnB);
+        b.qp.startSequencesForTesting(msnB, rsnB, rsnA);
+        return this;
+    }
+
     /** Runs until both sides have at least the given numbers of completions, or fails after 10 s virtual. */
     boolean runUntilCompletions(final int aSend, final int bRecv) {
         return wire.runUntil(() -> {

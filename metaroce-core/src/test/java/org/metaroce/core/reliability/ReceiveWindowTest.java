@@ -49,6 +49,22 @@ class ReceiveWindowTest {
     void cumulativePointAndBitmapMatchASetModel(@ForAll final long seed, @ForAll final int start,
                                                 @ForAll @IntRange(min = 1, max = 300) final int arrivals,
                                                 @ForAll @IntRange(min = 6, max = 10) final int sizeBits) {
+        matchesASetModel(seed, start, arrivals, sizeBits);
+    }
+
+    /**
+     * [OPS-043] The same with the first expected PSN at most 300 before 2^32, so that the arrivals
+     * (up to 200 PSNs beyond the cumulative point) cross the PSN wrap.
+     */
+    @Property(tries = 200)
+    void cumulativePointAndBitmapMatchASetModelAcrossThePsnWrap(
+            @ForAll final long seed, @ForAll @IntRange(min = 1, max = 300) final int lead,
+            @ForAll @IntRange(min = 1, max = 300) final int arrivals,
+            @ForAll @IntRange(min = 6, max = 10) final int sizeBits) {
+        matchesASetModel(seed, -lead, arrivals, sizeBits);
+    }
+
+    private static void matchesASetModel(final long seed, final int start, final int arrivals, final int sizeBits) {
         // Windows of 64 (the smallest: the bitmap covers the whole ring) to 1024 PSNs.
         final int size = 1 << sizeBits;
         final ReceiveWindow w = new ReceiveWindow(size, start);
