@@ -88,6 +88,11 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private final Int2ObjectHashMap<Connection> byQpn = new Int2ObjectHashMap<>();
     /** Every connection not yet freed; scanned by {@link #poll} when something changed or a timer is due. */
     private final List<Connection> active = new ArrayList<>();
+    /**
+     * Queue pairs of ended connections, in ERR, that this manager created and destroys as soon as
+     * they have emitted their last ACK or NACK [CM-039]; at most those of the last poll or two.
+     */
+    private final List<QueuePair> retiring = new ArrayList<>();
 
     /**
      * Queue-pair events reported by the engine and not yet acted on: a growable ring of (QP, type),
@@ -277,8 +282,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         if (qp.state() == QpState.RESET) {
             qp.modify(QpState.INIT, new QpAttributes().port(PORT).accessFlags(params.accessFlags));
         }
+        final boolean created = params.queuePair == null;
         final ConnectParams local = params.copy();
         final Connection c = new Connection(false, params.serviceId, random.nextLong(), null);
+        c.ownsQueuePair = created;
         c.params = local;
         c.handler = local.handler;
         c.context = local.context;
@@ -340,6 +347,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.localInitialPsn = random.nextInt();
         c.localPrivateData = data;
         c.qp = qp;
+        c.ownsQueuePair = true;
         c.localQpn = qp.qpn();
         try {
             qp.modify(QpState.INIT, new QpAttributes().port(PORT).accessFlags(lp.accessFlags));
@@ -350,6 +358,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             LOG.warn("cannot bring up the queue pair of {}: {}", c, ex.getMessage());
             endpoint.destroyQueuePair(qp);
             c.qp = null;
+            c.ownsQueuePair = false;
             c.localQpn = 0;
             rejectPending(c, CmReason.NO_RESOURCES, NONE);
             dispatch();
@@ -464,6 +473,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             counters.increment(CmCounter.SECRET_ROTATIONS);
         }
         processQueuePairEvents(nowNs);
+        destroyRetiredQueuePairs();
         // Connections are visited only when one of them changed or a timer is due, so a poll that
         // the data path causes costs nothing per connection.
         final boolean due = needPoll || nowNs >= cachedDeadlineNs;
@@ -492,7 +502,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     @Override
     public long nextDeadlineNs() {
-        if (needPoll || answerCount > 0 || qpEventCount > 0) {
+        if (needPoll || answerCount > 0 || qpEventCount > 0 || !retiring.isEmpty()) {
             return timeKnown ? lastNowNs : Long.MIN_VALUE;
         }
         return cachedDeadlineNs;
@@ -519,8 +529,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     private void queueQpEvent(final QueuePair qp, final AsyncEventType type) {
         final Connection c = byQpn.get(qp.qpn());
-        if (c == null || c.qp != qp) {
-            return; // a QP the application wired by hand, or of a connection already closed
+        if (c == null || c.qp != qp || c.state == ConnectionState.TIMEWAIT || c.state == ConnectionState.CLOSED) {
+            // A QP the application wired by hand, or of a connection that has ended (whose QP
+            // this manager may be destroying right now): nothing left to act on.
+            return;
         }
         if (qpEventCount == qpEventQps.length) {
             final int n = qpEventQps.length;
@@ -1075,17 +1087,37 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         enterTimewait(now, c);
     }
 
+    /**
+     * [CM-034, CM-039]: the connection is over but its identity is kept to answer the peer's
+     * duplicate DISCONNECT_REQUESTs. Everything else goes now, not when time-wait ends: the queue
+     * pair the manager created, the listener slot, and the packet buffers (time-wait answers are
+     * built from the identity), so that a peer that connects and disconnects in a loop leaves
+     * behind one small record per connection for QPN_QUARANTINE, not a queue pair.
+     */
     private void enterTimewait(final long now, final Connection c) {
         stopRetransmit(c);
         releaseListenerSlot(c);
+        releaseQueuePair(c);
+        c.sendAnswer = false;
+        c.out = null;
+        c.answer = null;
+        c.answerLength = 0;
+        c.localPrivateData = NONE;
         c.state = ConnectionState.TIMEWAIT;
         c.deadlineNs = now + config.timewaitNs();
         changed();
     }
 
+    /**
+     * The connection is finished without time-wait (failed handshake, rejected request, time-wait
+     * over). A server's CONNECT_REJECT stays in {@link Connection#answer} while the handshake table
+     * remembers the request, for its duplicates [CM-025].
+     */
     private void close(final Connection c) {
         stopRetransmit(c);
         releaseListenerSlot(c);
+        releaseQueuePair(c);
+        c.out = null;
         c.state = ConnectionState.CLOSED;
         c.deadlineNs = Long.MAX_VALUE;
         if (c.inQpnTable && byQpn.get(c.localQpn) == c) {
@@ -1101,6 +1133,43 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             c.freed = true;
             directory.unpin(c.remotePeer);
             changed();
+        }
+    }
+
+    /**
+     * Destroys the queue pair the manager created for a connection that has ended [CM-039], after
+     * moving it to ERR so that its outstanding work requests complete with WR_FLUSH_ERR rather
+     * than vanish [QP-022]. One the application destroyed itself, or passed to {@link #connect},
+     * is left alone.
+     */
+    private void releaseQueuePair(final Connection c) {
+        final QueuePair qp = c.qp;
+        if (c.ownsQueuePair && qp != null && endpoint.queuePair(c.localQpn) == qp) {
+            qpToError(c);
+            retiring.add(qp);
+            changed();
+        }
+        c.ownsQueuePair = false;
+    }
+
+    /**
+     * Destroys the retiring queue pairs that have nothing left to send. Runs at the start of a
+     * poll, before the endpoint polls its queue pairs, so a QP that failed with a NACK to send
+     * emits it in this poll and is destroyed in the next.
+     */
+    private void destroyRetiredQueuePairs() {
+        for (int i = retiring.size() - 1; i >= 0; i--) {
+            final QueuePair qp = retiring.get(i);
+            final boolean live = endpoint.queuePair(qp.qpn()) == qp;
+            if (live && qp.hasAcknowledgementsToSend()) {
+                continue;
+            }
+            final int last = retiring.size() - 1;
+            retiring.set(i, retiring.get(last));
+            retiring.remove(last);
+            if (live) {
+                endpoint.destroyQueuePair(qp);
+            }
         }
     }
 

@@ -43,8 +43,9 @@ public final class QueuePair {
     private final int maxSendSge;
     private final int maxRecvSge;
     private final EndpointCounters counters;
-    private final Requester requester;
-    private final Responder responder;
+    /** Null once destroyed: destroying frees what the QP preallocated (its rings and scoreboards). */
+    private Requester requester;
+    private Responder responder;
     private QpState state = QpState.RESET;
     private boolean communicationEstablished;
     private boolean drainedRaised;
@@ -55,6 +56,9 @@ public final class QueuePair {
     private long lastProbeNs;
     private boolean peerDead;
     private boolean destroyed;
+    /** {@link #nextSendPsn()} and {@link #expectedReceivePsn()} as they were when the QP was destroyed. */
+    private int finalSendPsn;
+    private int finalReceivePsn;
 
     private int accessFlags;
     private int pathMtu = 1024;
@@ -144,22 +148,22 @@ public final class QueuePair {
 
     /** @return the next PSN the requester will assign */
     public int nextSendPsn() {
-        return requester.nextPsn();
+        return destroyed ? finalSendPsn : requester.nextPsn();
     }
 
     /** @return the responder's cumulative point: the next PSN it expects */
     public int expectedReceivePsn() {
-        return responder.window().expectedPsn();
+        return destroyed ? finalReceivePsn : responder.window().expectedPsn();
     }
 
-    /** @return send work requests posted and not yet completed */
+    /** @return send work requests posted and not yet completed (0 once destroyed: they were discarded) */
     public int outstandingSends() {
-        return requester.queued();
+        return destroyed ? 0 : requester.queued();
     }
 
-    /** @return receive work requests posted and not yet completed */
+    /** @return receive work requests posted and not yet completed (0 once destroyed: they were discarded) */
     public int postedReceives() {
-        return responder.postedReceives();
+        return destroyed ? 0 : responder.postedReceives();
     }
 
     /** @return the path selector (per-path weights and counts), or null before RTR */
@@ -240,12 +244,12 @@ public final class QueuePair {
 
     /** @return smoothed RTT measured by the requester, 0 before the first sample or before RTS */
     public long smoothedRttNs() {
-        return state == QpState.RTS || state == QpState.SQD ? requester.rtt().srttNs() : 0;
+        return !destroyed && (state == QpState.RTS || state == QpState.SQD) ? requester.rtt().srttNs() : 0;
     }
 
     /** @return the requester's current retransmission timeout, backoff included; 0 before RTS */
     public long retransmitTimeoutNs() {
-        return state == QpState.RTS || state == QpState.SQD ? requester.rtt().rtoNs() : 0;
+        return !destroyed && (state == QpState.RTS || state == QpState.SQD) ? requester.rtt().rtoNs() : 0;
     }
 
     int accessFlags() {
@@ -283,10 +287,14 @@ public final class QueuePair {
      *
      * @param target the state to move to
      * @param attrs the attributes; those the transition requires must be set
-     * @throws IllegalStateException if the transition is illegal from the current state
+     * @throws IllegalStateException if the transition is illegal from the current state, or the
+     *     queue pair was destroyed
      * @throws IllegalArgumentException if a required attribute is missing or inconsistent
      */
     public void modify(final QpState target, final QpAttributes attrs) {
+        if (destroyed) {
+            throw new IllegalStateException("queue pair " + qpn + " was destroyed");
+        }
         if (!QpStateMachine.isLegal(state, target)) {
             throw new IllegalStateException(QpStateMachine.describeIllegal(state, target));
         }
@@ -373,12 +381,15 @@ public final class QueuePair {
     /**
      * Posts a send work request (verbs ibv_post_send). The request object may be reused as soon as
      * this returns. In ERR the request is accepted and completed at once with WR_FLUSH_ERR, as
-     * libibverbs does.
+     * libibverbs does. A destroyed QP refuses it with INVALID_QP_STATE.
      *
      * @param wr the request
      * @return {@link PostStatus#OK} or the reason it was refused
      */
     public int postSend(final SendRequest wr) {
+        if (destroyed) {
+            return PostStatus.INVALID_QP_STATE;
+        }
         endpoint.touched(this);
         if (state != QpState.RTS && state != QpState.SQD && state != QpState.ERR) {
             return PostStatus.INVALID_QP_STATE;
@@ -402,12 +413,15 @@ public final class QueuePair {
 
     /**
      * Posts a receive work request (verbs ibv_post_recv). Allowed from INIT on; in ERR it completes
-     * at once with WR_FLUSH_ERR.
+     * at once with WR_FLUSH_ERR. A destroyed QP refuses it with INVALID_QP_STATE.
      *
      * @param wr the request
      * @return {@link PostStatus#OK} or the reason it was refused
      */
     public int postRecv(final RecvRequest wr) {
+        if (destroyed) {
+            return PostStatus.INVALID_QP_STATE;
+        }
         endpoint.touched(this);
         if (state == QpState.RESET) {
             return PostStatus.INVALID_QP_STATE;
@@ -582,13 +596,31 @@ public final class QueuePair {
         return peerDead;
     }
 
+    /**
+     * @return whether the responder still has an ACK or NACK of its own to emit at the next poll:
+     *     in ERR the last packets the QP sends (a fatal NACK tells the peer why [REL-007]), so
+     *     whoever destroys a QP that has just failed should wait until this is false
+     */
+    public boolean hasAcknowledgementsToSend() {
+        return !destroyed && responder.hasOwnPackets();
+    }
+
     /** @return whether the endpoint destroyed this queue pair */
     public boolean isDestroyed() {
         return destroyed;
     }
 
+    /**
+     * The endpoint forgot this QP [QP-022]: its work requests are discarded and what it
+     * preallocated is released, so that a destroyed QP an application (or a connection in
+     * time-wait) still refers to costs only this object [CM-039]. The getters keep answering.
+     */
     void onDestroyed() {
+        finalSendPsn = requester.nextPsn();
+        finalReceivePsn = responder.window().expectedPsn();
         destroyed = true;
+        requester = null;
+        responder = null;
     }
 
     long nextDeadlineNs() {
