@@ -448,7 +448,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         final int destQpn = BaseHeader.destQpn(buffer, offset);
         if (opcode == Opcode.CONNECT_REQUEST) {
             if (destQpn != WireConstants.CONNECTION_MANAGER_QPN) {
-                counters.increment(CmCounter.CM_UNEXPECTED);
+                // [WIRE-070] a request goes to QPN 0; to another QPN it is dropped at step 10 of
+                // 4.8 if that QPN is unknown [QP-024], and is not valid there if it is known [CM-003].
+                counters.increment(byQpn.containsKey(destQpn) || endpoint.queuePair(destQpn) != null
+                    ? CmCounter.CM_UNEXPECTED : CmCounter.UNKNOWN_QPN);
                 return;
             }
             onConnectRequest(nowNs, buffer, offset, peerId);
@@ -458,7 +461,9 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         } else {
             final Connection c = byQpn.get(destQpn);
             if (c == null) {
-                counters.increment(CmCounter.UNKNOWN_QPN);
+                // A live QP wired by hand [CM-038] has no handshake state for the packet [CM-003].
+                counters.increment(endpoint.queuePair(destQpn) != null ? CmCounter.CM_UNEXPECTED
+                    : CmCounter.UNKNOWN_QPN);
                 return;
             }
             onConnectionPacket(nowNs, c, opcode, buffer, offset, peerId);

@@ -385,6 +385,32 @@ class StatelessServerTest {
         h.assertNoState();
     }
 
+    /**
+     * [WIRE-070, QP-024, CM-003]: a CONNECT_REQUEST must go to QPN 0. To a QPN nobody knows it is
+     * dropped as UNKNOWN_QPN (step 10 of 4.8), to the QPN of a connection as CM_UNEXPECTED; neither
+     * is answered nor creates state.
+     */
+    @Test
+    void connectRequestToANonZeroQpnIsUnknownOrUnexpected() {
+        final Harness h = new Harness(12, new CmConfig());
+        h.listen();
+        assertThat(h.exchange(T0, Packets.cm(Opcode.CONNECT_REQUEST, 4242, CLIENT_QPN, SERVICE, 1, 0, 1024, 0, 1, 1, 1,
+            0, null, null), CLIENT)).isEmpty();
+        assertThat(h.cm.counters().get(CmCounter.UNKNOWN_QPN)).isEqualTo(1);
+        assertThat(h.cm.counters().get(CmCounter.CM_UNEXPECTED)).isZero();
+        h.assertNoState();
+
+        h.cm.eventHandler(e -> h.cm.accept(e, null));
+        final List<Sent> reply = h.handshake(T0, CLIENT, CLIENT_QPN, 2, null);
+        assertThat(reply).extracting(Sent::opcode).containsExactly(Opcode.CONNECT_REPLY.value());
+        final int serverQpn = Packets.sourceQpn(reply.get(0).packet());
+        assertThat(h.exchange(T0, Packets.cm(Opcode.CONNECT_REQUEST, serverQpn, CLIENT_QPN, SERVICE, 2, 0, 1024, 0, 1,
+            1, 1, 0, null, null), CLIENT)).isEmpty();
+        assertThat(h.cm.counters().get(CmCounter.CM_UNEXPECTED)).isEqualTo(1);
+        assertThat(h.cm.counters().get(CmCounter.UNKNOWN_QPN)).isEqualTo(1);
+        assertThat(h.endpoint.queuePairCount()).isEqualTo(1);
+    }
+
     @Test
     void fullHandshakeTableRejectsWithNoResources() {
         final Harness h = new Harness(11, new CmConfig().maxHandshakes(2));
