@@ -17,6 +17,7 @@ import org.metaroce.core.verbs.QpStateMachine;
 import org.metaroce.core.verbs.RecvRequest;
 import org.metaroce.core.verbs.SendRequest;
 import org.metaroce.core.verbs.WorkRequestValidator;
+import org.metaroce.core.verbs.WcOpcode;
 import org.metaroce.core.verbs.WrOpcode;
 import org.metaroce.core.verbs.WcStatus;
 import org.metaroce.core.wire.BaseHeader;
@@ -381,16 +382,13 @@ public final class QueuePair {
     /**
      * Posts a send work request (verbs ibv_post_send). The request object may be reused as soon as
      * this returns. In ERR the request is accepted and completed at once with WR_FLUSH_ERR, as
-     * libibverbs does. A destroyed QP refuses it with INVALID_QP_STATE.
+     * libibverbs does; so does a destroyed QP (destroyed in ERR by the connection manager, or by
+     * the application in any state).
      *
      * @param wr the request
      * @return {@link PostStatus#OK} or the reason it was refused
      */
     public int postSend(final SendRequest wr) {
-        if (destroyed) {
-            return PostStatus.INVALID_QP_STATE;
-        }
-        endpoint.touched(this);
         if (state != QpState.RTS && state != QpState.SQD && state != QpState.ERR) {
             return PostStatus.INVALID_QP_STATE;
         }
@@ -404,6 +402,12 @@ public final class QueuePair {
                 return PostStatus.INVALID_ARGUMENT;
             }
         }
+        if (destroyed) {
+            return flushDestroyed(sendCq, wr.wrId(), Requester.wcOpcode(wr.opcode()),
+                wr.opcode() == WrOpcode.ATOMIC_CMP_SWAP || wr.opcode() == WrOpcode.ATOMIC_FETCH_ADD ? 8
+                    : (int) wr.totalLength());
+        }
+        endpoint.touched(this);
         final int result = requester.post(wr, pathMtu);
         if (result == PostStatus.OK && state == QpState.ERR) {
             requester.flush();
@@ -413,16 +417,12 @@ public final class QueuePair {
 
     /**
      * Posts a receive work request (verbs ibv_post_recv). Allowed from INIT on; in ERR it completes
-     * at once with WR_FLUSH_ERR. A destroyed QP refuses it with INVALID_QP_STATE.
+     * at once with WR_FLUSH_ERR, and so does a destroyed QP.
      *
      * @param wr the request
      * @return {@link PostStatus#OK} or the reason it was refused
      */
     public int postRecv(final RecvRequest wr) {
-        if (destroyed) {
-            return PostStatus.INVALID_QP_STATE;
-        }
-        endpoint.touched(this);
         if (state == QpState.RESET) {
             return PostStatus.INVALID_QP_STATE;
         }
@@ -430,11 +430,28 @@ public final class QueuePair {
         if (status != PostStatus.OK) {
             return status;
         }
+        if (destroyed) {
+            return flushDestroyed(recvCq, wr.wrId(), WcOpcode.RECV, 0);
+        }
+        endpoint.touched(this);
         final int result = responder.postRecv(wr);
         if (result == PostStatus.OK && state == QpState.ERR) {
             responder.flush();
         }
         return result;
+    }
+
+    /**
+     * A work request posted to a destroyed QP completes at once with WR_FLUSH_ERR, as in ERR: the
+     * connection manager destroys the QP of a connection that ended [CM-039], and an application
+     * that still posts to it (it saw the QP in ERR) must get the completions it got before.
+     */
+    private int flushDestroyed(final CompletionQueue cq, final long wrId, final WcOpcode opcode, final int byteLen) {
+        if (!cq.push(wrId, WcStatus.WR_FLUSH_ERR, opcode, byteLen, 0, 0, qpn, destQpnOrZero())) {
+            counters.increment(EndpointCounter.CQ_OVERFLOWS);
+            endpoint.onCompletionQueueOverflow(cq);
+        }
+        return PostStatus.OK;
     }
 
     // ------------------------------------------------------------------ engine side
@@ -613,7 +630,8 @@ public final class QueuePair {
     /**
      * The endpoint forgot this QP [QP-022]: its work requests are discarded and what it
      * preallocated is released, so that a destroyed QP an application (or a connection in
-     * time-wait) still refers to costs only this object [CM-039]. The getters keep answering.
+     * time-wait) still refers to costs only this object [CM-039]. The getters keep answering, and
+     * posted work requests complete at once with WR_FLUSH_ERR.
      */
     void onDestroyed() {
         finalSendPsn = requester.nextPsn();
