@@ -35,6 +35,9 @@ public final class Connection {
     QueuePair qp;
     /** The connection manager created {@link #qp} (server; client without its own QP): it destroys it [CM-039]. */
     boolean ownsQueuePair;
+    /** The connection ended and its QP waits to be destroyed, not before {@link #retireAtNs} [CM-039, REL-052]. */
+    boolean retiring;
+    long retireAtNs = Long.MAX_VALUE;
     int localInitialPsn;
     int remoteInitialPsn;
 

@@ -89,10 +89,13 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     /** Every connection not yet freed; scanned by {@link #poll} when something changed or a timer is due. */
     private final List<Connection> active = new ArrayList<>();
     /**
-     * Queue pairs of ended connections, in ERR, that this manager created and destroys as soon as
-     * they have emitted their last ACK or NACK [CM-039]; at most those of the last poll or two.
+     * Ended connections whose queue pair (in ERR, created by this manager) is still to be destroyed
+     * [CM-039]: once it has emitted its last ACK or NACK, and, after a fatal NACK, once it may no
+     * longer have to repeat it [REL-052]. Usually only those of the last poll or two.
      */
-    private final List<QueuePair> retiring = new ArrayList<>();
+    private final List<Connection> retiring = new ArrayList<>();
+    /** Earliest {@link Connection#retireAtNs} among {@link #retiring}, as of the last poll. */
+    private long retireDeadlineNs = Long.MAX_VALUE;
 
     /**
      * Queue-pair events reported by the engine and not yet acted on: a growable ring of (QP, type),
@@ -478,7 +481,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             counters.increment(CmCounter.SECRET_ROTATIONS);
         }
         processQueuePairEvents(nowNs);
-        destroyRetiredQueuePairs();
+        destroyRetiredQueuePairs(nowNs);
         // Connections are visited only when one of them changed or a timer is due, so a poll that
         // the data path causes costs nothing per connection.
         final boolean due = needPoll || nowNs >= cachedDeadlineNs;
@@ -507,10 +510,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     @Override
     public long nextDeadlineNs() {
-        if (needPoll || answerCount > 0 || qpEventCount > 0 || !retiring.isEmpty()) {
+        if (needPoll || answerCount > 0 || qpEventCount > 0) {
             return timeKnown ? lastNowNs : Long.MIN_VALUE;
         }
-        return cachedDeadlineNs;
+        return Math.min(cachedDeadlineNs, retireDeadlineNs);
     }
 
     /**
@@ -866,7 +869,13 @@ public final class ConnectionManager implements ConnectionManagerHandler {
                 queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
                 finishDisconnect(now, c);
             }
-            case TIMEWAIT -> queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
+            case TIMEWAIT -> {
+                queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
+                if (c.retiring) {
+                    // A peer that disconnects has learned why the QP failed: no fatal NACK to repeat.
+                    c.retireAtNs = Math.min(c.retireAtNs, now);
+                }
+            }
             default -> counters.increment(CmCounter.CM_UNEXPECTED);
         }
         changed();
@@ -984,7 +993,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
                 LOG.debug("queue pair failed ({}) before READY_TO_USE: {}", cause, c);
                 raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
                 if (sentFatalNack) {
-                    enterTimewait(now, c);
+                    enterTimewait(now, c, config.disconnectTimeoutNs());
                 } else {
                     startDisconnect(c, CmReason.QP_ERROR, false);
                 }
@@ -996,7 +1005,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
                         counters.increment(CmCounter.PEERS_DEAD);
                     }
                     raise(CmEventType.DISCONNECTED, c, CmReason.QP_ERROR, NONE);
-                    enterTimewait(now, c);
+                    enterTimewait(now, c, sentFatalNack ? config.disconnectTimeoutNs() : 0);
                 } else {
                     LOG.debug("queue pair failed ({}): {}", cause, c);
                     startDisconnect(c, CmReason.QP_ERROR, true);
@@ -1100,9 +1109,16 @@ public final class ConnectionManager implements ConnectionManagerHandler {
      * behind one small record per connection for QPN_QUARANTINE, not a queue pair.
      */
     private void enterTimewait(final long now, final Connection c) {
+        enterTimewait(now, c, 0);
+    }
+
+    /**
+     * @param lingerNs how long the QP stays (in ERR) before it is destroyed: after a fatal NACK it
+     *     repeats that NACK to retransmissions of the offending packet [REL-052]
+     */
+    private void enterTimewait(final long now, final Connection c, final long lingerNs) {
         stopRetransmit(c);
-        releaseListenerSlot(c);
-        releaseQueuePair(c);
+        releaseQueuePair(now, c, lingerNs);
         c.sendAnswer = false;
         c.out = null;
         c.answer = null;
@@ -1120,8 +1136,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
      */
     private void close(final Connection c) {
         stopRetransmit(c);
-        releaseListenerSlot(c);
-        releaseQueuePair(c);
+        releaseQueuePair(lastNowNs, c, 0);
         c.out = null;
         c.state = ConnectionState.CLOSED;
         c.deadlineNs = Long.MAX_VALUE;
@@ -1142,40 +1157,57 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     }
 
     /**
-     * Destroys the queue pair the manager created for a connection that has ended [CM-039], after
-     * moving it to ERR so that its outstanding work requests complete with WR_FLUSH_ERR rather
-     * than vanish [QP-022]. One the application destroyed itself, or passed to {@link #connect},
-     * is left alone.
+     * Moves the queue pair the manager created for a connection that has ended to ERR, so that its
+     * outstanding work requests complete with WR_FLUSH_ERR rather than vanish [QP-022], and has it
+     * destroyed at a coming poll [CM-039]. The listener slot is released when the QP is gone, so
+     * the listener limit bounds the QPs a listener's connections hold, lingering ones included. A
+     * QP the application destroyed itself, or passed to {@link #connect}, is left alone.
      */
-    private void releaseQueuePair(final Connection c) {
+    private void releaseQueuePair(final long now, final Connection c, final long lingerNs) {
         final QueuePair qp = c.qp;
-        if (c.ownsQueuePair && qp != null && endpoint.queuePair(c.localQpn) == qp) {
+        if (c.retiring) {
+            c.retireAtNs = Math.min(c.retireAtNs, now + lingerNs); // closing ends a linger
+        } else if (c.ownsQueuePair && qp != null && endpoint.queuePair(c.localQpn) == qp) {
             qpToError(c);
-            retiring.add(qp);
+            c.retiring = true;
+            c.retireAtNs = now + lingerNs;
+            retiring.add(c);
             changed();
+        } else {
+            releaseListenerSlot(c);
         }
         c.ownsQueuePair = false;
     }
 
     /**
-     * Destroys the retiring queue pairs that have nothing left to send. Runs at the start of a
-     * poll, before the endpoint polls its queue pairs, so a QP that failed with a NACK to send
-     * emits it in this poll and is destroyed in the next.
+     * Destroys the retiring queue pairs that have nothing left to send and no reason to linger.
+     * Runs at the start of a poll, before the endpoint polls its queue pairs, so a QP that failed
+     * with a NACK to send emits it in this poll and is destroyed in the next.
      */
-    private void destroyRetiredQueuePairs() {
+    private void destroyRetiredQueuePairs(final long now) {
+        long next = Long.MAX_VALUE;
         for (int i = retiring.size() - 1; i >= 0; i--) {
-            final QueuePair qp = retiring.get(i);
-            final boolean live = endpoint.queuePair(qp.qpn()) == qp;
+            final Connection c = retiring.get(i);
+            final QueuePair qp = c.qp;
+            final boolean live = endpoint.queuePair(c.localQpn) == qp;
             if (live && qp.hasAcknowledgementsToSend()) {
+                next = now; // sent by the endpoint in this poll: destroy it at the next
+                continue;
+            }
+            if (live && now < c.retireAtNs) {
+                next = Math.min(next, c.retireAtNs);
                 continue;
             }
             final int last = retiring.size() - 1;
             retiring.set(i, retiring.get(last));
             retiring.remove(last);
+            c.retiring = false;
             if (live) {
                 endpoint.destroyQueuePair(qp);
             }
+            releaseListenerSlot(c);
         }
+        retireDeadlineNs = next;
     }
 
     private void releaseListenerSlot(final Connection c) {
