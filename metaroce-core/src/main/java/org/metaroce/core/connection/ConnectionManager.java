@@ -1104,9 +1104,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     /**
      * [CM-034, CM-039]: the connection is over but its identity is kept to answer the peer's
      * duplicate DISCONNECT_REQUESTs. Everything else goes now, not when time-wait ends: the queue
-     * pair the manager created, the listener slot, and the packet buffers (time-wait answers are
-     * built from the identity), so that a peer that connects and disconnects in a loop leaves
-     * behind one small record per connection for QPN_QUARANTINE, not a queue pair.
+     * pair the manager created (with the listener slot, at the next poll or after a fatal NACK's
+     * linger) and the packet buffers (time-wait answers are built from the identity), so that a
+     * peer that connects and disconnects in a loop leaves behind one small record per connection
+     * for QPN_QUARANTINE, not a queue pair.
      */
     private void enterTimewait(final long now, final Connection c) {
         enterTimewait(now, c, 0);
