@@ -7,6 +7,7 @@ import java.util.List;
 
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
+import org.agrona.collections.Int2IntHashMap;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -84,6 +85,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     /** Server handshake table: by Transaction ID, chained on {@link Connection#nextSameTransaction}. */
     private final Long2ObjectHashMap<Connection> handshakes = new Long2ObjectHashMap<>();
     private int handshakeCount;
+    /** Handshake entries per client host (the directory's host id), for the per-host bound [CM-040]. */
+    private final Int2IntHashMap handshakesPerHost = new Int2IntHashMap(0);
     /** Every connection that has a local QPN and is not yet closed, by that QPN. */
     private final Int2ObjectHashMap<Connection> byQpn = new Int2ObjectHashMap<>();
     /** Every connection not yet freed; scanned by {@link #poll} when something changed or a timer is due. */
@@ -629,6 +632,11 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
         if (handshakeCount >= config.maxHandshakes()) {
             counters.increment(CmCounter.HANDSHAKE_TABLE_FULL);
+            answerVerified(b, off, peerId, CmReason.NO_RESOURCES);
+            return;
+        }
+        if (handshakesPerHost.get(directory.hostOf(peerId)) >= config.maxHandshakesPerHost()) {
+            counters.increment(CmCounter.HOST_HANDSHAKES_FULL);
             answerVerified(b, off, peerId, CmReason.NO_RESOURCES);
             return;
         }
@@ -1295,6 +1303,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         // A duplicate can come as long as its cookie is fresh (1 s resolution), so remember at least that long.
         c.handshakeExpiryNs = now + (config.cookieLifetimeSeconds() + 2L) * NS_PER_S;
         handshakeCount++;
+        handshakesPerHost.put(c.remoteHost, handshakesPerHost.get(c.remoteHost) + 1);
     }
 
     private void removeHandshake(final Connection c) {
@@ -1320,6 +1329,12 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.inHandshakeTable = false;
         c.handshakeExpiryNs = Long.MAX_VALUE;
         handshakeCount--;
+        final int left = handshakesPerHost.get(c.remoteHost) - 1;
+        if (left > 0) {
+            handshakesPerHost.put(c.remoteHost, left);
+        } else {
+            handshakesPerHost.remove(c.remoteHost); // 0 is the map's missing value
+        }
     }
 
     // =============================================================================== packet building

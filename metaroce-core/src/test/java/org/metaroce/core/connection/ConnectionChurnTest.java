@@ -3,6 +3,7 @@ package org.metaroce.core.connection;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import java.util.function.BooleanSupplier;
 
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
@@ -39,10 +40,16 @@ class ConnectionChurnTest {
     private static final long MAX_BYTES_PER_RECORD = 3 * 1024;
 
     private long now = T0;
+    /** Verified requests the server refused because the client's host had its share of the handshake table. */
+    private int refused;
     private int nextClientQpn = 1;
     private long nextTransaction = 1;
 
-    /** [CM-031, CM-034, CM-039]: handshake, READY_TO_USE, DISCONNECT_REQUEST; the server's QP is gone at once. */
+    /**
+     * [CM-031, CM-034, CM-039]: handshake, READY_TO_USE, DISCONNECT_REQUEST; the server's QP is
+     * gone at once. At 500 attempts per second the client exceeds its host's share of the
+     * handshake table [CM-040] (4096 entries of 10 s): refused attempts do not count as cycles.
+     */
     @Test
     void tenThousandConnectDisconnectCyclesLeaveTheHeapFlat() {
         final long seed = 140_003;
@@ -56,6 +63,8 @@ class ConnectionChurnTest {
         });
         final int peakQps = runAndMeasure(h, "connect/disconnect", () -> connectAndDisconnect(h), true);
         assertThat(peakQps).as("live QPs at any time").isZero();
+        assertThat(refused).as("attempts beyond the host's share [CM-040]").isPositive();
+        assertThat(h.cm.counters().get(CmCounter.HOST_HANDSHAKES_FULL)).isEqualTo(refused);
     }
 
     /**
@@ -78,6 +87,7 @@ class ConnectionChurnTest {
             }
         });
         final int peakQps = runAndMeasure(h, "abandoned handshake", () -> abandonHandshake(h), false);
+        assertThat(refused).isZero();
         // Handshakes in progress hold their QPs, within the listener limit; none is left over.
         assertThat(peakQps).as("live QPs at any time").isPositive().isLessThanOrEqualTo(new CmConfig().listenerLimit());
     }
@@ -87,30 +97,34 @@ class ConnectionChurnTest {
      *
      * @param boundPeak whether the heap before time-wait ends must be bounded per connection (when
      *     no handshake is in progress then, so that no QP is live)
+     * @param cycle one attempt; false if the server refused it [CM-040]
      * @return the largest number of live QPs seen after a cycle
      */
-    private int runAndMeasure(final Harness h, final String what, final Runnable cycle, final boolean boundPeak) {
+    private int runAndMeasure(final Harness h, final String what, final BooleanSupplier cycle,
+                              final boolean boundPeak) {
         for (int i = 0; i < WARMUP; i++) {
-            cycle.run();
+            cycle.getAsBoolean();
         }
         drain(h);
         assertBaseline(h);
         final long start = usedHeapAfterGc();
         final long started = System.nanoTime();
         int peakQps = 0;
-        for (int i = 0; i < CYCLES; i++) {
-            cycle.run();
+        for (int done = 0; done < CYCLES;) {
+            if (cycle.getAsBoolean()) {
+                done++;
+            }
             peakQps = Math.max(peakQps, h.endpoint.queuePairCount());
         }
         final int records = h.cm.connectionCount() + h.cm.handshakeTableSize();
         final long peak = usedHeapAfterGc();
         drain(h);
         final long end = usedHeapAfterGc();
-        System.out.printf("ConnectionChurnTest %s: %d cycles in %d ms (virtual %d s); used heap after GC: start %d KB,"
-                + " before time-wait ends %d KB (%d connections + handshake entries, %d B per cycle), after %d KB"
-                + " (%+.1f %%); at most %d live QPs%n",
-            what, CYCLES, (System.nanoTime() - started) / 1_000_000, (now - T0) / S, start / 1024, peak / 1024, records,
-            (peak - start) / CYCLES, end / 1024, 100.0 * (end - start) / start, peakQps);
+        System.out.printf("ConnectionChurnTest %s: %d cycles (%d more attempts refused) in %d ms (virtual %d s); used"
+                + " heap after GC: start %d KB, before time-wait ends %d KB (%d connections + handshake entries, %d B"
+                + " per cycle), after %d KB (%+.1f %%); at most %d live QPs%n",
+            what, CYCLES, refused, (System.nanoTime() - started) / 1_000_000, (now - T0) / S, start / 1024,
+            peak / 1024, records, (peak - start) / CYCLES, end / 1024, 100.0 * (end - start) / start, peakQps);
         assertBaseline(h);
         assertThat(end).as("used heap after GC, start %d B", start).isLessThanOrEqualTo(start + start / 10);
         if (boundPeak) {
@@ -120,11 +134,15 @@ class ConnectionChurnTest {
         return peakQps;
     }
 
-    /** One hostile cycle: challenge, verified request, READY_TO_USE, DISCONNECT_REQUEST. */
-    private void connectAndDisconnect(final Harness h) {
+    /** One hostile cycle: challenge, verified request, READY_TO_USE, DISCONNECT_REQUEST; false if refused. */
+    private boolean connectAndDisconnect(final Harness h) {
         final int qpn = nextClientQpn++;
         final long txid = nextTransaction++;
         final int serverQpn = handshake(h, qpn, txid);
+        if (serverQpn == 0) {
+            now += STEP_NS;
+            return false;
+        }
         assertThat(h.exchange(now, Packets.cm(Opcode.READY_TO_USE, serverQpn, qpn, SERVICE, txid, 0, 1024, 0, 0, 0, 2, 0,
             null, null), CLIENT)).isEmpty();
         final List<Sent> reply = h.exchange(now, Packets.cm(Opcode.DISCONNECT_REQUEST, serverQpn, qpn, SERVICE, txid, 0,
@@ -134,6 +152,7 @@ class ConnectionChurnTest {
         assertThat(h.endpoint.queuePairCount()).as("live QPs after the disconnect").isZero();
         h.events.clear();
         now += STEP_NS;
+        return true;
     }
 
     /**
@@ -141,23 +160,31 @@ class ConnectionChurnTest {
      * cycle, so about 800 handshakes wait for their 4 s of CONNECT_TIMEOUT and DISCONNECT_TIMEOUT
      * at once, under the listener limit of 1024.
      */
-    private void abandonHandshake(final Harness h) {
-        handshake(h, nextClientQpn++, nextTransaction++);
+    private boolean abandonHandshake(final Harness h) {
+        final boolean accepted = handshake(h, nextClientQpn++, nextTransaction++) != 0;
         h.events.clear();
         now += 5 * MS;
         h.poll(now);
+        return accepted;
     }
 
     /**
-     * Challenge and verified request; returns the server's QPN from its CONNECT_REPLY. Other
-     * packets of the same poll (retransmissions to earlier, abandoned handshakes) are ignored.
+     * Challenge and verified request; returns the server's QPN from its CONNECT_REPLY, or 0 if the
+     * server refused the request with NO_RESOURCES. Other packets of the same poll
+     * (retransmissions to earlier, abandoned handshakes) are ignored.
      */
     private int handshake(final Harness h, final int qpn, final long txid) {
         final List<Sent> challenge = to(qpn, h.exchange(now, Packets.request(qpn, SERVICE, txid, null, null), CLIENT));
         assertThat(challenge).extracting(Sent::opcode).containsExactly(Opcode.CONNECT_CHALLENGE.value());
         final UnsafeBuffer cookie = Packets.cookieOf(challenge.get(0).packet());
         final List<Sent> reply = to(qpn, h.exchange(now, Packets.request(qpn, SERVICE, txid, cookie, null), CLIENT));
-        assertThat(reply).extracting(Sent::opcode).containsExactly(Opcode.CONNECT_REPLY.value());
+        assertThat(reply).hasSize(1);
+        if (reply.get(0).opcode() == Opcode.CONNECT_REJECT.value()) {
+            assertThat(Packets.reason(reply.get(0).packet())).isEqualTo(CmReason.NO_RESOURCES);
+            refused++;
+            return 0;
+        }
+        assertThat(reply.get(0).opcode()).isEqualTo(Opcode.CONNECT_REPLY.value());
         return Packets.sourceQpn(reply.get(0).packet());
     }
 
