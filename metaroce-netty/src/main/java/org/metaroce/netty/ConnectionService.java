@@ -530,7 +530,22 @@ public final class ConnectionService implements AutoCloseable {
                 return;
             }
         }
-        requests.computeIfAbsent(c.serviceId(), k -> new ArrayDeque<>()).add(r);
+        final ArrayDeque<IncomingRequest> queued = requests.computeIfAbsent(c.serviceId(), k -> new ArrayDeque<>());
+        // Requests nobody asked for expire in arrival order (the handshake entry's lifetime) and
+        // are skipped when handed out; drop the expired ones at the head here too, so that a peer
+        // sending verified requests to a service whose application does not take them cannot grow
+        // the queue beyond what the listener limit lets be pending at once [CM-039].
+        IncomingRequest head;
+        while ((head = queued.peekFirst()) != null && head.connection().state() != ConnectionState.REQUEST_PENDING) {
+            queued.pollFirst();
+        }
+        queued.add(r);
+    }
+
+    /** @return requests queued for a Service ID and not yet handed out, expired ones included (owning thread; tests) */
+    int queuedRequests(final long serviceId) {
+        final ArrayDeque<IncomingRequest> queued = requests.get(serviceId);
+        return queued == null ? 0 : queued.size();
     }
 
     /** Gives a request an interrupted waiter had taken back to the queue (owning thread). */

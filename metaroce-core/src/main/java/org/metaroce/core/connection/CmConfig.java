@@ -17,6 +17,7 @@ public final class CmConfig {
     private long timewaitNs = 10 * S;
     private int listenerLimit = 1024;
     private int maxHandshakes = 16_384;
+    private int maxHandshakesPerHost = 4096;
     private int answerRatePerSource = 1000;
     private int rateLimiterBuckets = 4096;
     private int globalAnswerRate;
@@ -167,6 +168,23 @@ public final class CmConfig {
         return this;
     }
 
+    /** @return bound of the handshake entries of one client IP address [CM-040] */
+    public int maxHandshakesPerHost() {
+        return maxHandshakesPerHost;
+    }
+
+    /**
+     * @param entries most verified handshakes remembered at once for one client IP address; beyond
+     *     it that address's verified requests are rejected with NO_RESOURCES, so that one host
+     *     cannot fill the table for everyone [CM-040]. Entries last COOKIE_LIFETIME + 2 s, so this
+     *     is also about how many connections one host can open per that time
+     * @return this
+     */
+    public CmConfig maxHandshakesPerHost(final int entries) {
+        this.maxHandshakesPerHost = range("maxHandshakesPerHost", entries, 1, 1 << 22);
+        return this;
+    }
+
     /** @return answers per second to one unverified source address, 0 for no limit */
     public int answerRatePerSource() {
         return answerRatePerSource;
@@ -257,6 +275,6 @@ public final class CmConfig {
             + ", connectTimeoutNs=" + connectTimeoutNs + ", disconnectTimeoutNs=" + disconnectTimeoutNs
             + ", cookieLifetimeSeconds=" + cookieLifetimeSeconds + ", secretRotationNs=" + secretRotationNs
             + ", timewaitNs=" + timewaitNs + ", listenerLimit=" + listenerLimit + ", maxHandshakes=" + maxHandshakes
-            + ", answerRatePerSource=" + answerRatePerSource + ", globalAnswerRate=" + globalAnswerRate + '}';
+            + ", maxHandshakesPerHost=" + maxHandshakesPerHost + ", answerRatePerSource=" + answerRatePerSource + ", globalAnswerRate=" + globalAnswerRate + '}';
     }
 }

@@ -31,6 +31,8 @@ public enum CmCounter {
     ANSWERS_QUEUE_FULL,
     /** Verified requests refused with NO_RESOURCES because the handshake table was full [SEC-009]. */
     HANDSHAKE_TABLE_FULL,
+    /** Verified requests refused with NO_RESOURCES because their host had its share of the handshake table [CM-040]. */
+    HOST_HANDSHAKES_FULL,
     /** Cookie secret rotations [CM-017]. */
     SECRET_ROTATIONS,
     /** Server connections established by the first request packet rather than READY_TO_USE [CM-013]. */

@@ -33,6 +33,11 @@ public final class Connection {
     int localQpn;
     int remoteQpn;
     QueuePair qp;
+    /** The connection manager created {@link #qp} (server; client without its own QP): it destroys it [CM-039]. */
+    boolean ownsQueuePair;
+    /** The connection ended and its QP waits to be destroyed, not before {@link #retireAtNs} [CM-039, REL-052]. */
+    boolean retiring;
+    long retireAtNs = Long.MAX_VALUE;
     int localInitialPsn;
     int remoteInitialPsn;
 
@@ -59,8 +64,9 @@ public final class Connection {
     CmEventHandler handler;
     Object context;
 
-    // ---- transmission: the packet retransmitted by CM-022 and the server's reply/reject for duplicates
-    final UnsafeBuffer out = new UnsafeBuffer(new byte[MAX_PACKET]);
+    // ---- transmission: the packet retransmitted by CM-022 and the server's reply/reject for duplicates;
+    // both are dropped in time-wait, which needs only the identity [CM-034, CM-039]
+    UnsafeBuffer out = new UnsafeBuffer(new byte[MAX_PACKET]);
     int outLength;
     boolean sendNow;
     boolean retransmitting;
@@ -126,7 +132,13 @@ public final class Connection {
         return remotePeer;
     }
 
-    /** @return this side's queue pair; on the server null until accepted */
+    /**
+     * @return this side's queue pair; on the server null until accepted. A queue pair the
+     *     connection manager created (every server's, and a client's when {@link ConnectParams}
+     *     named none) is destroyed when the connection ends, on entering time-wait or closing
+     *     [CM-039]: it stays readable (state ERR, {@link QueuePair#isDestroyed()}) and refuses work.
+     *     A queue pair the application passed to {@code connect} stays the application's.
+     */
     public QueuePair queuePair() {
         return qp;
     }

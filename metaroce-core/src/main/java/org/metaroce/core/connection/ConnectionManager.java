@@ -7,6 +7,7 @@ import java.util.List;
 
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
+import org.agrona.collections.Int2IntHashMap;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -84,10 +85,20 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     /** Server handshake table: by Transaction ID, chained on {@link Connection#nextSameTransaction}. */
     private final Long2ObjectHashMap<Connection> handshakes = new Long2ObjectHashMap<>();
     private int handshakeCount;
+    /** Handshake entries per client host (the directory's host id), for the per-host bound [CM-040]. */
+    private final Int2IntHashMap handshakesPerHost = new Int2IntHashMap(0);
     /** Every connection that has a local QPN and is not yet closed, by that QPN. */
     private final Int2ObjectHashMap<Connection> byQpn = new Int2ObjectHashMap<>();
     /** Every connection not yet freed; scanned by {@link #poll} when something changed or a timer is due. */
     private final List<Connection> active = new ArrayList<>();
+    /**
+     * Ended connections whose queue pair (in ERR, created by this manager) is still to be destroyed
+     * [CM-039]: once it has emitted its last ACK or NACK, and, after a fatal NACK, once it may no
+     * longer have to repeat it [REL-052]. Usually only those of the last poll or two.
+     */
+    private final List<Connection> retiring = new ArrayList<>();
+    /** Earliest {@link Connection#retireAtNs} among {@link #retiring}, as of the last poll. */
+    private long retireDeadlineNs = Long.MAX_VALUE;
 
     /**
      * Queue-pair events reported by the engine and not yet acted on: a growable ring of (QP, type),
@@ -277,8 +288,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         if (qp.state() == QpState.RESET) {
             qp.modify(QpState.INIT, new QpAttributes().port(PORT).accessFlags(params.accessFlags));
         }
+        final boolean created = params.queuePair == null;
         final ConnectParams local = params.copy();
         final Connection c = new Connection(false, params.serviceId, random.nextLong(), null);
+        c.ownsQueuePair = created;
         c.params = local;
         c.handler = local.handler;
         c.context = local.context;
@@ -340,6 +353,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.localInitialPsn = random.nextInt();
         c.localPrivateData = data;
         c.qp = qp;
+        c.ownsQueuePair = true;
         c.localQpn = qp.qpn();
         try {
             qp.modify(QpState.INIT, new QpAttributes().port(PORT).accessFlags(lp.accessFlags));
@@ -350,6 +364,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             LOG.warn("cannot bring up the queue pair of {}: {}", c, ex.getMessage());
             endpoint.destroyQueuePair(qp);
             c.qp = null;
+            c.ownsQueuePair = false;
             c.localQpn = 0;
             rejectPending(c, CmReason.NO_RESOURCES, NONE);
             dispatch();
@@ -439,7 +454,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         final int destQpn = BaseHeader.destQpn(buffer, offset);
         if (opcode == Opcode.CONNECT_REQUEST) {
             if (destQpn != WireConstants.CONNECTION_MANAGER_QPN) {
-                counters.increment(CmCounter.CM_UNEXPECTED);
+                // [WIRE-070] a request goes to QPN 0; to another QPN it is dropped at step 10 of
+                // 4.8 if that QPN is unknown [QP-024], and is not valid there if it is known [CM-003].
+                counters.increment(byQpn.containsKey(destQpn) || endpoint.queuePair(destQpn) != null
+                    ? CmCounter.CM_UNEXPECTED : CmCounter.UNKNOWN_QPN);
                 return;
             }
             onConnectRequest(nowNs, buffer, offset, peerId);
@@ -449,7 +467,9 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         } else {
             final Connection c = byQpn.get(destQpn);
             if (c == null) {
-                counters.increment(CmCounter.UNKNOWN_QPN);
+                // A live QP wired by hand [CM-038] has no handshake state for the packet [CM-003].
+                counters.increment(endpoint.queuePair(destQpn) != null ? CmCounter.CM_UNEXPECTED
+                    : CmCounter.UNKNOWN_QPN);
                 return;
             }
             onConnectionPacket(nowNs, c, opcode, buffer, offset, peerId);
@@ -464,6 +484,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             counters.increment(CmCounter.SECRET_ROTATIONS);
         }
         processQueuePairEvents(nowNs);
+        destroyRetiredQueuePairs(nowNs);
         // Connections are visited only when one of them changed or a timer is due, so a poll that
         // the data path causes costs nothing per connection.
         final boolean due = needPoll || nowNs >= cachedDeadlineNs;
@@ -495,7 +516,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         if (needPoll || answerCount > 0 || qpEventCount > 0) {
             return timeKnown ? lastNowNs : Long.MIN_VALUE;
         }
-        return cachedDeadlineNs;
+        return Math.min(cachedDeadlineNs, retireDeadlineNs);
     }
 
     /**
@@ -519,8 +540,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     private void queueQpEvent(final QueuePair qp, final AsyncEventType type) {
         final Connection c = byQpn.get(qp.qpn());
-        if (c == null || c.qp != qp) {
-            return; // a QP the application wired by hand, or of a connection already closed
+        if (c == null || c.qp != qp || c.state == ConnectionState.TIMEWAIT || c.state == ConnectionState.CLOSED) {
+            // A QP the application wired by hand, or of a connection that has ended (whose QP
+            // this manager may be destroying right now): nothing left to act on.
+            return;
         }
         if (qpEventCount == qpEventQps.length) {
             final int n = qpEventQps.length;
@@ -609,6 +632,11 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
         if (handshakeCount >= config.maxHandshakes()) {
             counters.increment(CmCounter.HANDSHAKE_TABLE_FULL);
+            answerVerified(b, off, peerId, CmReason.NO_RESOURCES);
+            return;
+        }
+        if (handshakesPerHost.get(directory.hostOf(peerId)) >= config.maxHandshakesPerHost()) {
+            counters.increment(CmCounter.HOST_HANDSHAKES_FULL);
             answerVerified(b, off, peerId, CmReason.NO_RESOURCES);
             return;
         }
@@ -849,7 +877,13 @@ public final class ConnectionManager implements ConnectionManagerHandler {
                 queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
                 finishDisconnect(now, c);
             }
-            case TIMEWAIT -> queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
+            case TIMEWAIT -> {
+                queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
+                if (c.retiring) {
+                    // A peer that disconnects has learned why the QP failed: no fatal NACK to repeat.
+                    c.retireAtNs = Math.min(c.retireAtNs, now);
+                }
+            }
             default -> counters.increment(CmCounter.CM_UNEXPECTED);
         }
         changed();
@@ -967,7 +1001,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
                 LOG.debug("queue pair failed ({}) before READY_TO_USE: {}", cause, c);
                 raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
                 if (sentFatalNack) {
-                    enterTimewait(now, c);
+                    enterTimewait(now, c, config.disconnectTimeoutNs());
                 } else {
                     startDisconnect(c, CmReason.QP_ERROR, false);
                 }
@@ -979,7 +1013,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
                         counters.increment(CmCounter.PEERS_DEAD);
                     }
                     raise(CmEventType.DISCONNECTED, c, CmReason.QP_ERROR, NONE);
-                    enterTimewait(now, c);
+                    enterTimewait(now, c, sentFatalNack ? config.disconnectTimeoutNs() : 0);
                 } else {
                     LOG.debug("queue pair failed ({}): {}", cause, c);
                     startDisconnect(c, CmReason.QP_ERROR, true);
@@ -1075,17 +1109,44 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         enterTimewait(now, c);
     }
 
+    /**
+     * [CM-034, CM-039]: the connection is over but its identity is kept to answer the peer's
+     * duplicate DISCONNECT_REQUESTs. Everything else goes now, not when time-wait ends: the queue
+     * pair the manager created (with the listener slot, at the next poll or after a fatal NACK's
+     * linger) and the packet buffers (time-wait answers are built from the identity), so that a
+     * peer that connects and disconnects in a loop leaves behind one small record per connection
+     * for QPN_QUARANTINE, not a queue pair.
+     */
     private void enterTimewait(final long now, final Connection c) {
+        enterTimewait(now, c, 0);
+    }
+
+    /**
+     * @param lingerNs how long the QP stays (in ERR) before it is destroyed: after a fatal NACK it
+     *     repeats that NACK to retransmissions of the offending packet [REL-052]
+     */
+    private void enterTimewait(final long now, final Connection c, final long lingerNs) {
         stopRetransmit(c);
-        releaseListenerSlot(c);
+        releaseQueuePair(now, c, lingerNs);
+        c.sendAnswer = false;
+        c.out = null;
+        c.answer = null;
+        c.answerLength = 0;
+        c.localPrivateData = NONE;
         c.state = ConnectionState.TIMEWAIT;
         c.deadlineNs = now + config.timewaitNs();
         changed();
     }
 
+    /**
+     * The connection is finished without time-wait (failed handshake, rejected request, time-wait
+     * over). A server's CONNECT_REJECT stays in {@link Connection#answer} while the handshake table
+     * remembers the request, for its duplicates [CM-025].
+     */
     private void close(final Connection c) {
         stopRetransmit(c);
-        releaseListenerSlot(c);
+        releaseQueuePair(lastNowNs, c, 0);
+        c.out = null;
         c.state = ConnectionState.CLOSED;
         c.deadlineNs = Long.MAX_VALUE;
         if (c.inQpnTable && byQpn.get(c.localQpn) == c) {
@@ -1102,6 +1163,60 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             directory.unpin(c.remotePeer);
             changed();
         }
+    }
+
+    /**
+     * Moves the queue pair the manager created for a connection that has ended to ERR, so that its
+     * outstanding work requests complete with WR_FLUSH_ERR rather than vanish [QP-022], and has it
+     * destroyed at a coming poll [CM-039]. The listener slot is released when the QP is gone, so
+     * the listener limit bounds the QPs a listener's connections hold, lingering ones included. A
+     * QP the application destroyed itself, or passed to {@link #connect}, is left alone.
+     */
+    private void releaseQueuePair(final long now, final Connection c, final long lingerNs) {
+        final QueuePair qp = c.qp;
+        if (c.retiring) {
+            c.retireAtNs = Math.min(c.retireAtNs, now + lingerNs); // closing ends a linger
+        } else if (c.ownsQueuePair && qp != null && endpoint.queuePair(c.localQpn) == qp) {
+            qpToError(c);
+            c.retiring = true;
+            c.retireAtNs = now + lingerNs;
+            retiring.add(c);
+            changed();
+        } else {
+            releaseListenerSlot(c);
+        }
+        c.ownsQueuePair = false;
+    }
+
+    /**
+     * Destroys the retiring queue pairs that have nothing left to send and no reason to linger.
+     * Runs at the start of a poll, before the endpoint polls its queue pairs, so a QP that failed
+     * with a NACK to send emits it in this poll and is destroyed in the next.
+     */
+    private void destroyRetiredQueuePairs(final long now) {
+        long next = Long.MAX_VALUE;
+        for (int i = retiring.size() - 1; i >= 0; i--) {
+            final Connection c = retiring.get(i);
+            final QueuePair qp = c.qp;
+            final boolean live = endpoint.queuePair(c.localQpn) == qp;
+            if (live && qp.hasAcknowledgementsToSend()) {
+                next = now; // sent by the endpoint in this poll: destroy it at the next
+                continue;
+            }
+            if (live && now < c.retireAtNs) {
+                next = Math.min(next, c.retireAtNs);
+                continue;
+            }
+            final int last = retiring.size() - 1;
+            retiring.set(i, retiring.get(last));
+            retiring.remove(last);
+            c.retiring = false;
+            if (live) {
+                endpoint.destroyQueuePair(qp);
+            }
+            releaseListenerSlot(c);
+        }
+        retireDeadlineNs = next;
     }
 
     private void releaseListenerSlot(final Connection c) {
@@ -1188,6 +1303,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         // A duplicate can come as long as its cookie is fresh (1 s resolution), so remember at least that long.
         c.handshakeExpiryNs = now + (config.cookieLifetimeSeconds() + 2L) * NS_PER_S;
         handshakeCount++;
+        handshakesPerHost.put(c.remoteHost, handshakesPerHost.get(c.remoteHost) + 1);
     }
 
     private void removeHandshake(final Connection c) {
@@ -1213,6 +1329,12 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.inHandshakeTable = false;
         c.handshakeExpiryNs = Long.MAX_VALUE;
         handshakeCount--;
+        final int left = handshakesPerHost.get(c.remoteHost) - 1;
+        if (left > 0) {
+            handshakesPerHost.put(c.remoteHost, left);
+        } else {
+            handshakesPerHost.remove(c.remoteHost); // 0 is the map's missing value
+        }
     }
 
     // =============================================================================== packet building

@@ -211,7 +211,8 @@ public final class Endpoint implements DatagramEndpoint {
 
     /**
      * Destroys a queue pair (verbs ibv_destroy_qp): outstanding requests are dropped without
-     * completions, and its QPN is quarantined so late packets for it are dropped as UNKNOWN_QPN.
+     * completions, what it preallocated is released (the object stays readable, and refuses work),
+     * and its QPN is quarantined so late packets for it are dropped as UNKNOWN_QPN [QP-022].
      *
      * @param qp the queue pair
      */
@@ -326,6 +327,11 @@ public final class Endpoint implements DatagramEndpoint {
         lastPollNs = nowNs;
         if (nowNs > latestNs) {
             latestNs = nowNs;
+        }
+        if (quarantineCount > 0) {
+            // Forget expired quarantine entries even when no QP is created, so that a burst of
+            // destroyed QPs does not stay in memory until the next createQueuePair.
+            releaseExpiredQuarantine();
         }
         final CountingSink counting = countingSink.wrap(sink);
         int emitted = 0;

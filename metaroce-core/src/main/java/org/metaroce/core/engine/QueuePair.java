@@ -17,6 +17,7 @@ import org.metaroce.core.verbs.QpStateMachine;
 import org.metaroce.core.verbs.RecvRequest;
 import org.metaroce.core.verbs.SendRequest;
 import org.metaroce.core.verbs.WorkRequestValidator;
+import org.metaroce.core.verbs.WcOpcode;
 import org.metaroce.core.verbs.WrOpcode;
 import org.metaroce.core.verbs.WcStatus;
 import org.metaroce.core.wire.BaseHeader;
@@ -43,8 +44,9 @@ public final class QueuePair {
     private final int maxSendSge;
     private final int maxRecvSge;
     private final EndpointCounters counters;
-    private final Requester requester;
-    private final Responder responder;
+    /** Null once destroyed: destroying frees what the QP preallocated (its rings and scoreboards). */
+    private Requester requester;
+    private Responder responder;
     private QpState state = QpState.RESET;
     private boolean communicationEstablished;
     private boolean drainedRaised;
@@ -55,6 +57,9 @@ public final class QueuePair {
     private long lastProbeNs;
     private boolean peerDead;
     private boolean destroyed;
+    /** {@link #nextSendPsn()} and {@link #expectedReceivePsn()} as they were when the QP was destroyed. */
+    private int finalSendPsn;
+    private int finalReceivePsn;
 
     private int accessFlags;
     private int pathMtu = 1024;
@@ -147,22 +152,22 @@ public final class QueuePair {
 
     /** @return the next PSN the requester will assign */
     public int nextSendPsn() {
-        return requester.nextPsn();
+        return destroyed ? finalSendPsn : requester.nextPsn();
     }
 
     /** @return the responder's cumulative point: the next PSN it expects */
     public int expectedReceivePsn() {
-        return responder.window().expectedPsn();
+        return destroyed ? finalReceivePsn : responder.window().expectedPsn();
     }
 
-    /** @return send work requests posted and not yet completed */
+    /** @return send work requests posted and not yet completed (0 once destroyed: they were discarded) */
     public int outstandingSends() {
-        return requester.queued();
+        return destroyed ? 0 : requester.queued();
     }
 
-    /** @return receive work requests posted and not yet completed */
+    /** @return receive work requests posted and not yet completed (0 once destroyed: they were discarded) */
     public int postedReceives() {
-        return responder.postedReceives();
+        return destroyed ? 0 : responder.postedReceives();
     }
 
     /** @return the path selector (per-path weights and counts), or null before RTR */
@@ -243,12 +248,12 @@ public final class QueuePair {
 
     /** @return smoothed RTT measured by the requester, 0 before the first sample or before RTS */
     public long smoothedRttNs() {
-        return state == QpState.RTS || state == QpState.SQD ? requester.rtt().srttNs() : 0;
+        return !destroyed && (state == QpState.RTS || state == QpState.SQD) ? requester.rtt().srttNs() : 0;
     }
 
     /** @return the requester's current retransmission timeout, backoff included; 0 before RTS */
     public long retransmitTimeoutNs() {
-        return state == QpState.RTS || state == QpState.SQD ? requester.rtt().rtoNs() : 0;
+        return !destroyed && (state == QpState.RTS || state == QpState.SQD) ? requester.rtt().rtoNs() : 0;
     }
 
     int accessFlags() {
@@ -291,10 +296,14 @@ public final class QueuePair {
      *
      * @param target the state to move to
      * @param attrs the attributes; those the transition requires must be set
-     * @throws IllegalStateException if the transition is illegal from the current state
+     * @throws IllegalStateException if the transition is illegal from the current state, or the
+     *     queue pair was destroyed
      * @throws IllegalArgumentException if a required attribute is missing or inconsistent
      */
     public void modify(final QpState target, final QpAttributes attrs) {
+        if (destroyed) {
+            throw new IllegalStateException("queue pair " + qpn + " was destroyed");
+        }
         if (!QpStateMachine.isLegal(state, target)) {
             throw new IllegalStateException(QpStateMachine.describeIllegal(state, target));
         }
@@ -406,13 +415,13 @@ public final class QueuePair {
     /**
      * Posts a send work request (verbs ibv_post_send). The request object may be reused as soon as
      * this returns. In ERR the request is accepted and completed at once with WR_FLUSH_ERR, as
-     * libibverbs does.
+     * libibverbs does; so does a destroyed QP (destroyed in ERR by the connection manager, or by
+     * the application in any state).
      *
      * @param wr the request
      * @return {@link PostStatus#OK} or the reason it was refused
      */
     public int postSend(final SendRequest wr) {
-        endpoint.touched(this);
         if (state != QpState.RTS && state != QpState.SQD && state != QpState.ERR) {
             return PostStatus.INVALID_QP_STATE;
         }
@@ -426,6 +435,12 @@ public final class QueuePair {
                 return PostStatus.INVALID_ARGUMENT;
             }
         }
+        if (destroyed) {
+            return flushDestroyed(sendCq, wr.wrId(), Requester.wcOpcode(wr.opcode()),
+                wr.opcode() == WrOpcode.ATOMIC_CMP_SWAP || wr.opcode() == WrOpcode.ATOMIC_FETCH_ADD ? 8
+                    : (int) wr.totalLength());
+        }
+        endpoint.touched(this);
         final int result = requester.post(wr, pathMtu);
         if (result == PostStatus.OK && state == QpState.ERR) {
             requester.flush();
@@ -435,13 +450,12 @@ public final class QueuePair {
 
     /**
      * Posts a receive work request (verbs ibv_post_recv). Allowed from INIT on; in ERR it completes
-     * at once with WR_FLUSH_ERR.
+     * at once with WR_FLUSH_ERR, and so does a destroyed QP.
      *
      * @param wr the request
      * @return {@link PostStatus#OK} or the reason it was refused
      */
     public int postRecv(final RecvRequest wr) {
-        endpoint.touched(this);
         if (state == QpState.RESET) {
             return PostStatus.INVALID_QP_STATE;
         }
@@ -449,11 +463,28 @@ public final class QueuePair {
         if (status != PostStatus.OK) {
             return status;
         }
+        if (destroyed) {
+            return flushDestroyed(recvCq, wr.wrId(), WcOpcode.RECV, 0);
+        }
+        endpoint.touched(this);
         final int result = responder.postRecv(wr);
         if (result == PostStatus.OK && state == QpState.ERR) {
             responder.flush();
         }
         return result;
+    }
+
+    /**
+     * A work request posted to a destroyed QP completes at once with WR_FLUSH_ERR, as in ERR: the
+     * connection manager destroys the QP of a connection that ended [CM-039], and an application
+     * that still posts to it (it saw the QP in ERR) must get the completions it got before.
+     */
+    private int flushDestroyed(final CompletionQueue cq, final long wrId, final WcOpcode opcode, final int byteLen) {
+        if (!cq.push(wrId, WcStatus.WR_FLUSH_ERR, opcode, byteLen, 0, 0, qpn, destQpnOrZero())) {
+            counters.increment(EndpointCounter.CQ_OVERFLOWS);
+            endpoint.onCompletionQueueOverflow(cq);
+        }
+        return PostStatus.OK;
     }
 
     // ------------------------------------------------------------------ engine side
@@ -618,13 +649,32 @@ public final class QueuePair {
         return peerDead;
     }
 
+    /**
+     * @return whether the responder still has an ACK or NACK of its own to emit at the next poll:
+     *     in ERR the last packets the QP sends (a fatal NACK tells the peer why [REL-007]), so
+     *     whoever destroys a QP that has just failed should wait until this is false
+     */
+    public boolean hasAcknowledgementsToSend() {
+        return !destroyed && responder.hasOwnPackets();
+    }
+
     /** @return whether the endpoint destroyed this queue pair */
     public boolean isDestroyed() {
         return destroyed;
     }
 
+    /**
+     * The endpoint forgot this QP [QP-022]: its work requests are discarded and what it
+     * preallocated is released, so that a destroyed QP an application (or a connection in
+     * time-wait) still refers to costs only this object [CM-039]. The getters keep answering, and
+     * posted work requests complete at once with WR_FLUSH_ERR.
+     */
     void onDestroyed() {
+        finalSendPsn = requester.nextPsn();
+        finalReceivePsn = responder.window().expectedPsn();
         destroyed = true;
+        requester = null;
+        responder = null;
     }
 
     long nextDeadlineNs() {

@@ -1160,6 +1160,11 @@ final class Responder {
      * @return whether the only thing this responder has to send is the coalesced ACK (no NACK or
      *     ACK of its own, CNP, atomic or READ response): it may then follow the QP's requests [REL-008]
      */
+    /** @return whether ACKs or NACKs of its own wait to be emitted (the only packets it sends in ERR) */
+    boolean hasOwnPackets() {
+        return ownCount > 0;
+    }
+
     boolean onlyCoalescedAckPending() {
         return ackPending && ownCount == 0 && !cnpPending && atomicOutCount == 0 && readQueued == 0;
     }

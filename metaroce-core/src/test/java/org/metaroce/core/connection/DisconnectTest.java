@@ -189,6 +189,41 @@ class DisconnectTest {
         assertThat(p.c.state()).isEqualTo(ConnectionState.TIMEWAIT);
     }
 
+    /**
+     * [REL-052, CM-039]: the server's QP that sent a fatal NACK stays in ERR, holding its listener
+     * slot, to repeat the NACK for DISCONNECT_TIMEOUT, and is then destroyed; with the client's
+     * DISCONNECT_REQUEST (which shows it learned the cause) it goes at once.
+     */
+    @Test
+    void queuePairThatSentAFatalNackLingersThenIsDestroyed() {
+        for (final boolean clientDisconnectArrives : new boolean[] {false, true}) {
+            final Pair p = new Pair(13);
+            if (!clientDisconnectArrives) {
+                p.f.wire.filter(PacketFilter.dropOpcode(DREQ));
+            }
+            final Listener listener = p.server.cm.listener(SERVICE);
+            assertThat(p.c.queuePair().postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.RDMA_WRITE)
+                .sendFlags(SendFlags.SIGNALED).addSge(p.client.address(0), 100, p.client.mr.lkey())
+                .remoteAddr(p.server.address(0)).rkey(p.server.mr.rkey() ^ 0x5555))).isEqualTo(PostStatus.OK);
+            assertThat(p.f.runUntil(() -> p.server.count(CmEventType.DISCONNECTED) == 1, S)).isTrue();
+            final long failedAt = p.f.wire.now();
+            final QueuePair qp = p.s.queuePair();
+            if (clientDisconnectArrives) {
+                assertThat(p.f.runUntil(qp::isDestroyed, 10 * MS)).isTrue();
+                assertThat(listener.connections()).isZero();
+                continue;
+            }
+            assertThat(qp.state()).isEqualTo(QpState.ERR);
+            assertThat(qp.isDestroyed()).as("lingers to repeat its NACK").isFalse();
+            assertThat(listener.connections()).as("slot held while the QP lingers").isEqualTo(1);
+            assertThat(p.f.runUntil(qp::isDestroyed, 2 * S)).isTrue();
+            assertThat(p.f.wire.now() - failedAt).isBetween(S - 10 * MS, S + 10 * MS);
+            assertThat(p.server.endpoint.queuePairCount()).isZero();
+            assertThat(listener.connections()).isZero();
+            assertThat(p.s.state()).isEqualTo(ConnectionState.TIMEWAIT);
+        }
+    }
+
     /** Time of the last packet the wire delivered to {@code node}. */
     private static long lastDeliveredTo(final CmFixture f, final int node) {
         final List<TraceEvent> delivered = f.wire.trace().select(e -> e.to() == node

@@ -385,6 +385,66 @@ class StatelessServerTest {
         h.assertNoState();
     }
 
+    /**
+     * [WIRE-070, QP-024, CM-003]: a CONNECT_REQUEST must go to QPN 0. To a QPN nobody knows it is
+     * dropped as UNKNOWN_QPN (step 10 of 4.8), to the QPN of a connection as CM_UNEXPECTED; neither
+     * is answered nor creates state.
+     */
+    @Test
+    void connectRequestToANonZeroQpnIsUnknownOrUnexpected() {
+        final Harness h = new Harness(12, new CmConfig());
+        h.listen();
+        assertThat(h.exchange(T0, Packets.cm(Opcode.CONNECT_REQUEST, 4242, CLIENT_QPN, SERVICE, 1, 0, 1024, 0, 1, 1, 1,
+            0, null, null), CLIENT)).isEmpty();
+        assertThat(h.cm.counters().get(CmCounter.UNKNOWN_QPN)).isEqualTo(1);
+        assertThat(h.cm.counters().get(CmCounter.CM_UNEXPECTED)).isZero();
+        h.assertNoState();
+
+        h.cm.eventHandler(e -> h.cm.accept(e, null));
+        final List<Sent> reply = h.handshake(T0, CLIENT, CLIENT_QPN, 2, null);
+        assertThat(reply).extracting(Sent::opcode).containsExactly(Opcode.CONNECT_REPLY.value());
+        final int serverQpn = Packets.sourceQpn(reply.get(0).packet());
+        assertThat(h.exchange(T0, Packets.cm(Opcode.CONNECT_REQUEST, serverQpn, CLIENT_QPN, SERVICE, 2, 0, 1024, 0, 1,
+            1, 1, 0, null, null), CLIENT)).isEmpty();
+        assertThat(h.cm.counters().get(CmCounter.CM_UNEXPECTED)).isEqualTo(1);
+        assertThat(h.cm.counters().get(CmCounter.UNKNOWN_QPN)).isEqualTo(1);
+        assertThat(h.endpoint.queuePairCount()).isEqualTo(1);
+    }
+
+    /**
+     * [CM-040]: one client host gets at most its share of the handshake table; beyond it its
+     * verified requests are rejected NO_RESOURCES while other hosts still get in, and its share
+     * comes back as its entries expire.
+     */
+    @Test
+    void oneHostGetsABoundedShareOfTheHandshakeTable() {
+        final Harness h = new Harness(13, new CmConfig().maxHandshakesPerHost(2));
+        h.listen();
+        h.cm.eventHandler(e -> {
+            h.events.add(e);
+            h.cm.reject(e, null);
+        });
+        final List<Sent> first = h.handshake(T0, CLIENT, CLIENT_QPN, 1, null);
+        final List<Sent> second = h.handshake(T0, CLIENT, CLIENT_QPN + 1, 2, null);
+        assertThat(first).extracting(Sent::opcode).containsExactly(Opcode.CONNECT_REJECT.value());
+        assertThat(Packets.reason(second.get(0).packet())).isEqualTo(CmReason.REJECTED_BY_APPLICATION);
+        final List<Sent> third = h.handshake(T0, CLIENT, CLIENT_QPN + 2, 3, null);
+        assertThat(third).hasSize(1);
+        assertThat(Packets.reason(third.get(0).packet())).isEqualTo(CmReason.NO_RESOURCES);
+        assertThat(h.cm.counters().get(CmCounter.HOST_HANDSHAKES_FULL)).isEqualTo(1);
+        assertThat(h.events).hasSize(2);
+        // Another host is not affected.
+        assertThat(Packets.reason(h.handshake(T0, CLIENT + 1, CLIENT_QPN, 4, null).get(0).packet()))
+            .isEqualTo(CmReason.REJECTED_BY_APPLICATION);
+        assertThat(h.cm.handshakeTableSize()).isEqualTo(3);
+        // Once its entries expire (COOKIE_LIFETIME + 2 s), the host gets in again.
+        h.poll(T0 + 11 * S);
+        assertThat(h.cm.handshakeTableSize()).isZero();
+        assertThat(Packets.reason(h.handshake(T0 + 11 * S, CLIENT, CLIENT_QPN + 3, 5, null).get(0).packet()))
+            .isEqualTo(CmReason.REJECTED_BY_APPLICATION);
+        assertThat(h.events).hasSize(4);
+    }
+
     @Test
     void fullHandshakeTableRejectsWithNoResources() {
         final Harness h = new Harness(11, new CmConfig().maxHandshakes(2));

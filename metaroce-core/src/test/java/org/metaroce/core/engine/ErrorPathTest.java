@@ -329,4 +329,40 @@ class ErrorPathTest {
         ep.createQueuePair(pd, cq, cq, QueuePairCapabilities.defaults());
         assertThat(ep.quarantinedQpnCount()).as("released after 1 ms").isZero();
     }
+
+    /**
+     * [QP-022, CM-039]: destroying frees what the QP preallocated but leaves the object readable;
+     * work posted to it afterwards completes at once with WR_FLUSH_ERR, as in ERR, and modify fails.
+     */
+    @Test
+    void destroyedQueuePairFlushesWhatIsPostedToItAndStaysReadable() {
+        final TwoNodeFixture f = new TwoNodeFixture(2018).connect(1024);
+        final QueuePair qp = f.a.qp;
+        qp.modify(QpState.ERR, new QpAttributes());
+        final int sendPsn = qp.nextSendPsn();
+        final int receivePsn = qp.expectedReceivePsn();
+        f.a.endpoint.destroyQueuePair(qp);
+        assertThat(qp.isDestroyed()).isTrue();
+        assertThat(qp.state()).isEqualTo(QpState.ERR);
+        assertThat(qp.nextSendPsn()).isEqualTo(sendPsn);
+        assertThat(qp.expectedReceivePsn()).isEqualTo(receivePsn);
+        assertThat(qp.hasAcknowledgementsToSend()).isFalse();
+        assertThat(qp.postSend(signaledWrite(f, 5, f.b.address(0), f.b.mr.rkey(), 64))).isEqualTo(PostStatus.OK);
+        assertThat(qp.postRecv(new org.metaroce.core.verbs.RecvRequest(1).wrId(6).addSge(f.a.address(4096), 64,
+            f.a.mr.lkey()))).isEqualTo(PostStatus.OK);
+        assertThat(qp.outstandingSends()).isZero();
+        assertThat(qp.postedReceives()).isZero();
+        f.a.drain();
+        assertThat(f.a.sendCompletions).singleElement().satisfies(wc -> {
+            assertThat(wc.wrId()).isEqualTo(5);
+            assertThat(wc.status()).isEqualTo(WcStatus.WR_FLUSH_ERR);
+            assertThat(wc.byteLen()).isEqualTo(64);
+        });
+        assertThat(f.a.recvCompletions).singleElement().satisfies(wc -> {
+            assertThat(wc.wrId()).isEqualTo(6);
+            assertThat(wc.status()).isEqualTo(WcStatus.WR_FLUSH_ERR);
+        });
+        assertThatThrownBy(() -> qp.modify(QpState.RESET, new QpAttributes()))
+            .isInstanceOf(IllegalStateException.class).hasMessageContaining("destroyed");
+    }
 }
