@@ -173,7 +173,8 @@ final class PerfCommand implements Callable<Integer> {
     boolean progress;
 
     @Option(names = "--counters",
-        description = "At the end, print the counters of each end's driver, endpoint and connection manager on stderr.")
+        description = "At the end, also when the run failed, print the counters of each end's driver, endpoint, wire "
+            + "and connection manager on stderr (with --json: one JSON line per end, {\"counters\":\"client\",...}).")
     boolean counters;
 
     PerfCommand(final TestKind kind) {
@@ -439,6 +440,7 @@ final class PerfCommand implements Callable<Integer> {
             ? new SharedDriver(config.transport(), Runner.driverIdle(config.idle())) : null;
         try (Side side = new Side(config, "client", config.bind(), 0, Runner.driverIdle(config.idle()), shared)) {
             final ClientAgent client = new ClientAgent(side, config, config.server(), err);
+            client.diagnostics(err);
             Runner.drive(config.mode() == BenchConfig.Mode.invoker ? List.of(side.device) : List.of(),
                 List.of(client), config.idle(), new AtomicBoolean());
             rethrow(client);
@@ -456,6 +458,7 @@ final class PerfCommand implements Callable<Integer> {
         try (Side side = new Side(config, "server", config.bind(), config.port(), Runner.driverIdle(config.idle()),
             shared)) {
             final ServerAgent server = new ServerAgent(side, config, out, config.json());
+            server.diagnostics(spec.commandLine().getErr());
             if (!config.json()) {
                 server.printWaiting();
             }
@@ -491,6 +494,8 @@ final class PerfCommand implements Callable<Integer> {
             final ServerAgent server = new ServerAgent(serverSide, config, quiet, true);
             clientSide = new Side(config, "client", config.bind(), 0, Runner.driverIdle(config.idle()), shared);
             final ClientAgent client = new ClientAgent(clientSide, config, serverSide.address(), err);
+            server.diagnostics(err);
+            client.diagnostics(err);
             final List<MetaRoceDevice> owned = new ArrayList<>();
             if (mode == BenchConfig.Mode.invoker) {
                 owned.add(serverSide.device);
@@ -515,6 +520,7 @@ final class PerfCommand implements Callable<Integer> {
         final Thread serverThread = new io.netty.util.concurrent.FastThreadLocalThread(() -> {
             try (Side side = new Side(config, "server", config.bind(), 0, null, null)) {
                 final ServerAgent server = new ServerAgent(side, config, quiet, true);
+                server.diagnostics(err);
                 address.complete(side.address());
                 Runner.drive(List.of(side.device), List.of(server), config.idle(), abort);
                 if (server.failure() != null) {
@@ -543,6 +549,7 @@ final class PerfCommand implements Callable<Integer> {
             }
             try (Side side = new Side(config, "client", config.bind(), 0, null, null)) {
                 final ClientAgent client = new ClientAgent(side, config, serverAddress, err);
+                client.diagnostics(err);
                 Runner.drive(List.of(side.device), List.of(client), config.idle(), abort);
                 if (client.failure() != null) {
                     abort.set(true);
