@@ -90,7 +90,7 @@ abstract class Agent {
             // A failed run is when the counters are needed most (retransmissions before a
             // RETRY_EXC_ERR, drops, timeouts): print them as a finished run does.
             if (config.counters() && !done) {
-                CounterDump.print(side, config.json(), "failed", diagnostics);
+                CounterDump.print(side, config.countersJson(), "failed", diagnostics);
             }
             if (Boolean.getBoolean("metaroce.debug")) {
                 System.err.println(side.name + " failed: " + t + "\n  driver: " + side.device.counters()
@@ -108,7 +108,7 @@ abstract class Agent {
 
     private void finish(final String outcome) {
         if (config.counters() && !done) {
-            CounterDump.print(side, config.json(), outcome, diagnostics);
+            CounterDump.print(side, config.countersJson(), outcome, diagnostics);
         }
         done = true;
     }

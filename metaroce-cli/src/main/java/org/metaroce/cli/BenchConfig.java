@@ -37,13 +37,14 @@ import org.metaroce.netty.Transport;
  * @param compareSwap atomic_lat uses CMP_SWAP instead of FETCH_ADD
  * @param progress print a progress line on stderr once per second
  * @param counters print the driver's, the endpoint's and the connection manager's counters on stderr at the end
+ * @param countersJson print them as one JSON line per end instead of text
  * @param qpTimeoutNs each queue pair's TIMEOUT and retransmission timer floor
  */
 record BenchConfig(TestKind kind, int size, long iterations, long durationNs, long marginNs, long warmup, int qps, int mtu,
                    int paths, int txDepth, int rxDepth, boolean verify, boolean json, Transport transport,
                    Mode mode, Idle idle, InetAddress bind, InetSocketAddress server, int port, boolean loopback,
                    int loopbackThreads, long connectTimeoutNs, boolean gso, int burst, boolean gro, boolean compareSwap,
-                   boolean progress, boolean counters, long qpTimeoutNs) {
+                   boolean progress, boolean counters, boolean countersJson, long qpTimeoutNs) {
 
     /** Memory per side for the data slots of all queue pairs (the slot count shrinks to fit). */
     static final long MEMORY_BUDGET = 256L << 20;

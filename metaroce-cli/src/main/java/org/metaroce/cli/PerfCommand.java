@@ -174,8 +174,14 @@ final class PerfCommand implements Callable<Integer> {
 
     @Option(names = "--counters",
         description = "At the end, also when the run failed, print the counters of each end's driver, endpoint, wire "
-            + "and connection manager on stderr (with --json: one JSON line per end, {\"counters\":\"client\",...}).")
+            + "and connection manager on stderr (with --json as --counters-json does).")
     boolean counters;
+
+    // A separate flag, not --counters=json: an optional value would swallow a SERVER after --counters.
+    @Option(names = "--counters-json",
+        description = "Print the counters as --counters does, as one JSON line per end: "
+            + "{\"counters\":\"client\",\"outcome\":\"ok|failed\",\"retransmits\":N,\"endpoint\":{...},...}.")
+    boolean countersJson;
 
     PerfCommand(final TestKind kind) {
         this.kind = kind;
@@ -359,7 +365,8 @@ final class PerfCommand implements Callable<Integer> {
             : serverAddress != null ? LinkMtu.towards(serverAddress) : LinkMtu.PREFERRED;
         return new BenchConfig(kind, resolvedSize, iterations, durationNs, marginNs, resolvedWarmup, qps, resolvedMtu, paths, depth,
             rxDepth, verify, json, concrete, resolvedMode, resolvedIdle, bindAddress, server, port, loopback, threads,
-            (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters,
+            (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters || countersJson,
+            countersJson || counters && json,
             4096L << qpTimeoutExponent);
     }
 

@@ -280,8 +280,8 @@ class MetaroceCliTest {
         assertThat(text.err()).as(text::toString).contains("client counters (run failed):").contains("endpoint: ")
             .contains("cm: CmCounters{").contains("unreachable after 0.5 s");
 
-        final Run json = run("send_bw", "127.0.0.1", "-p", String.valueOf(port), "--timeout", "0.5", "--counters",
-            "--json");
+        final Run json = run("send_bw", "127.0.0.1", "-p", String.valueOf(port), "--timeout", "0.5",
+            "--counters-json");
         assertThat(json.exitCode()).as(json::toString).isEqualTo(1);
         final String line = Arrays.stream(json.err().split("\\R")).filter(l -> l.startsWith(CounterDump.JSON_PREFIX))
             .findFirst().orElseThrow(() -> new AssertionError("no counters JSON line in\n" + json));

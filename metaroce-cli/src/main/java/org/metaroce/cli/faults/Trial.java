@@ -21,8 +21,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * ends' counter lines and the nftables counters.
  */
 public final class Trial {
-    /** The endpoint port the server listens on (the tools' default). */
-    static final int PORT = 4796;
+    /** What the server prints once it listens. */
+    private static final Pattern WAITING = Pattern.compile("Waiting for client to connect");
     /** A progress line of the client: printed once per measured second, so the run is under way. */
     private static final Pattern PROGRESS = Pattern.compile("(?m)^\\w+: \\d+\\.\\d s, ");
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -104,14 +104,21 @@ public final class Trial {
                     atClient.loss(fault.permille());
                 }
             }
-            final List<String> common = new ArrayList<>(List.of("--verify", "--json", "--counters"));
+            final List<String> common = new ArrayList<>(List.of("--verify", "--counters-json"));
             common.addAll(settings.extra());
+            // The server prints its table (not --json): "Waiting for client to connect" says it listens.
             final List<String> serverArgs = new ArrayList<>(List.of(tool));
             serverArgs.addAll(common);
             server = new Child("server", hosts.serverNs, settings.launcher(), serverArgs, files);
-            awaitListening(hosts, server);
+            if (!server.awaitStdout(WAITING, TimeUnit.SECONDS.toNanos(settings.hangS()))) {
+                throw new IOException("the server did not start listening within " + settings.hangS() + " s: "
+                    + server.stdout() + server.stderr());
+            }
+            // A connect timeout well above the tools' 3 s: on a loaded machine a JVM starting up can
+            // be slower than that, and this judges the fault, not the start-up.
             final List<String> clientArgs = new ArrayList<>(List.of(tool, hosts.serverAddress, "-D",
-                Double.toString(settings.durationS()), "--margin", "0", "-w", Integer.toString(settings.warmup())));
+                Double.toString(settings.durationS()), "--margin", "0", "-w", Integer.toString(settings.warmup()),
+                "--json", "--timeout", "30"));
             clientArgs.addAll(common);
             final long start = System.nanoTime();
             client = new Child("client", hosts.clientNs, settings.launcher(), clientArgs, files);
@@ -174,26 +181,6 @@ public final class Trial {
             }
             atServer.remove();
             atClient.remove();
-        }
-    }
-
-    /** Waits (bounded) until the server's endpoint port is bound in its namespace. */
-    private static void awaitListening(final TwoHosts hosts, final Child server)
-        throws IOException, InterruptedException {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            final TwoHosts.Output ss = TwoHosts.run("ip", "netns", "exec", hosts.serverNs, "ss", "-Huln",
-                "sport = :" + PORT);
-            if (!ss.out().isBlank()) {
-                return;
-            }
-            if (!server.process.isAlive()) {
-                throw new IOException("the server exited before listening: " + server.stderr());
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new IOException("the server did not listen on " + PORT + " within 60 s: " + server.stderr());
-            }
-            Thread.sleep(100);
         }
     }
 
@@ -274,10 +261,19 @@ public final class Trial {
             return TwoHosts.read(err);
         }
 
+        boolean awaitStdout(final Pattern pattern, final long timeoutNs) throws InterruptedException {
+            return await(pattern, out, timeoutNs);
+        }
+
         boolean awaitStderr(final Pattern pattern, final long timeoutNs) throws InterruptedException {
+            return await(pattern, err, timeoutNs);
+        }
+
+        private boolean await(final Pattern pattern, final Path file, final long timeoutNs)
+            throws InterruptedException {
             final long deadline = System.nanoTime() + timeoutNs;
             while (process.isAlive() && System.nanoTime() - deadline < 0) {
-                if (pattern.matcher(stderr()).find()) {
+                if (pattern.matcher(TwoHosts.read(file)).find()) {
                     return true;
                 }
                 Thread.sleep(20);
