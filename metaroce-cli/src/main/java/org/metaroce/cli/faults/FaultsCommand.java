@@ -93,6 +93,8 @@ public final class FaultsCommand implements Callable<Integer> {
         final TwoHosts hosts = new TwoHosts();
         // Ctrl-C: end the tools and delete the namespaces (their nftables tables go with them).
         final Thread cleanup = new Thread(() -> {
+            System.err.println("metaroce faults: stopping: ending the tools, deleting " + hosts.serverNs + " and "
+                + hosts.clientNs);
             Trial.LIVE.forEach(Process::destroyForcibly);
             hosts.close();
         }, "metaroce-faults-cleanup");
