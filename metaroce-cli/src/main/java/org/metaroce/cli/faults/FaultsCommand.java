@@ -81,13 +81,14 @@ public final class FaultsCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                 "--reps must be >= 1 and --duration >= 2 (a mid-run fault starts after the first second)");
         }
+        // Arguments first: a mistake shows also where the campaign would be skipped.
+        final List<Fault> faults = faults();
         final String unavailable = TwoHosts.unavailableReason();
         if (unavailable != null) {
             err.println("metaroce faults: skipped: " + unavailable);
             err.flush();
             return 0;
         }
-        final List<Fault> faults = faults();
         final Trial.Settings settings = new Trial.Settings(launcher(), duration, warmup, List.copyOf(toolOptions),
             hang);
         final TwoHosts hosts = new TwoHosts();
