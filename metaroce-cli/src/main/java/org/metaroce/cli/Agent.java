@@ -1,5 +1,7 @@
 package org.metaroce.cli;
 
+import java.io.PrintWriter;
+
 import org.metaroce.core.connection.CmEvent;
 import org.metaroce.core.connection.Connection;
 import org.metaroce.core.engine.QueuePair;
@@ -43,6 +45,8 @@ abstract class Agent {
     private final RecvRequest controlRecv = new RecvRequest(1);
     private volatile boolean done;
     private volatile Throwable failure;
+    /** Where {@code --counters} prints: the command's stderr once the tool has set it. */
+    private volatile PrintWriter diagnostics = new PrintWriter(System.err, true);
 
     Agent(final Side side, final BenchConfig config) {
         this.side = side;
@@ -70,14 +74,24 @@ abstract class Agent {
 
     abstract int work();
 
+    /** Sets where {@code --counters} prints (the command line's stderr, which tests capture). */
+    final void diagnostics(final PrintWriter err) {
+        diagnostics = err;
+    }
+
     /** Called when the run is abandoned (the other end failed): release what can be. */
     void abort() {
-        finish();
+        finish("aborted");
     }
 
     final void fail(final Throwable t) {
         if (failure == null) {
             failure = t;
+            // A failed run is when the counters are needed most (retransmissions before a
+            // RETRY_EXC_ERR, drops, timeouts): print them as a finished run does.
+            if (config.counters() && !done) {
+                CounterDump.print(side, config.countersJson(), "failed", diagnostics);
+            }
             if (Boolean.getBoolean("metaroce.debug")) {
                 System.err.println(side.name + " failed: " + t + "\n  driver: " + side.device.counters()
                     + "\n  endpoint: " + side.device.endpoint().counters() + "\n  wire: "
@@ -89,10 +103,12 @@ abstract class Agent {
     }
 
     final void finish() {
+        finish("ok");
+    }
+
+    private void finish(final String outcome) {
         if (config.counters() && !done) {
-            System.err.println(side.name + " counters:\n  driver: " + side.device.counters() + "\n  endpoint: "
-                + side.device.endpoint().counters() + "\n  wire: " + side.device.endpoint().wireCounters()
-                + "\n  cm: " + side.cm.counters());
+            CounterDump.print(side, config.countersJson(), outcome, diagnostics);
         }
         done = true;
     }

@@ -37,6 +37,7 @@ import org.metaroce.netty.Transport;
  * @param compareSwap atomic_lat uses CMP_SWAP instead of FETCH_ADD
  * @param progress print a progress line on stderr once per second
  * @param counters print the driver's, the endpoint's and the connection manager's counters on stderr at the end
+ * @param countersJson print them as one JSON line per end instead of text
  * @param qpTimeoutNs each queue pair's TIMEOUT and retransmission timer floor
  * @param retryTimeoutNs each queue pair's RETRY_TIMEOUT [REL-060], 0 for none
  */
@@ -44,7 +45,7 @@ record BenchConfig(TestKind kind, int size, long iterations, long durationNs, lo
                    int paths, int txDepth, int rxDepth, boolean verify, boolean json, Transport transport,
                    Mode mode, Idle idle, InetAddress bind, InetSocketAddress server, int port, boolean loopback,
                    int loopbackThreads, long connectTimeoutNs, boolean gso, int burst, boolean gro, boolean compareSwap,
-                   boolean progress, boolean counters, long qpTimeoutNs, long retryTimeoutNs) {
+                   boolean progress, boolean counters, boolean countersJson, long qpTimeoutNs, long retryTimeoutNs) {
 
     /** Memory per side for the data slots of all queue pairs (the slot count shrinks to fit). */
     static final long MEMORY_BUDGET = 256L << 20;

@@ -52,6 +52,7 @@ public final class Metaroce implements Runnable {
         cl.addSubcommand("broadcast_perf", CollectivePerfCommand.commandLine("broadcast_perf"));
         cl.addSubcommand("all_to_all_perf", CollectivePerfCommand.commandLine("all_to_all_perf"));
         cl.addSubcommand("sim", new CommandLine(new org.metaroce.cli.sim.SimCommand()));
+        cl.addSubcommand("faults", new CommandLine(new org.metaroce.cli.faults.FaultsCommand()));
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             final PrintWriter err = commandLine.getErr();
             if (ex instanceof BenchException) {

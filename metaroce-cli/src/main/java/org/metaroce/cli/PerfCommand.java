@@ -180,8 +180,15 @@ final class PerfCommand implements Callable<Integer> {
     boolean progress;
 
     @Option(names = "--counters",
-        description = "At the end, print the counters of each end's driver, endpoint and connection manager on stderr.")
+        description = "At the end, also when the run failed, print the counters of each end's driver, endpoint, wire "
+            + "and connection manager on stderr (with --json as --counters-json does).")
     boolean counters;
+
+    // A separate flag, not --counters=json: an optional value would swallow a SERVER after --counters.
+    @Option(names = "--counters-json",
+        description = "Print the counters as --counters does, as one JSON line per end: "
+            + "{\"counters\":\"client\",\"outcome\":\"ok|failed\",\"retransmits\":N,\"endpoint\":{...},...}.")
+    boolean countersJson;
 
     PerfCommand(final TestKind kind) {
         this.kind = kind;
@@ -368,7 +375,8 @@ final class PerfCommand implements Callable<Integer> {
             : serverAddress != null ? LinkMtu.towards(serverAddress) : LinkMtu.PREFERRED;
         return new BenchConfig(kind, resolvedSize, iterations, durationNs, marginNs, resolvedWarmup, qps, resolvedMtu, paths, depth,
             rxDepth, verify, json, concrete, resolvedMode, resolvedIdle, bindAddress, server, port, loopback, threads,
-            (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters,
+            (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters || countersJson,
+            countersJson || counters && json,
             4096L << qpTimeoutExponent, (long) (retryTimeout * 1e9));
     }
 
@@ -449,6 +457,7 @@ final class PerfCommand implements Callable<Integer> {
             ? new SharedDriver(config.transport(), Runner.driverIdle(config.idle())) : null;
         try (Side side = new Side(config, "client", config.bind(), 0, Runner.driverIdle(config.idle()), shared)) {
             final ClientAgent client = new ClientAgent(side, config, config.server(), err);
+            client.diagnostics(err);
             Runner.drive(config.mode() == BenchConfig.Mode.invoker ? List.of(side.device) : List.of(),
                 List.of(client), config.idle(), new AtomicBoolean());
             rethrow(client);
@@ -466,6 +475,7 @@ final class PerfCommand implements Callable<Integer> {
         try (Side side = new Side(config, "server", config.bind(), config.port(), Runner.driverIdle(config.idle()),
             shared)) {
             final ServerAgent server = new ServerAgent(side, config, out, config.json());
+            server.diagnostics(spec.commandLine().getErr());
             if (!config.json()) {
                 server.printWaiting();
             }
@@ -501,6 +511,8 @@ final class PerfCommand implements Callable<Integer> {
             final ServerAgent server = new ServerAgent(serverSide, config, quiet, true);
             clientSide = new Side(config, "client", config.bind(), 0, Runner.driverIdle(config.idle()), shared);
             final ClientAgent client = new ClientAgent(clientSide, config, serverSide.address(), err);
+            server.diagnostics(err);
+            client.diagnostics(err);
             final List<MetaRoceDevice> owned = new ArrayList<>();
             if (mode == BenchConfig.Mode.invoker) {
                 owned.add(serverSide.device);
@@ -525,6 +537,7 @@ final class PerfCommand implements Callable<Integer> {
         final Thread serverThread = new io.netty.util.concurrent.FastThreadLocalThread(() -> {
             try (Side side = new Side(config, "server", config.bind(), 0, null, null)) {
                 final ServerAgent server = new ServerAgent(side, config, quiet, true);
+                server.diagnostics(err);
                 address.complete(side.address());
                 Runner.drive(List.of(side.device), List.of(server), config.idle(), abort);
                 if (server.failure() != null) {
@@ -553,6 +566,7 @@ final class PerfCommand implements Callable<Integer> {
             }
             try (Side side = new Side(config, "client", config.bind(), 0, null, null)) {
                 final ClientAgent client = new ClientAgent(side, config, serverAddress, err);
+                client.diagnostics(err);
                 Runner.drive(List.of(side.device), List.of(client), config.idle(), abort);
                 if (client.failure() != null) {
                     abort.set(true);

@@ -271,6 +271,49 @@ class MetaroceCliTest {
     }
 
     @Test
+    void countersArePrintedWhenTheRunFails() throws Exception {
+        // Issue 14 item 5: a failed run is when the counters are needed; an unreachable server is
+        // the cheapest failure to provoke.
+        final int port = freePort();
+        final Run text = run("send_bw", "127.0.0.1", "-p", String.valueOf(port), "--timeout", "0.5", "--counters");
+        assertThat(text.exitCode()).as(text::toString).isEqualTo(1);
+        assertThat(text.err()).as(text::toString).contains("client counters (run failed):").contains("endpoint: ")
+            .contains("cm: CmCounters{").contains("unreachable after 0.5 s");
+
+        final Run json = run("send_bw", "127.0.0.1", "-p", String.valueOf(port), "--timeout", "0.5",
+            "--counters-json");
+        assertThat(json.exitCode()).as(json::toString).isEqualTo(1);
+        final String line = Arrays.stream(json.err().split("\\R")).filter(l -> l.startsWith(CounterDump.JSON_PREFIX))
+            .findFirst().orElseThrow(() -> new AssertionError("no counters JSON line in\n" + json));
+        final JsonNode counters = JSON.readTree(line);
+        assertThat(counters.path("counters").asText()).isEqualTo("client");
+        assertThat(counters.path("outcome").asText()).isEqualTo("failed");
+        assertThat(counters.path("retransmits").asLong(-1)).isZero();
+        // The connection manager retransmitted its CONNECT_REQUEST while nobody answered.
+        assertThat(counters.path("cm").path("packets_out").asLong()).as(line).isPositive();
+        assertThat(counters.path("endpoint").has("packets_in")).as(line).isTrue();
+        assertThat(counters.path("driver").has("datagrams_sent")).as(line).isTrue();
+    }
+
+    @Test
+    void countersOfASuccessfulRunAsJson() throws Exception {
+        final Run run = run("send_bw", "--loopback", "-n", "200", "-w", "20", "-s", "4096", "--verify", "--counters",
+            "--json");
+        assertThat(run.exitCode()).as(run::toString).isZero();
+        final List<JsonNode> lines = new ArrayList<>();
+        for (final String l : run.err().split("\\R")) {
+            if (l.startsWith(CounterDump.JSON_PREFIX)) {
+                lines.add(JSON.readTree(l));
+            }
+        }
+        // In loopback both ends print theirs (the server's to the same stderr).
+        assertThat(lines).as(run::toString).isNotEmpty().allSatisfy(n -> assertThat(n.path("outcome").asText())
+            .isEqualTo("ok"));
+        assertThat(lines).extracting(n -> n.path("counters").asText()).contains("client");
+        assertThat(json(run).path("verify").asText()).isEqualTo("passed");
+    }
+
+    @Test
     void serverAndClientAsSeparateCommandsAndAWrongToolIsRejected() throws Exception {
         final int port = freePort();
         final CompletableFuture<Run> server = CompletableFuture.supplyAsync(

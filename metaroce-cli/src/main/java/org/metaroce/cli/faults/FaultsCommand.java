@@ -1,0 +1,169 @@
+package org.metaroce.cli.faults;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code metaroce faults}: the real-fault campaign. Two network namespaces joined by a veth pair,
+ * the bandwidth tools run as a server and a client process with {@code --verify}, and faults put
+ * on the receiving host's input hook with nftables (loss, blackholes) or on the processes
+ * (SIGSTOP stalls, SIGKILL). Prints one row per tool and fault: passes, dropped datagrams,
+ * retransmitted packets and their ratio, durations and the errors of failed runs.
+ */
+@Command(name = "faults", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
+    description = {"Fault campaign (needs root, iproute2 and nftables): write_bw, read_bw and send_bw between two "
+        + "network namespaces under loss in each direction, stalls (SIGSTOP) of either end, blackholes and the "
+        + "death of the server. Exit code 0 when every run passed, 1 otherwise; 0 with a message when skipped "
+        + "(not root).", "See docs/reliability.md for the targets."})
+public final class FaultsCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--tools", split = ",", defaultValue = "write_bw,read_bw,send_bw", paramLabel = "TOOL",
+        description = "Tools (default: ${DEFAULT-VALUE}).")
+    List<String> tools;
+
+    @Option(names = "--sections", split = ",", defaultValue = "loss,stall,blackhole,kill", paramLabel = "SECTION",
+        description = "Which faults: loss, stall, blackhole, kill (default: ${DEFAULT-VALUE}).")
+    List<String> sections;
+
+    @Option(names = "--loss", split = ",", defaultValue = "0,0.1,1,5,20", paramLabel = "PERCENT",
+        description = "Loss rates, each in directions c->s, s->c and both (default: ${DEFAULT-VALUE}).")
+    List<Double> loss;
+
+    @Option(names = "--stalls", split = ",", defaultValue = "0.2,1,3,10", paramLabel = "SECONDS",
+        description = "Stall lengths, each of the server and of the client (default: ${DEFAULT-VALUE}).")
+    List<Double> stalls;
+
+    @Option(names = "--blackholes", split = ",", defaultValue = "1,2,10", paramLabel = "SECONDS",
+        description = "Blackhole lengths, both directions (default: ${DEFAULT-VALUE}).")
+    List<Double> blackholes;
+
+    @Option(names = {"-r", "--reps"}, defaultValue = "10", paramLabel = "N",
+        description = "Runs per row (default: ${DEFAULT-VALUE}, the issue's target).")
+    int reps;
+
+    @Option(names = {"-D", "--duration"}, defaultValue = "3", paramLabel = "SECONDS",
+        description = "The client's measured seconds per run; mid-run faults start after the first "
+            + "(default: ${DEFAULT-VALUE}).")
+    double duration;
+
+    @Option(names = {"-w", "--warmup"}, defaultValue = "100", paramLabel = "N",
+        description = "The client's warm-up iterations (default: ${DEFAULT-VALUE}).")
+    int warmup;
+
+    @Option(names = "--tool-option", paramLabel = "OPTION",
+        description = "An option passed to both ends of every run, e.g. --tool-option=--no-gso (repeatable).")
+    List<String> toolOptions = new ArrayList<>();
+
+    @Option(names = "--hang", defaultValue = "60", paramLabel = "SECONDS",
+        description = "A run taking this much longer than its duration plus its fault is hung and destroyed "
+            + "(default: ${DEFAULT-VALUE}).")
+    long hang;
+
+    @Override
+    public Integer call() throws IOException, InterruptedException {
+        final PrintWriter out = spec.commandLine().getOut();
+        final PrintWriter err = spec.commandLine().getErr();
+        if (reps < 1 || !(duration >= 2)) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                "--reps must be >= 1 and --duration >= 2 (a mid-run fault starts after the first second)");
+        }
+        // Arguments first: a mistake shows also where the campaign would be skipped.
+        final List<Fault> faults = faults();
+        final String unavailable = TwoHosts.unavailableReason();
+        if (unavailable != null) {
+            err.println("metaroce faults: skipped: " + unavailable);
+            err.flush();
+            return 0;
+        }
+        final Trial.Settings settings = new Trial.Settings(launcher(), duration, warmup, List.copyOf(toolOptions),
+            hang);
+        final TwoHosts hosts = new TwoHosts();
+        // Ctrl-C: end the tools and delete the namespaces (their nftables tables go with them).
+        final Thread cleanup = new Thread(() -> {
+            System.err.println("metaroce faults: stopping: ending the tools, deleting " + hosts.serverNs + " and "
+                + hosts.clientNs);
+            Trial.LIVE.forEach(Process::destroyForcibly);
+            hosts.close();
+        }, "metaroce-faults-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanup);
+        final Map<String, List<Trial.Result>> rows = new LinkedHashMap<>();
+        try {
+            err.printf(Locale.ROOT, "metaroce faults: %d tools x %d faults x %d runs, -D %s, server %s (%s), "
+                + "client %s (%s)%n", tools.size(), faults.size(), reps, Fault.number(duration), hosts.serverAddress,
+                hosts.serverNs, hosts.clientAddress, hosts.clientNs);
+            for (final String tool : tools) {
+                for (final Fault fault : faults) {
+                    final List<Trial.Result> results = new ArrayList<>();
+                    for (int rep = 0; rep < reps; rep++) {
+                        final Trial.Result r = Trial.run(hosts, settings, tool, fault);
+                        results.add(r);
+                        err.println("  " + (rep + 1) + "/" + reps + " " + r);
+                        err.flush();
+                    }
+                    rows.put(tool + "\t" + fault.label(), results);
+                }
+            }
+        } finally {
+            hosts.close();
+            try {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (final IllegalStateException ex) {
+                // Already shutting down: the hook runs anyway.
+            }
+        }
+        new CampaignTable(rows.values()).print(out);
+        return rows.values().stream().allMatch(l -> l.stream().allMatch(Trial.Result::passed)) ? 0 : 1;
+    }
+
+    private List<Fault> faults() {
+        final List<Fault> faults = new ArrayList<>();
+        for (final String section : sections) {
+            switch (section.trim().toLowerCase(Locale.ROOT)) {
+                case "loss" -> {
+                    for (final double p : loss) {
+                        if (p == 0) {
+                            faults.add(Fault.none());
+                            continue;
+                        }
+                        for (final Fault.Direction d : Fault.Direction.values()) {
+                            faults.add(Fault.loss(d, p));
+                        }
+                    }
+                }
+                case "stall" -> {
+                    for (final Fault.End end : Fault.End.values()) {
+                        for (final double s : stalls) {
+                            faults.add(Fault.stall(end, s));
+                        }
+                    }
+                }
+                case "blackhole" -> blackholes.forEach(s -> faults.add(Fault.blackhole(s)));
+                case "kill" -> faults.add(Fault.killServer());
+                default -> throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                    "--sections: unknown section " + section + " (loss, stall, blackhole, kill)");
+            }
+        }
+        return faults;
+    }
+
+    /** @return this JVM's java and class path, starting the CLI's main class */
+    static List<String> launcher() {
+        return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "--add-exports",
+            "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+            "org.metaroce.cli.Metaroce");
+    }
+}

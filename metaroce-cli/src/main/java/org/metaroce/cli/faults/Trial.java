@@ -1,0 +1,307 @@
+package org.metaroce.cli.faults;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * One run of a tool under one fault: the server in the server's namespace and the client in the
+ * client's, as separate processes with {@code --verify --json --counters}; the fault applied as
+ * {@link Fault} says; then what happened, read from exit codes, the client's JSON report, both
+ * ends' counter lines and the nftables counters.
+ */
+public final class Trial {
+    /** What the server prints once it listens. */
+    private static final Pattern WAITING = Pattern.compile("Waiting for client to connect");
+    /** A progress line of the client: printed once per measured second, so the run is under way. */
+    private static final Pattern PROGRESS = Pattern.compile("(?m)^\\w+: \\d+\\.\\d s, ");
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Processes of trials under way, so a shutdown hook (Ctrl-C) can end them. */
+    static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
+
+    /**
+     * How trials run.
+     *
+     * @param launcher the command that starts the {@code metaroce} CLI (java, options, main class or jar)
+     * @param durationS the client's {@code -D}: measured seconds (the fault comes after the first)
+     * @param warmup the client's {@code -w}
+     * @param extra more options for both ends (e.g. {@code --no-gso}, {@code -s 16384})
+     * @param hangS how long past the expected end a run may take before it counts as hung
+     */
+    public record Settings(List<String> launcher, double durationS, int warmup, List<String> extra, long hangS) {
+    }
+
+    /**
+     * What happened.
+     *
+     * @param tool write_bw, read_bw or send_bw
+     * @param fault the fault
+     * @param passed completed with both ends exiting 0 and the data verified (KILL: the client
+     *     ended in an error)
+     * @param clientExit the client's exit code (-1: hung, destroyed)
+     * @param serverExit the server's exit code (-1: hung or killed)
+     * @param verify the client's verify outcome ("passed", "FAILED", or "-" without a report)
+     * @param dropped datagrams nftables dropped (both hosts)
+     * @param retransmits packets both ends retransmitted (every reason), -1 when no end printed counters
+     * @param millis from the client's start to its exit
+     * @param errorAfterMs KILL: from the kill to the client's exit, else -1
+     * @param error the first error line of the client (else of the server), or ""
+     */
+    public record Result(String tool, Fault fault, boolean passed, int clientExit, int serverExit, String verify,
+                         long dropped, long retransmits, long millis, long errorAfterMs, String error) {
+        /** @return retransmitted / dropped, NaN when nothing was dropped */
+        public double ratio() {
+            return dropped == 0 ? Double.NaN : (double) retransmits / dropped;
+        }
+
+        @Override
+        public String toString() {
+            return String.format(Locale.ROOT, "%s %s: %s (client exit %d, server exit %d, verify %s, dropped %d, "
+                + "retransmitted %d, %d ms%s)%s", tool, fault.label(), passed ? "pass" : "FAIL", clientExit,
+                serverExit, verify, dropped, retransmits, millis,
+                errorAfterMs >= 0 ? ", error " + errorAfterMs + " ms after the kill" : "",
+                error.isEmpty() ? "" : ": " + error);
+        }
+    }
+
+    private Trial() {
+    }
+
+    /**
+     * Runs {@code tool} between the two hosts under {@code fault}.
+     *
+     * @param hosts the two namespaces
+     * @param settings how
+     * @param tool write_bw, read_bw or send_bw
+     * @param fault what goes wrong
+     * @return what happened; the processes are gone and the drop rules removed when it returns
+     * @throws IOException when the hosts or nftables fail (not when the run does)
+     * @throws InterruptedException when interrupted
+     */
+    public static Result run(final TwoHosts hosts, final Settings settings, final String tool, final Fault fault)
+        throws IOException, InterruptedException {
+        final InputFilter atServer = new InputFilter(hosts.serverNs, hosts.serverIf);
+        final InputFilter atClient = new InputFilter(hosts.clientNs, hosts.clientIf);
+        final List<Path> files = new ArrayList<>();
+        Child server = null;
+        Child client = null;
+        try {
+            if (fault.kind() == Fault.Kind.LOSS) {
+                if (fault.direction() != Fault.Direction.SERVER_TO_CLIENT) {
+                    atServer.loss(fault.permille());
+                }
+                if (fault.direction() != Fault.Direction.CLIENT_TO_SERVER) {
+                    atClient.loss(fault.permille());
+                }
+            }
+            final List<String> common = new ArrayList<>(List.of("--verify", "--counters-json"));
+            common.addAll(settings.extra());
+            // The server prints its table (not --json): "Waiting for client to connect" says it listens.
+            final List<String> serverArgs = new ArrayList<>(List.of(tool));
+            serverArgs.addAll(common);
+            server = new Child("server", hosts.serverNs, settings.launcher(), serverArgs, files);
+            if (!server.awaitStdout(WAITING, TimeUnit.SECONDS.toNanos(settings.hangS()))) {
+                throw new IOException("the server did not start listening within " + settings.hangS() + " s: "
+                    + server.stdout() + server.stderr());
+            }
+            // A connect timeout well above the tools' 3 s: on a loaded machine a JVM starting up can
+            // be slower than that, and this judges the fault, not the start-up.
+            final List<String> clientArgs = new ArrayList<>(List.of(tool, hosts.serverAddress, "-D",
+                Double.toString(settings.durationS()), "--margin", "0", "-w", Integer.toString(settings.warmup()),
+                "--json", "--timeout", "30"));
+            clientArgs.addAll(common);
+            final long start = System.nanoTime();
+            client = new Child("client", hosts.clientNs, settings.launcher(), clientArgs, files);
+            final long bound = TimeUnit.SECONDS.toNanos(settings.hangS() + (long) Math.ceil(settings.durationS()
+                + fault.seconds()));
+            long killedAt = 0;
+            if (fault.midRun() && client.awaitStderr(PROGRESS, bound)) {
+                switch (fault.kind()) {
+                    case STALL -> {
+                        final Child stopped = fault.end() == Fault.End.SERVER ? server : client;
+                        stopped.signal("STOP");
+                        sleep(fault.seconds());
+                        stopped.signal("CONT");
+                    }
+                    case BLACKHOLE -> {
+                        atServer.blackhole();
+                        atClient.blackhole();
+                        sleep(fault.seconds());
+                        atServer.clear();
+                        atClient.clear();
+                    }
+                    case KILL -> {
+                        server.signal("KILL");
+                        killedAt = System.nanoTime();
+                    }
+                    default -> throw new IllegalStateException(fault.toString());
+                }
+            }
+            final int clientExit = client.await(bound - (System.nanoTime() - start));
+            final long end = System.nanoTime();
+            final int serverExit = server.await(TimeUnit.SECONDS.toNanos(settings.hangS()));
+            atServer.clear();
+            atClient.clear();
+            final long dropped = atServer.dropped() + atClient.dropped();
+            final long retransmits = retransmits(server.stderr(), client.stderr());
+            final String verify = verify(client.stdout());
+            String error = errorLine(client.stderr());
+            if (error.isEmpty()) {
+                error = errorLine(server.stderr());
+            }
+            if (clientExit == -1) {
+                error = "client hung (destroyed)" + (error.isEmpty() ? "" : "; " + error);
+            } else if (serverExit == -1 && fault.kind() != Fault.Kind.KILL) {
+                error = "server hung (destroyed)" + (error.isEmpty() ? "" : "; " + error);
+            }
+            final boolean passed = fault.kind() == Fault.Kind.KILL
+                ? killedAt != 0 && clientExit > 0 && !error.isEmpty()
+                : clientExit == 0 && serverExit == 0 && "passed".equals(verify);
+            return new Result(tool, fault, passed, clientExit, serverExit, verify, dropped, retransmits,
+                TimeUnit.NANOSECONDS.toMillis(end - start),
+                killedAt != 0 ? TimeUnit.NANOSECONDS.toMillis(end - killedAt) : -1, error);
+        } finally {
+            for (final Child c : new Child[] {client, server}) {
+                if (c != null) {
+                    c.destroy();
+                }
+            }
+            for (final Path f : files) {
+                Files.deleteIfExists(f);
+            }
+            atServer.remove();
+            atClient.remove();
+        }
+    }
+
+    private static void sleep(final double seconds) throws InterruptedException {
+        Thread.sleep((long) (seconds * 1000));
+    }
+
+    /** @return the sum of both ends' "retransmits" counter lines, -1 when neither printed one */
+    static long retransmits(final String... stderrs) {
+        long sum = -1;
+        for (final String err : stderrs) {
+            for (final String line : err.split("\\R")) {
+                if (line.startsWith("{\"counters\":")) {
+                    try {
+                        final JsonNode n = JSON.readTree(line);
+                        sum = Math.max(sum, 0) + n.path("retransmits").asLong();
+                    } catch (final IOException ex) {
+                        // A line cut short by a kill: no figure from it.
+                    }
+                }
+            }
+        }
+        return sum;
+    }
+
+    /** @return the "verify" of the client's JSON report, "-" without one */
+    static String verify(final String stdout) {
+        for (final String line : stdout.split("\\R")) {
+            if (line.startsWith("{")) {
+                try {
+                    return JSON.readTree(line).path("verify").asText("-");
+                } catch (final IOException ex) {
+                    return "-";
+                }
+            }
+        }
+        return "-";
+    }
+
+    /** @return the tool's error line ("metaroce TOOL: ...") without the prefix, or "" */
+    static String errorLine(final String stderr) {
+        for (final String line : stderr.split("\\R")) {
+            if (line.startsWith("metaroce ")) {
+                final int colon = line.indexOf(": ");
+                return colon > 0 ? line.substring(colon + 2).trim() : line.trim();
+            }
+        }
+        return "";
+    }
+
+    /** A CLI process in a namespace, its output going to files. */
+    private static final class Child {
+        final String name;
+        final Process process;
+        final Path out;
+        final Path err;
+
+        Child(final String name, final String ns, final List<String> launcher, final List<String> args,
+              final List<Path> files) throws IOException {
+            this.name = name;
+            out = Files.createTempFile("mrf-" + name, ".out");
+            err = Files.createTempFile("mrf-" + name, ".err");
+            files.add(out);
+            files.add(err);
+            final List<String> command = new ArrayList<>(launcher);
+            command.addAll(args);
+            // ip netns exec execs the command: this process's pid is the JVM's, which signal() needs.
+            process = new ProcessBuilder(TwoHosts.inNamespace(ns, command)).redirectOutput(out.toFile())
+                .redirectError(err.toFile()).start();
+            LIVE.add(process);
+        }
+
+        String stdout() {
+            return TwoHosts.read(out);
+        }
+
+        String stderr() {
+            return TwoHosts.read(err);
+        }
+
+        boolean awaitStdout(final Pattern pattern, final long timeoutNs) throws InterruptedException {
+            return await(pattern, out, timeoutNs);
+        }
+
+        boolean awaitStderr(final Pattern pattern, final long timeoutNs) throws InterruptedException {
+            return await(pattern, err, timeoutNs);
+        }
+
+        private boolean await(final Pattern pattern, final Path file, final long timeoutNs)
+            throws InterruptedException {
+            final long deadline = System.nanoTime() + timeoutNs;
+            while (process.isAlive() && System.nanoTime() - deadline < 0) {
+                if (pattern.matcher(TwoHosts.read(file)).find()) {
+                    return true;
+                }
+                Thread.sleep(20);
+            }
+            return false;
+        }
+
+        void signal(final String signal) throws IOException {
+            TwoHosts.must("kill", "-" + signal, Long.toString(process.pid()));
+        }
+
+        /** @return the exit code, or -1 when it did not exit in time (then it is destroyed) */
+        int await(final long timeoutNs) throws InterruptedException {
+            if (!process.waitFor(Math.max(0, timeoutNs), TimeUnit.NANOSECONDS)) {
+                destroy();
+                return -1;
+            }
+            LIVE.remove(process);
+            return process.exitValue();
+        }
+
+        void destroy() throws InterruptedException {
+            if (process.isAlive()) {
+                // SIGKILL ends a stopped process too.
+                process.destroyForcibly();
+                process.waitFor(10, TimeUnit.SECONDS);
+            }
+            LIVE.remove(process);
+        }
+    }
+}
