@@ -162,9 +162,34 @@ abstract class Agent {
         return slot * Side.CONTROL_SLOT;
     }
 
-    static BenchException completionError(final WorkCompletion wc, final String what) {
+    /**
+     * The error for a failed completion, root cause first: why its queue pair failed when the
+     * engine knows (a flushed receive otherwise says only that the QP is in error), then the
+     * completion itself.
+     */
+    final BenchException completionError(final WorkCompletion wc, final String what) {
+        final QueuePair qp = queuePair(wc.qpNum());
+        final String why = qp == null ? null : qp.failure();
+        if (why != null) {
+            return new BenchException("queue pair " + wc.qpNum() + " failed: " + why + "; " + what + " completed with "
+                + wc.status());
+        }
         final String hint = wc.status() == WcStatus.RETRY_EXC_ERR ? " (the peer stopped answering)"
             : wc.status() == WcStatus.WR_FLUSH_ERR ? " (the queue pair is in error)" : "";
         return new BenchException(what + " failed on QP " + wc.qpNum() + ": " + wc.status() + hint);
+    }
+
+    /** @return this agent's queue pair with that number, or null */
+    abstract QueuePair queuePair(int qpn);
+
+    static QueuePair find(final QueuePair[] qps, final int qpn) {
+        if (qps != null) {
+            for (final QueuePair qp : qps) {
+                if (qp != null && qp.qpn() == qpn) {
+                    return qp;
+                }
+            }
+        }
+        return null;
     }
 }

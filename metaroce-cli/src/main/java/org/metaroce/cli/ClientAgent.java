@@ -818,4 +818,9 @@ final class ClientAgent extends Agent {
         final double s = ns / 1e9;
         return s == Math.rint(s) ? (long) s + " s" : String.format(Locale.ROOT, "%.1f s", s);
     }
+
+    @Override
+    QueuePair queuePair(final int qpn) {
+        return find(qps_, qpn);
+    }
 }

@@ -555,4 +555,9 @@ final class ServerAgent extends Agent {
     String outcome() {
         return report.verify;
     }
+
+    @Override
+    QueuePair queuePair(final int qpn) {
+        return find(qps, qpn);
+    }
 }

@@ -96,6 +96,7 @@ public final class Endpoint implements DatagramEndpoint {
         for (int i = 0; i < pollOrder.size(); i++) {
             final QueuePair qp = pollOrder.get(i);
             if (qp.sendCq() == cq || qp.recvCq() == cq) {
+                qp.recordFailure("its completion queue overflowed: poll it faster or make it larger [QP-021]");
                 qp.enterError(AsyncEventType.QP_FATAL);
             }
         }

@@ -67,6 +67,12 @@ public final class QueuePair {
     private int remotePeer = -1;
     private int remoteHost = -1;
     private int retryCount = 7;
+    /**
+     * Why the QP entered ERR, in words, root cause first; null while it has not (or for a modify
+     * to ERR). Written once on the (cold) failure path by the owning thread; volatile so that an
+     * application thread reporting a flushed completion can read it.
+     */
+    private volatile String failure;
     /** RETRY_TIMEOUT [REL-060]: the endpoint's until the RETRY_TIMEOUT attribute sets one. */
     private long retryTimeoutNs;
     private int rnrRetry = 7;
@@ -616,6 +622,8 @@ public final class QueuePair {
         if (probesDone && silentFor >= deadAfter && nowNs - lastProbeNs >= config.keepaliveIntervalNs()) {
             peerDead = true;
             counters.increment(EndpointCounter.PEERS_DEAD);
+            recordFailure("peer dead: nothing heard from it for " + seconds(silentFor) + " despite " + keepalivesSent
+                + " KEEPALIVE probes (RETRY_TIMEOUT " + seconds(retryTimeoutNs) + ") [CM-030]");
             requester.failOldest(WcStatus.RETRY_EXC_ERR);
             enterError(AsyncEventType.QP_FATAL);
             return 0;
@@ -709,6 +717,28 @@ public final class QueuePair {
         sink.commit(offset, length, remotePeer, entropy);
         counters.increment(EndpointCounter.PACKETS_OUT);
         counters.add(EndpointCounter.BYTES_OUT, length);
+    }
+
+    /**
+     * Why this queue pair entered ERR, root cause first — e.g. "peer dead: nothing heard from it
+     * for 15.0 s despite 70 KEEPALIVE probes (RETRY_TIMEOUT 15.0 s)" — so that an application
+     * reporting a WR_FLUSH_ERR completion can say what failed. Any thread.
+     *
+     * @return the reason, or null if the QP is not in ERR or was moved there by a modify
+     */
+    public String failure() {
+        return failure;
+    }
+
+    /** Records the first reason the QP fails for (cold path: called once, before enterError). */
+    void recordFailure(final String reason) {
+        if (failure == null && state != QpState.ERR) {
+            failure = reason;
+        }
+    }
+
+    static String seconds(final long ns) {
+        return String.format(java.util.Locale.ROOT, "%.1f s", ns / 1e9);
     }
 
     /**

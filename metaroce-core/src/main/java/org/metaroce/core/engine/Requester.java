@@ -297,6 +297,12 @@ final class Requester {
             if ((slotTransmissions[s] - slotRnrRetransmissions[s] - slotTrimmedTransmissions[s] >= MAX_TRANSMISSIONS
                     && retryTimeoutSpent(nowNs, slotFirstSentNs[s]))
                 || slotTrimmedTransmissions[s] >= TRIM_LIMIT) {
+                qp.recordFailure(slotTrimmedTransmissions[s] >= TRIM_LIMIT
+                    ? "PSN " + Integer.toUnsignedString(psn) + " was trimmed " + slotTrimmedTransmissions[s]
+                        + " times: the path towards the peer stays congested [REL-059]"
+                    : "PSN " + Integer.toUnsignedString(psn) + " was sent " + slotTransmissions[s] + " times over "
+                        + QueuePair.seconds(nowNs - slotFirstSentNs[s]) + " without being delivered (limit 16, "
+                        + "RETRY_TIMEOUT " + QueuePair.seconds(qp.retryTimeoutNs()) + ") [REL-030]");
                 fail(ring[(int) (slotWqe[s] % ring.length)], WcStatus.RETRY_EXC_ERR);
                 return emitted;
             }
@@ -661,6 +667,8 @@ final class Requester {
                     consecutiveRnr++;
                 }
                 if (retry != 7 && consecutiveRnr > retry) {
+                    qp.recordFailure("the peer had no receive posted " + consecutiveRnr + " times in a row "
+                        + "(RNR_RETRY " + retry + ") [REL-040]");
                     fail(wqeOf(psn), WcStatus.RNR_RETRY_EXC_ERR);
                     return;
                 }
@@ -677,9 +685,12 @@ final class Requester {
                 final long delay = units == 0 ? qp.minRnrTimerNs() : units * 10_000L;
                 rnrResumeNs = Math.min(rnrResumeNs, nowNs + delay);
             }
-            case REMOTE_ACCESS -> fail(wqeOf(psn), WcStatus.REM_ACCESS_ERR);
-            case INVALID_REQUEST -> fail(wqeOf(psn), WcStatus.REM_INV_REQ_ERR);
-            case REMOTE_OPERATION -> fail(wqeOf(psn), WcStatus.REM_OP_ERR);
+            case REMOTE_ACCESS, INVALID_REQUEST, REMOTE_OPERATION -> {
+                qp.recordFailure("the peer refused the request at PSN " + Integer.toUnsignedString(psn) + " with NACK "
+                    + reason + " [REL-007]");
+                fail(wqeOf(psn), reason == NackReason.REMOTE_ACCESS ? WcStatus.REM_ACCESS_ERR
+                    : reason == NackReason.INVALID_REQUEST ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR);
+            }
             case SEQUENCE_GAP -> {
                 // Go-back-N baseline: everything from the NACK PSN up to the last sent is resent, in
                 // PSN order [REL-054].
@@ -739,6 +750,8 @@ final class Requester {
         }
         if (!wqe.destinationsValid()) {
             // The destination was deregistered after the post: nothing is written [MEM-014, REL-050].
+            qp.recordFailure("the destination of a READ or atomic at PSN " + Integer.toUnsignedString(psn)
+                + " was deregistered after the post [MEM-014]");
             fail(wqe, WcStatus.LOC_PROT_ERR);
             return;
         }
@@ -791,6 +804,8 @@ final class Requester {
         final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
         final long original = AtomicAckHeader.originalData(buffer, offset + Opcode.ATOMIC_RESPONSE.aackOffset());
         if (!wqe.destinationsValid()) {
+            qp.recordFailure("the destination of a READ or atomic at PSN " + Integer.toUnsignedString(psn)
+                + " was deregistered after the post [MEM-014]");
             fail(wqe, WcStatus.LOC_PROT_ERR);
             return;
         }
@@ -1030,6 +1045,9 @@ final class Requester {
             counters.increment(EndpointCounter.TIMEOUTS);
             consecutiveTimeouts++;
             if (consecutiveTimeouts > qp.retryCount() && retryTimeoutSpent(nowNs, stalledSinceNs)) {
+                qp.recordFailure("nothing delivered for " + QueuePair.seconds(nowNs - stalledSinceNs) + " and "
+                    + consecutiveTimeouts + " retransmission timeouts (RETRY_CNT " + qp.retryCount() + ", RETRY_TIMEOUT "
+                    + QueuePair.seconds(qp.retryTimeoutNs()) + "): the peer stopped answering [REL-029]");
                 fail(ring[(int) (slotWqe[sndUna & windowMask] % ring.length)], WcStatus.RETRY_EXC_ERR);
                 return;
             }

@@ -812,6 +812,8 @@ final class Responder {
         fatalReason = reason.code();
         fatalPsn = psn;
         fatalRepeats = 0;
+        qp.recordFailure("the peer's request at PSN " + Integer.toUnsignedString(psn) + " was refused with NACK "
+            + reason + " (" + counter + ") [REL-007]");
         qp.enterError(reason == NackReason.INVALID_REQUEST ? AsyncEventType.QP_REQ_ERR
             : reason == NackReason.REMOTE_ACCESS ? AsyncEventType.QP_ACCESS_ERR : AsyncEventType.QP_FATAL);
     }
@@ -1109,6 +1111,8 @@ final class Responder {
             ownReasonOnly(NackReason.REMOTE_ACCESS.code(), psn, nowNs);
             fatalReason = NackReason.REMOTE_ACCESS.code();
             fatalPsn = psn;
+            qp.recordFailure("a READ at PSN " + Integer.toUnsignedString(psn) + " lost its source region while being "
+                + "answered: NACK REMOTE_ACCESS [MEM-014]");
             qp.enterError(AsyncEventType.QP_ACCESS_ERR);
             return true;
         }
