@@ -47,6 +47,20 @@ record BenchConfig(TestKind kind, int size, long iterations, long durationNs, lo
                    int loopbackThreads, long connectTimeoutNs, boolean gso, int burst, boolean gro, boolean compareSwap,
                    boolean progress, boolean counters, boolean countersJson, long qpTimeoutNs, long retryTimeoutNs) {
 
+    /**
+     * Retransmission timeout before a queue pair's first RTT sample (its TIMEOUT attribute): at
+     * least 250 ms. Until a sample, nothing is known of the peer, and a peer JVM that has just
+     * started answers its first packets only after compiling the code that handles them, tens of
+     * milliseconds on a busy host: a floor-sized first timeout retransmitted what was only late. TCP
+     * waits a whole second (RFC 6298, 2.1); RACK and the tail probe recover losses before it.
+     */
+    static final long MIN_INITIAL_RTO_NS = 250_000_000L;
+
+    /** @return the TIMEOUT the tools' queue pairs use: the QP timeout, at least {@link #MIN_INITIAL_RTO_NS} */
+    long initialRtoNs() {
+        return Math.max(qpTimeoutNs, MIN_INITIAL_RTO_NS);
+    }
+
     /** Memory per side for the data slots of all queue pairs (the slot count shrinks to fit). */
     static final long MEMORY_BUDGET = 256L << 20;
     /** Ping-pong slots: answers land in rotating buffers so a retransmission never reads a reused one. */

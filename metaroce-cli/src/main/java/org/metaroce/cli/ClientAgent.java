@@ -126,7 +126,7 @@ final class ClientAgent extends Agent {
         side.onOwner(() -> {
             final Connection c = side.cm.connect(new ConnectParams().peer(peer).serviceId(kind.controlService())
                 .resources(side.pd, side.controlCq, side.controlCq, controlCaps()).accessFlags(AccessFlags.ALL)
-                .pathMtu(config.mtu()).paths(paths).timeoutNs(config.qpTimeoutNs()).privateData(hello).context(0));
+                .pathMtu(config.mtu()).paths(paths).timeoutNs(config.initialRtoNs()).privateData(hello).context(0));
             postControlRecvDirect(c.queuePair(), 0);
             postControlRecvDirect(c.queuePair(), 1);
         });
@@ -305,7 +305,7 @@ final class ClientAgent extends Agent {
             for (int q = 1; q <= qps; q++) {
                 final Connection c = side.cm.connect(new ConnectParams().peer(peer).serviceId(kind.dataService())
                     .resources(side.pd, side.dataCq, side.dataCq, caps).accessFlags(AccessFlags.ALL)
-                    .pathMtu(config.mtu()).paths(paths).timeoutNs(config.qpTimeoutNs()).privateData(hellos[q]).context(q)
+                    .pathMtu(config.mtu()).paths(paths).timeoutNs(config.initialRtoNs()).privateData(hellos[q]).context(q)
                     .connectTimeoutNs(config.connectTimeoutNs()));
                 if (kind.clientReceives()) {
                     for (int k = 0; k < slots; k++) {

@@ -141,11 +141,12 @@ final class PerfCommand implements Callable<Integer> {
         description = "Local address to bind (default: 0.0.0.0, or :: for an IPv6 server address).")
     String bind;
 
-    @Option(names = {"-u", "--qp-timeout"}, defaultValue = "12", paramLabel = "EXP",
-        description = "Queue pair timeout as perftest's: the retransmission timer's floor is 4.096 us x 2^EXP "
-            + "(default: ${DEFAULT-VALUE}, 16.8 ms; 1..20). Loss recovery does not wait for it (tail probes and "
-            + "time-based detection act within round trips); how long a silent peer is waited for is "
-            + "--retry-timeout.")
+    @Option(names = {"-u", "--qp-timeout"}, defaultValue = "14", paramLabel = "EXP",
+        description = "Queue pair timeout as perftest's (and its default): the retransmission timer's floor is "
+            + "4.096 us x 2^EXP (default: ${DEFAULT-VALUE}, 67 ms; 1..20). Loss recovery does not wait for it (tail "
+            + "probes and time-based detection act within round trips); it only decides when a silence is worth a "
+            + "blind retransmission. How long a silent peer is waited for is --retry-timeout. Before a queue "
+            + "pair's first RTT sample the timer waits at least 250 ms.")
     int qpTimeoutExponent;
 
     @Option(names = "--retry-timeout", defaultValue = "15", paramLabel = "SECONDS",

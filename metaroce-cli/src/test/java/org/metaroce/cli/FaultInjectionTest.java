@@ -94,8 +94,10 @@ class FaultInjectionTest {
     void withoutLossNothingIsRetransmitted() throws Exception {
         final Trial.Result r = run("write_bw", Fault.none());
         assertThat(r.passed()).as("completed and verified: %s", r).isTrue();
-        assertThat(r.dropped()).isZero();
-        assertThat(r.retransmits()).as("retransmissions without loss: %s", r).isZero();
+        // No rule drops anything; a receive buffer the kernel found full did lose datagrams, and
+        // each may cost one retransmission, no more.
+        assertThat(r.dropped()).isEqualTo(r.bufferDropped());
+        assertThat(r.retransmits()).as("retransmissions without injected loss: %s", r).isLessThanOrEqualTo(r.dropped());
     }
 
     @Test

@@ -51,14 +51,17 @@ public final class Trial {
      * @param clientExit the client's exit code (-1: hung, destroyed)
      * @param serverExit the server's exit code (-1: hung or killed)
      * @param verify the client's verify outcome ("passed", "FAILED", or "-" without a report)
-     * @param dropped datagrams nftables dropped (both hosts)
+     * @param dropped datagrams the kernels dropped (both hosts): nftables' drops plus
+     *     {@code bufferDropped}
+     * @param bufferDropped of those, datagrams dropped because a receive socket's buffer was full
      * @param retransmits packets both ends retransmitted (every reason), -1 when no end printed counters
      * @param millis from the client's start to its exit
      * @param errorAfterMs KILL: from the kill to the client's exit, else -1
      * @param error the first error line of the client (else of the server), or ""
      */
     public record Result(String tool, Fault fault, boolean passed, int clientExit, int serverExit, String verify,
-                         long dropped, long retransmits, long millis, long errorAfterMs, String error) {
+                         long dropped, long bufferDropped, long retransmits, long millis, long errorAfterMs,
+                         String error) {
         /** @return retransmitted / dropped, NaN when nothing was dropped */
         public double ratio() {
             return dropped == 0 ? Double.NaN : (double) retransmits / dropped;
@@ -66,9 +69,9 @@ public final class Trial {
 
         @Override
         public String toString() {
-            return String.format(Locale.ROOT, "%s %s: %s (client exit %d, server exit %d, verify %s, dropped %d, "
-                + "retransmitted %d, %d ms%s)%s", tool, fault.label(), passed ? "pass" : "FAIL", clientExit,
-                serverExit, verify, dropped, retransmits, millis,
+            return String.format(Locale.ROOT, "%s %s: %s (client exit %d, server exit %d, verify %s, dropped %d "
+                + "(%d by full socket buffers), retransmitted %d, %d ms%s)%s", tool, fault.label(),
+                passed ? "pass" : "FAIL", clientExit, serverExit, verify, dropped, bufferDropped, retransmits, millis,
                 errorAfterMs >= 0 ? ", error " + errorAfterMs + " ms after the kill" : "",
                 error.isEmpty() ? "" : ": " + error);
         }
@@ -93,6 +96,7 @@ public final class Trial {
         final InputFilter atServer = new InputFilter(hosts.serverNs, hosts.serverIf);
         final InputFilter atClient = new InputFilter(hosts.clientNs, hosts.clientIf);
         final List<Path> files = new ArrayList<>();
+        final long bufferErrorsBefore = hosts.receiveBufferErrors();
         Child server = null;
         Child client = null;
         try {
@@ -152,7 +156,8 @@ public final class Trial {
             final int serverExit = server.await(TimeUnit.SECONDS.toNanos(settings.hangS()));
             atServer.clear();
             atClient.clear();
-            final long dropped = atServer.dropped() + atClient.dropped();
+            final long bufferDropped = hosts.receiveBufferErrors() - bufferErrorsBefore;
+            final long dropped = atServer.dropped() + atClient.dropped() + bufferDropped;
             final long retransmits = retransmits(server.stderr(), client.stderr());
             final String verify = verify(client.stdout());
             String error = errorLine(client.stderr());
@@ -167,7 +172,7 @@ public final class Trial {
             final boolean passed = fault.kind() == Fault.Kind.KILL
                 ? killedAt != 0 && clientExit > 0 && !error.isEmpty()
                 : clientExit == 0 && serverExit == 0 && "passed".equals(verify);
-            return new Result(tool, fault, passed, clientExit, serverExit, verify, dropped, retransmits,
+            return new Result(tool, fault, passed, clientExit, serverExit, verify, dropped, bufferDropped, retransmits,
                 TimeUnit.NANOSECONDS.toMillis(end - start),
                 killedAt != 0 ? TimeUnit.NANOSECONDS.toMillis(end - killedAt) : -1, error);
         } finally {

@@ -139,6 +139,33 @@ public final class TwoHosts implements AutoCloseable {
         }
     }
 
+    /**
+     * Datagrams the kernels of both hosts dropped because a receiving socket's buffer was full
+     * (UDP {@code RcvbufErrors} of each namespace): loss as real as a drop rule's, which a run on a
+     * loaded machine can meet without any fault injected.
+     *
+     * @return the sum over both namespaces since they were created
+     */
+    public long receiveBufferErrors() throws IOException {
+        long sum = 0;
+        for (final String ns : new String[] {serverNs, clientNs}) {
+            final Output r = run("ip", "netns", "exec", ns, "cat", "/proc/net/snmp");
+            final String[] lines = r.out().split("\n");
+            for (int i = 0; i + 1 < lines.length; i++) {
+                if (lines[i].startsWith("Udp: ") && lines[i + 1].startsWith("Udp: ")) {
+                    final List<String> names = List.of(lines[i].trim().split("\\s+"));
+                    final String[] values = lines[i + 1].trim().split("\\s+");
+                    final int at = names.indexOf("RcvbufErrors");
+                    if (at > 0 && at < values.length) {
+                        sum += Long.parseLong(values[at]);
+                    }
+                    break;
+                }
+            }
+        }
+        return sum;
+    }
+
     /** Deletes both namespaces (each takes its veth end, its nftables tables and its sockets along). */
     @Override
     public void close() {
