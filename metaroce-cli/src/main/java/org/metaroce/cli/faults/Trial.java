@@ -55,12 +55,15 @@ public final class Trial {
      *     {@code bufferDropped}
      * @param bufferDropped of those, datagrams dropped because a receive socket's buffer was full
      * @param retransmits packets both ends retransmitted (every reason), -1 when no end printed counters
+     * @param timerRetransmits of those, the blind ones a timer sent (retransmission timeout, tail
+     *     probe) rather than the ones the ACK stream showed lost
      * @param millis from the client's start to its exit
      * @param errorAfterMs KILL: from the kill to the client's exit, else -1
      * @param error the first error line of the client (else of the server), or ""
      */
     public record Result(String tool, Fault fault, boolean passed, int clientExit, int serverExit, String verify,
-                         long dropped, long bufferDropped, long retransmits, long millis, long errorAfterMs,
+                         long dropped, long bufferDropped, long retransmits, long timerRetransmits, long millis,
+                         long errorAfterMs,
                          String error) {
         /** @return retransmitted / dropped, NaN when nothing was dropped */
         public double ratio() {
@@ -70,8 +73,9 @@ public final class Trial {
         @Override
         public String toString() {
             return String.format(Locale.ROOT, "%s %s: %s (client exit %d, server exit %d, verify %s, dropped %d "
-                + "(%d by full socket buffers), retransmitted %d, %d ms%s)%s", tool, fault.label(),
-                passed ? "pass" : "FAIL", clientExit, serverExit, verify, dropped, bufferDropped, retransmits, millis,
+                + "(%d by full socket buffers), retransmitted %d (%d on timers), %d ms%s)%s", tool, fault.label(),
+                passed ? "pass" : "FAIL", clientExit, serverExit, verify, dropped, bufferDropped, retransmits,
+                timerRetransmits, millis,
                 errorAfterMs >= 0 ? ", error " + errorAfterMs + " ms after the kill" : "",
                 error.isEmpty() ? "" : ": " + error);
         }
@@ -159,6 +163,9 @@ public final class Trial {
             final long bufferDropped = hosts.receiveBufferErrors() - bufferErrorsBefore;
             final long dropped = atServer.dropped() + atClient.dropped() + bufferDropped;
             final long retransmits = retransmits(server.stderr(), client.stderr());
+            final long timerRetransmits = Math.max(0, endpointCounter("retransmits_timeout", server.stderr(),
+                client.stderr())) + Math.max(0, endpointCounter("retransmits_tail_probe", server.stderr(),
+                client.stderr()));
             final String verify = verify(client.stdout());
             String error = errorLine(client.stderr());
             if (error.isEmpty()) {
@@ -173,6 +180,7 @@ public final class Trial {
                 ? killedAt != 0 && clientExit > 0 && !error.isEmpty()
                 : clientExit == 0 && serverExit == 0 && "passed".equals(verify);
             return new Result(tool, fault, passed, clientExit, serverExit, verify, dropped, bufferDropped, retransmits,
+                timerRetransmits,
                 TimeUnit.NANOSECONDS.toMillis(end - start),
                 killedAt != 0 ? TimeUnit.NANOSECONDS.toMillis(end - killedAt) : -1, error);
         } finally {
@@ -202,6 +210,23 @@ public final class Trial {
                     try {
                         final JsonNode n = JSON.readTree(line);
                         sum = Math.max(sum, 0) + n.path("retransmits").asLong();
+                    } catch (final IOException ex) {
+                        // A line cut short by a kill: no figure from it.
+                    }
+                }
+            }
+        }
+        return sum;
+    }
+
+    /** @return the sum of both ends' endpoint counter {@code name}, -1 when neither printed counters */
+    static long endpointCounter(final String name, final String... stderrs) {
+        long sum = -1;
+        for (final String err : stderrs) {
+            for (final String line : err.split("\\R")) {
+                if (line.startsWith("{\"counters\":")) {
+                    try {
+                        sum = Math.max(sum, 0) + JSON.readTree(line).path("endpoint").path(name).asLong();
                     } catch (final IOException ex) {
                         // A line cut short by a kill: no figure from it.
                     }

@@ -49,9 +49,9 @@ class TrialOutputTest {
     void tableSumsTheRunsOfARowAndCountsAnErrorOnce() {
         final Fault f = Fault.loss(Fault.Direction.SERVER_TO_CLIENT, 1);
         final List<Trial.Result> runs = List.of(
-            new Trial.Result("send_bw", f, true, 0, 0, "passed", 10, 0, 12, 8000, -1, ""),
-            new Trial.Result("send_bw", f, false, 1, 0, "-", 20, 0, 30, 9500, -1, "SEND failed on QP 7: RETRY_EXC_ERR"),
-            new Trial.Result("send_bw", f, false, 1, 0, "-", 0, 0, 3, 9000, -1, "SEND failed on QP 9: RETRY_EXC_ERR"));
+            new Trial.Result("send_bw", f, true, 0, 0, "passed", 10, 0, 12, 0, 8000, -1, ""),
+            new Trial.Result("send_bw", f, false, 1, 0, "-", 20, 0, 30, 0, 9500, -1, "SEND failed on QP 7: RETRY_EXC_ERR"),
+            new Trial.Result("send_bw", f, false, 1, 0, "-", 0, 0, 3, 0, 9000, -1, "SEND failed on QP 9: RETRY_EXC_ERR"));
         final StringWriter out = new StringWriter();
         new CampaignTable(List.of(runs)).print(new PrintWriter(out));
         assertThat(out.toString()).contains("| send_bw | loss 1% s->c | 1/3 | 30 | 45 | 1.50 | 9.5 | - | "

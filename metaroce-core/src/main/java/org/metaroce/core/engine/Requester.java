@@ -303,7 +303,9 @@ final class Requester {
                     : "PSN " + Integer.toUnsignedString(psn) + " was sent " + slotTransmissions[s] + " times over "
                         + QueuePair.seconds(nowNs - slotFirstSentNs[s]) + " without being delivered (limit 16, "
                         + "RETRY_TIMEOUT " + QueuePair.seconds(qp.retryTimeoutNs()) + ") [REL-030]");
-                fail(ring[(int) (slotWqe[s] % ring.length)], WcStatus.RETRY_EXC_ERR);
+                // As REL-029: the oldest outstanding WR carries the error, whichever packet ran out
+                // (with RETRY_TIMEOUT a later packet can reach the limit first) [REL-030].
+                fail(ring[(int) (slotWqe[sndUna & windowMask] % ring.length)], WcStatus.RETRY_EXC_ERR);
                 return emitted;
             }
             int run = 1;
