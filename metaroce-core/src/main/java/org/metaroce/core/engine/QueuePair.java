@@ -632,6 +632,11 @@ public final class QueuePair {
         return state == QpState.RTS && requester.hasWork();
     }
 
+    /** @return whether the requester has work that only a fresh Credit from the peer can release [REL-019] */
+    boolean isCreditBlocked() {
+        return requester.isCreditBlocked();
+    }
+
     void commit(final TransmitSink sink, final int offset, final int length, final int entropy) {
         sink.commit(offset, length, remotePeer, entropy);
         counters.increment(EndpointCounter.PACKETS_OUT);

@@ -272,6 +272,12 @@ final class Requester {
         return emitted;
     }
 
+    /** @return whether the credit blocks all transmission with nothing outstanding [REL-019] */
+    boolean isCreditBlocked() {
+        return inFlight == 0 && lostCount == 0 && rnrWaitCount == 0 && sndUna == sndNxt && nextToStart != tail
+            && !qp.isSendQueueDraining() && (long) (sndNxt - creditCumulative) >= creditLimit;
+    }
+
     /**
      * When the credit has blocked all transmission for one RTO with nothing outstanding, sends a
      * KEEPALIVE with ACK_REQ, whose answer carries the current Credit, and repeats it with the RTO
@@ -280,9 +286,7 @@ final class Requester {
      * in flight has no ACK and no timer to wait for, and never sends again.
      */
     private int probeCredit(final long nowNs, final TransmitSink sink, final int budget) {
-        final boolean blocked = inFlight == 0 && lostCount == 0 && rnrWaitCount == 0 && sndUna == sndNxt
-            && nextToStart != tail && !qp.isSendQueueDraining() && (long) (sndNxt - creditCumulative) >= creditLimit;
-        if (!blocked) {
+        if (!isCreditBlocked()) {
             creditBlockedSinceNs = Long.MIN_VALUE;
             creditProbeNs = Long.MAX_VALUE;
             creditProbes = 0;
