@@ -92,7 +92,7 @@ public enum EndpointCounter {
     CNP_IGNORED,
     /** Connection-manager packets arriving at an endpoint without a connection manager. */
     NO_CONNECTION_MANAGER,
-    /** KEEPALIVE probes sent [CM-027]. */
+    /** KEEPALIVE probes sent: keepalive [CM-027] and requests for a fresh credit [REL-019]. */
     KEEPALIVES_OUT,
     /** Peers declared dead after unanswered KEEPALIVE probes [CM-030]. */
     PEERS_DEAD,

@@ -632,20 +632,33 @@ public final class QueuePair {
             || (keepalivesSent > 0 && nowNs - lastProbeNs < config.keepaliveIntervalNs())) {
             return 0;
         }
+        if (!sendProbe(nowNs, sink, keepalivesSent)) {
+            return 0;
+        }
+        keepalivesSent++;
+        lastProbeNs = nowNs;
+        return 1;
+    }
+
+    /**
+     * Sends one KEEPALIVE with ACK_REQ: a keepalive probe [CM-027], or a requester's request for a
+     * fresh Credit [REL-019]. Successive probes ({@code attempt}) try the paths in turn.
+     *
+     * @return false when the sink had no room
+     */
+    boolean sendProbe(final long nowNs, final TransmitSink sink, final int attempt) {
         final Opcode opcode = Opcode.KEEPALIVE;
-        final int pathId = paths.forRetransmission(nowNs, keepalivesSent % paths.pathCount());
+        final int pathId = paths.forRetransmission(nowNs, attempt % paths.pathCount());
         final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, paths.entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
-            return 0;
+            return false;
         }
         final PacketWriter w = writer();
         w.header(sink.buffer(), offset, opcode, Flags.ACK_REQ, destQpn, requester.nextPsn(), 0, pathId, nowNs, qpn);
         final int length = w.seal(sink.buffer(), offset, opcode, 0);
         commit(sink, offset, length, paths.entropy(pathId));
         counters.increment(EndpointCounter.KEEPALIVES_OUT);
-        keepalivesSent++;
-        lastProbeNs = nowNs;
-        return 1;
+        return true;
     }
 
     private long nextKeepaliveDelay(final EndpointConfig config) {
@@ -711,6 +724,11 @@ public final class QueuePair {
 
     boolean hasImmediateWork() {
         return state == QpState.RTS && requester.hasWork();
+    }
+
+    /** @return whether the requester has work that only a fresh Credit from the peer can release [REL-019] */
+    boolean isCreditBlocked() {
+        return requester.isCreditBlocked();
     }
 
     void commit(final TransmitSink sink, final int offset, final int length, final int entropy) {

@@ -110,6 +110,14 @@ final class Requester {
     /** Latest non-stale Cumulative PSN and Credit: the responder's admission limit [REL-019]. */
     private int creditCumulative;
     private long creditLimit = INITIAL_CREDIT;
+    /**
+     * When the credit began to block every transmission with nothing outstanding (MIN_VALUE while
+     * it does not), the time of the next KEEPALIVE probe that asks for a fresh Credit, and the
+     * probes sent in this episode (for the backoff) [REL-019], [CM-029].
+     */
+    private long creditBlockedSinceNs = Long.MIN_VALUE;
+    private long creditProbeNs = Long.MAX_VALUE;
+    private int creditProbes;
     /** CE Count of the latest non-stale ACK [REL-018]; an increase is a CE signal even when coalesced [CC-012]. */
     private int lastCeCount;
     private long lossCheckDeadlineNs = Long.MAX_VALUE;
@@ -274,8 +282,43 @@ final class Requester {
             emitted += retransmitLost(nowNs, sink, budget);
         }
         emitted += emitNew(nowNs, sink, budget - emitted);
+        emitted += probeCredit(nowNs, sink, budget - emitted);
         qp.congestionControl().onSendOpportunity(nowNs, inFlight, hasWork());
         return emitted;
+    }
+
+    /** @return whether the credit blocks all transmission with nothing outstanding [REL-019] */
+    boolean isCreditBlocked() {
+        return inFlight == 0 && lostCount == 0 && rnrWaitCount == 0 && sndUna == sndNxt && nextToStart != tail
+            && !qp.isSendQueueDraining() && (long) (sndNxt - creditCumulative) >= creditLimit;
+    }
+
+    /**
+     * When the credit has blocked all transmission for one RTO with nothing outstanding, sends a
+     * KEEPALIVE with ACK_REQ, whose answer carries the current Credit, and repeats it with the RTO
+     * backoff while the credit stays blocked [REL-019]. Without it a requester that got a zero
+     * credit (from a faulty peer, or an ACK that a later one would have corrected) and has nothing
+     * in flight has no ACK and no timer to wait for, and never sends again.
+     */
+    private int probeCredit(final long nowNs, final TransmitSink sink, final int budget) {
+        if (!isCreditBlocked()) {
+            creditBlockedSinceNs = Long.MIN_VALUE;
+            creditProbeNs = Long.MAX_VALUE;
+            creditProbes = 0;
+            return 0;
+        }
+        if (creditBlockedSinceNs == Long.MIN_VALUE) {
+            creditBlockedSinceNs = nowNs;
+            creditProbeNs = nowNs + rtt.rtoNs();
+            return 0;
+        }
+        if (nowNs < creditProbeNs || budget <= 0 || !qp.sendProbe(nowNs, sink, creditProbes)) {
+            return 0;
+        }
+        creditProbes++;
+        final long backoff = rtt.rtoNs() << Math.min(creditProbes, 16);
+        creditProbeNs = nowNs + Math.min(backoff, Math.max(config.maxRtoNs(), rtt.rtoNs()));
+        return 1;
     }
 
     private int retransmitLost(final long nowNs, final TransmitSink sink, final int budget) {
@@ -1144,6 +1187,9 @@ final class Requester {
             if (paced > lastEmitNs) {
                 deadline = Math.min(deadline, paced);
             }
+        }
+        if (creditBlockedSinceNs != Long.MIN_VALUE) {
+            deadline = Math.min(deadline, creditProbeNs);
         }
         if (inFlight > 0) {
             deadline = Math.min(deadline, progressNs + rtt.rtoNs());
