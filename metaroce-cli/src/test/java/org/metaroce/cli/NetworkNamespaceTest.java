@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.metaroce.cli.faults.TwoHosts;
 
 /**
  * Two hosts: two network namespaces joined by a veth pair (10.201.N.1/24 and 10.201.N.2/24, which
@@ -73,29 +74,10 @@ class NetworkNamespaceTest {
         return usable;
     }
 
-    /** Runs a short command to completion (bounded), capturing its output. */
+    /** Runs a short command to completion (bounded), capturing its output ({@link TwoHosts#run(long, String...)}). */
     static Result run(final long timeoutS, final String... command) throws IOException {
-        final Path out = Files.createTempFile("metaroce-netns", ".out");
-        final Path err = Files.createTempFile("metaroce-netns", ".err");
-        try {
-            final Process p = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile())
-                .start();
-            try {
-                if (!p.waitFor(timeoutS, TimeUnit.SECONDS)) {
-                    p.destroyForcibly();
-                    p.waitFor(5, TimeUnit.SECONDS);
-                    return new Result(-1, read(out), read(err) + "\n(timed out after " + timeoutS + " s)");
-                }
-            } catch (final InterruptedException ex) {
-                p.destroyForcibly();
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted", ex);
-            }
-            return new Result(p.exitValue(), read(out), read(err));
-        } finally {
-            Files.deleteIfExists(out);
-            Files.deleteIfExists(err);
-        }
+        final TwoHosts.Output o = TwoHosts.run(timeoutS, command);
+        return new Result(o.exit(), o.out(), o.err());
     }
 
     /** Runs a setup command that must succeed. */

@@ -203,30 +203,23 @@ public final class Trial {
 
     /** @return the sum of both ends' "retransmits" counter lines, -1 when neither printed one */
     static long retransmits(final String... stderrs) {
-        long sum = -1;
-        for (final String err : stderrs) {
-            for (final String line : err.split("\\R")) {
-                if (line.startsWith("{\"counters\":")) {
-                    try {
-                        final JsonNode n = JSON.readTree(line);
-                        sum = Math.max(sum, 0) + n.path("retransmits").asLong();
-                    } catch (final IOException ex) {
-                        // A line cut short by a kill: no figure from it.
-                    }
-                }
-            }
-        }
-        return sum;
+        return sumCounterLines(n -> n.path("retransmits").asLong(), stderrs);
     }
 
     /** @return the sum of both ends' endpoint counter {@code name}, -1 when neither printed counters */
     static long endpointCounter(final String name, final String... stderrs) {
+        return sumCounterLines(n -> n.path("endpoint").path(name).asLong(), stderrs);
+    }
+
+    /** @return {@code figure} summed over the counter lines of {@code stderrs}, -1 when there is none */
+    private static long sumCounterLines(final java.util.function.ToLongFunction<JsonNode> figure,
+                                        final String... stderrs) {
         long sum = -1;
         for (final String err : stderrs) {
             for (final String line : err.split("\\R")) {
                 if (line.startsWith("{\"counters\":")) {
                     try {
-                        sum = Math.max(sum, 0) + JSON.readTree(line).path("endpoint").path(name).asLong();
+                        sum = Math.max(sum, 0) + figure.applyAsLong(JSON.readTree(line));
                     } catch (final IOException ex) {
                         // A line cut short by a kill: no figure from it.
                     }

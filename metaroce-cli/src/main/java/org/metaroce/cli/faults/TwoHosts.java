@@ -93,16 +93,24 @@ public final class TwoHosts implements AutoCloseable {
 
     /** Runs a short command to completion (bounded), capturing its output. */
     public static Output run(final String... command) throws IOException {
+        return run(COMMAND_TIMEOUT_S, command);
+    }
+
+    /**
+     * Runs a command to completion, capturing its output; one that outlives {@code timeoutS} is
+     * destroyed and reported with exit code -1.
+     */
+    public static Output run(final long timeoutS, final String... command) throws IOException {
         final Path out = Files.createTempFile("mrf", ".out");
         final Path err = Files.createTempFile("mrf", ".err");
         try {
             final Process p = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile())
                 .start();
             try {
-                if (!p.waitFor(COMMAND_TIMEOUT_S, TimeUnit.SECONDS)) {
+                if (!p.waitFor(timeoutS, TimeUnit.SECONDS)) {
                     p.destroyForcibly();
                     p.waitFor(5, TimeUnit.SECONDS);
-                    return new Output(-1, read(out), read(err) + "\n(timed out after " + COMMAND_TIMEOUT_S + " s)");
+                    return new Output(-1, read(out), read(err) + "\n(timed out after " + timeoutS + " s)");
                 }
             } catch (final InterruptedException ex) {
                 p.destroyForcibly();
