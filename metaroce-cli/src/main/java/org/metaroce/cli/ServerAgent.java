@@ -79,7 +79,7 @@ final class ServerAgent extends Agent {
         report.role = "server";
         side.ownerHandler = this::onOwnerEvent;
         final int[] paths = side.device.entropyPorts();
-        side.onOwner(() -> side.cm.listen(kind.controlService(), new ListenParams()
+        side.onOwnerAndWait(() -> side.cm.listen(kind.controlService(), new ListenParams()
             .resources(side.pd, side.controlCq, side.controlCq, controlCaps()).accessFlags(AccessFlags.ALL)
             .pathMtu(config.mtu()).paths(paths).timeoutNs(config.initialRtoNs()).limit(1)));
     }

@@ -141,6 +141,23 @@ final class Side implements AutoCloseable {
         }
     }
 
+    /**
+     * As {@link #onOwner}, but when a driver thread owns the device (DEDICATED, SHARED) waits until
+     * the task has run, so that what it sets up (a listener) exists when this returns: a client
+     * started next (--loopback) would otherwise race it and meet NO_LISTENER. An INVOKER device is
+     * driven by a thread that may not be running yet, so there the task is only queued.
+     */
+    void onOwnerAndWait(final Runnable task) {
+        if (device.isOwningThread() || device.threadingMode() == ThreadingMode.INVOKER) {
+            onOwner(task);
+        } else {
+            device.call(ep -> {
+                task.run();
+                return null;
+            });
+        }
+    }
+
     /** @return the device's endpoint address (its port is the endpoint port) */
     InetSocketAddress address() {
         return device.localAddress();
