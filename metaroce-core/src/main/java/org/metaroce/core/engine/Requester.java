@@ -139,7 +139,11 @@ final class Requester {
     private int readRunLength = 1;
     /** Response slots of the READ segment emitNew is starting (set before its transmit). */
     private int newReadChunk = 1;
-    private boolean tailProbeSent;
+    /**
+     * Tail probes sent in this episode (since the last progress or RTO expiry): the next waits
+     * twice as long as the last [REL-026].
+     */
+    private int tailProbes;
     /**
      * An RTO expiry or a tail probe has granted one retransmission that may leave although the
      * window is full [CC-001]. Without it a window cut to one packet by the RTO [CC-003] stays
@@ -936,8 +940,10 @@ final class Requester {
             // arrived and time-based detection now finds the rest lost).
             timeoutEpisodeNs = NO_EXPIRY;
             gbnReRequested = false;
-            tailProbeSent = false;
+            tailProbes = 0;
             consecutiveTimeouts = 0;
+            // Progress proves the path works again: the next expiry waits the plain RTO [REL-028].
+            rtt.undoBackoff();
             consecutiveRnr = 0;
         }
         while (sndUna != sndNxt && slotState[sndUna & windowMask] == DELIVERED) {
@@ -1124,13 +1130,13 @@ final class Requester {
             }
             timeoutEpisodeNs = goBackN ? NO_EXPIRY : nowNs;
             progressNs = nowNs;
-            tailProbeSent = false;
+            tailProbes = 0;
             fullWindowRetransmitAllowed = true;
             return;
         }
-        final long probe = tailProbeTimeoutNs();
-        if (!tailProbeSent && rnrWaitCount == 0 && probe > 0 && probe < rto && nowNs >= tailProbeBaseNs() + probe) {
-            tailProbeSent = true;
+        final long probe = nextTailProbeNs(rto);
+        if (probe > 0 && nowNs >= tailProbeBaseNs() + probe) {
+            tailProbes++;
             if (slotKind[sndUna & windowMask] == KIND_READ && slotState[sndUna & windowMask] == IN_FLIGHT) {
                 // The oldest outstanding READ has no response: its request is the likely loss, and
                 // the responder holds every later READ behind it (OPS-024), so a probe of the newest
@@ -1166,6 +1172,22 @@ final class Requester {
         return Math.max(progressNs, lastTransmitNs);
     }
 
+    /**
+     * The wait before the next tail probe of this episode: PTO doubled for each probe already
+     * sent, or 0 when no probe is due before the retransmission timer (RNR waits, no RTT sample,
+     * go-back-N, or the doubled PTO has reached the RTO) [REL-026]. A lost probe, or a lost answer
+     * to it, is then retried within round trips instead of waiting for the timer, whose floor may
+     * be tens of milliseconds (a perftest-style QP timeout).
+     */
+    private long nextTailProbeNs(final long rtoNs) {
+        final long probe = tailProbeTimeoutNs();
+        if (rnrWaitCount > 0 || probe <= 0 || tailProbes >= 30) {
+            return 0;
+        }
+        final long backedOff = probe << tailProbes;
+        return backedOff > 0 && backedOff < rtoNs ? backedOff : 0;
+    }
+
     private long tailProbeTimeoutNs() {
         if (config.minTailProbeNs() == 0 || !rtt.hasSample() || qp.isGoBackN()) {
             // Without an RTT sample a probe would only guess; the retransmission timer covers it.
@@ -1193,8 +1215,8 @@ final class Requester {
         }
         if (inFlight > 0) {
             deadline = Math.min(deadline, progressNs + rtt.rtoNs());
-            final long probe = tailProbeTimeoutNs();
-            if (!tailProbeSent && rnrWaitCount == 0 && probe > 0) {
+            final long probe = nextTailProbeNs(rtt.rtoNs());
+            if (probe > 0) {
                 deadline = Math.min(deadline, tailProbeBaseNs() + probe);
             }
         }

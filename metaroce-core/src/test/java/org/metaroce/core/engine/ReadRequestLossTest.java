@@ -50,4 +50,29 @@ class ReadRequestLossTest {
             }
         }
     }
+
+    /**
+     * The probe's re-request is lost too: a second probe, PTO × 2 later, requests the READ again,
+     * long before the retransmission timer (its floor here is perftest's 67 ms) [REL-026].
+     */
+    @Test
+    void aLostProbeIsFollowedByASecondProbeBeforeTheTimer() {
+        final TwoNodeFixture f = new TwoNodeFixture(8202, org.metaroce.core.testwire.LinkProfile.perfect(),
+            new EndpointConfig().minRtoNs(67_108_864L), QueuePairCapabilities.defaults(), 4096)
+            .connect(1024);
+        // An RTT sample first (probes need one), then the READ whose request and first probe are lost.
+        f.a.qp.postSend(new SendRequest(1).wrId(99).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(0), 64, f.a.mr.lkey()).remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey()));
+        assertThat(f.runUntilQuiet()).isTrue();
+        f.wire.filter(PacketFilter.dropFirst(2, PacketMatcher.opcode(Opcode.READ_REQUEST.value())));
+        final long start = f.wire.now();
+        f.a.qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(LENGTH), LENGTH, f.a.mr.lkey()).remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey()));
+        assertThat(f.runUntilQuiet()).isTrue();
+        final String story = "A " + f.a.endpoint.counters() + " B " + f.b.endpoint.counters();
+        assertThat(f.a.sendCompletions).as(story).extracting(wc -> wc.status()).containsOnly(WcStatus.SUCCESS);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.TIMEOUTS)).as(story).isZero();
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.RETRANSMITS_TAIL_PROBE)).as(story).isEqualTo(2);
+        assertThat(f.wire.now() - start).as(story).isLessThan(1_000_000L);
+    }
 }
