@@ -14,12 +14,14 @@ import org.junit.jupiter.api.Test;
  * The data path allocates nothing: after a warm-up, 100,000 datagrams sent with sendmmsg from
  * four sockets (so the source port changes from batch to batch, as multipath entropy makes it)
  * and received with recvmmsg, their sources, ECN and lengths read, allocate less than one byte
- * per datagram on the calling thread (in practice 0; the slack covers the measurement itself).
+ * per datagram on the calling thread (in practice 0 once the JIT has compiled the path).
  */
 class AllocationTest {
     private static final int BATCH = 32;
     private static final int SENDERS = 4;
     private static final int DATAGRAMS = 100_000;
+    /** A warmed-up round allocates less than this (the counter's own reads included). */
+    private static final long WARM_SLACK_BYTES = 4096;
 
     @BeforeEach
     void nativeSockets() {
@@ -49,11 +51,11 @@ class AllocationTest {
             // datagrams, sum of source ports seen, sum of source ports sent, ECN or length mismatches
             final long[] tally = new long[4];
             // Warm-up until the JIT has compiled the path (C2 removes what the interpreter and
-            // C1 allocate around the downcalls): rounds of 100,000 until one allocates under a
-            // byte per datagram, at most 20. A path that allocates by itself never gets there.
+            // C1 allocate around the downcalls): rounds of 100,000 until one allocates less than
+            // a small fixed slack, at most 30. A path that allocates by itself never gets there.
             int warmUpRounds = 0;
             long roundBytes = Long.MAX_VALUE;
-            while (warmUpRounds < 20 && roundBytes >= DATAGRAMS) {
+            while (warmUpRounds < 30 && roundBytes >= WARM_SLACK_BYTES) {
                 final long t0 = threads.getCurrentThreadAllocatedBytes();
                 exchange(senders, ports, rx, send, receive, payload.address(), port, DATAGRAMS, tally);
                 roundBytes = threads.getCurrentThreadAllocatedBytes() - t0;
