@@ -18,6 +18,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * and for {@link #NO_BOUNDS_CHECKS}:
  * <ul>
  *   <li>{@code --add-exports java.base/jdk.internal.misc}: Agrona 2.x reaches {@code Unsafe} through it;</li>
+ *   <li>{@code --enable-native-access=ALL-UNNAMED}: the native UDP sockets (JDK 22+) call libc
+ *       through {@code java.lang.foreign}; JDK 17 accepts the flag;</li>
  *   <li>{@code -Dio.netty.leakDetection.level=disabled}: leak tracking samples buffers and records
  *       stack traces, a cost the driver does not have in production;</li>
  *   <li>{@code -Dio.netty.allocator.maxCachedBufferCapacity=524288}: as the {@code metaroce} command
@@ -38,7 +40,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = BenchmarkBase.WARMUP_ITERATIONS, time = 1)
 @Measurement(iterations = BenchmarkBase.MEASUREMENT_ITERATIONS, time = 1)
 @Fork(value = BenchmarkBase.FORKS, jvmArgsPrepend = {
-    "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
+    "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED",
     "-Dio.netty.leakDetection.level=disabled",
     "-Dio.netty.allocator.maxCachedBufferCapacity=524288",
     "-Djmh.executor=CUSTOM", "-Djmh.executor.class=org.metaroce.bench.NettyThreadExecutor",

@@ -50,7 +50,7 @@ class FaultInjectionTest {
         assumeTrue(unavailable == null, () -> "skipped: " + unavailable);
         hosts = new TwoHosts();
         settings = new Trial.Settings(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", NetworkNamespaceTest.classpath(),
+            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED", "-cp", NetworkNamespaceTest.classpath(),
             NetworkNamespaceTest.MAIN), DURATION_S, WARMUP, List.of(), 30);
     }
 

@@ -175,7 +175,7 @@ class NetworkNamespaceTest {
             files.add(err);
             final List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", ns,
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", classpath(), MAIN));
+                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED", "-cp", classpath(), MAIN));
             cmd.addAll(Arrays.asList(args));
             process = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
             processes.add(process);

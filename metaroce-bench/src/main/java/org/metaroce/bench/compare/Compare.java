@@ -159,6 +159,7 @@ public final class Compare {
             cells.add(Report.aeron(65536, o.aeronMtus.get(0)));
             cells.add(Report.bw(Contender.RAW_UDP, 65536));
             cells.add(Report.bw(Contender.TCP, 65536));
+            cells.add(Report.bw(Contender.UDP_CEILING, 65536));
         } else {
             for (final int size : SIZES) {
                 for (final Contender c : Contender.values()) {
@@ -178,10 +179,14 @@ public final class Compare {
             }
         }
         cells.add(Report.engine());
+        // The native UDP ceiling needs JDK 22+ on Linux: without it the run goes on without it.
+        final String ceilingMissing = Contender.UDP_CEILING.unavailabilityReason();
+        cells.removeIf(c -> c.contender() != null && c.contender().unavailabilityReason() != null);
         if (o.only != null) {
             cells.removeIf(c -> !c.id().matches(o.only));
             if (cells.isEmpty()) {
-                throw new UsageException("--only '" + o.only + "' matches no figure");
+                throw new UsageException("--only '" + o.only + "' matches no figure" + (ceilingMissing == null ? ""
+                    : " (" + Contender.UDP_CEILING.label + " is left out: " + ceilingMissing + ")"));
             }
         }
         Collections.shuffle(cells, new Random(o.seed));
@@ -229,6 +234,10 @@ public final class Compare {
             "yyyy-MM-dd HH:mm 'UTC'", Locale.ROOT));
         final String startLoad = Machine.loadText();
         final long t0 = System.nanoTime();
+        final String ceilingMissing = Contender.UDP_CEILING.unavailabilityReason();
+        if (ceilingMissing != null) {
+            out.println("compare: " + Contender.UDP_CEILING.label + " not measured: " + ceilingMissing);
+        }
         out.printf(Locale.ROOT, "compare: %d figures x %d rounds, %d s warm-up + %d s measurement each; load %s%n",
             cells.size(), o.rounds, warmup, iterations, startLoad);
         final Map<Cell, List<Figure>> figures = new LinkedHashMap<>();

@@ -19,7 +19,12 @@ public enum Contender {
     /** Plain datagrams through the MetaRoCE device, no protocol (the ceiling). */
     RAW_UDP("raw UDP (same driver)", true, true),
     /** One TCP stream, Java NIO. */
-    TCP("TCP (1 NIO stream)", true, true);
+    TCP("TCP (1 NIO stream)", true, true),
+    /**
+     * The physical limit of the UDP path: plain 4 KiB datagrams, GSO, sendmmsg to recvmmsg through
+     * the native sockets (JDK 22+ on Linux only; {@link #unavailabilityReason()}).
+     */
+    UDP_CEILING("UDP ceiling (native)", true, false);
 
     /** Human-readable name for reports. */
     public final String label;
@@ -72,7 +77,13 @@ public enum Contender {
             case AERON -> new AeronStream(size, aeronMtu, idle);
             case RAW_UDP -> new RawUdpStream(size, idle, link);
             case TCP -> new TcpStream(size, idle);
+            case UDP_CEILING -> UdpCeiling.open(size, idle);
         };
+    }
+
+    /** @return why this contender cannot run in this JVM (the native ceiling needs JDK 22+), or null */
+    public String unavailabilityReason() {
+        return this == UDP_CEILING ? UdpCeiling.unavailabilityReason() : null;
     }
 
     /**

@@ -35,7 +35,7 @@ public class LoopbackBandwidthBenchmark extends BenchmarkBase {
     static final int SELF_CHECK_MESSAGES = 16;
 
     /** Which transport. */
-    @Param({"metaroce-write", "metaroce-send", "metaroce-read", "aeron", "raw-udp", "tcp"})
+    @Param({"metaroce-write", "metaroce-send", "metaroce-read", "aeron", "raw-udp", "tcp", "udp-ceiling"})
     public String contender;
 
     /** Message bytes. */

@@ -1,6 +1,7 @@
 package org.metaroce.bench.loopback;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.concurrent.TimeUnit;
 
@@ -25,6 +26,8 @@ class ContenderSmokeTest {
     @EnumSource(Contender.class)
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void streamDeliversIntactData(final Contender contender) {
+        assumeTrue(contender.unavailabilityReason() == null, () -> contender.label + " skipped: "
+            + contender.unavailabilityReason());
         try (StreamHarness h = contender.stream(SIZE, 8192, Idle.SPIN, Link.DEFAULT)) {
             h.sendAndAwait(8);
             assertThat(h.deliveredBytes()).isEqualTo(8L * SIZE);
@@ -32,7 +35,8 @@ class ContenderSmokeTest {
                 h.send();
             }
             // A second verified batch after an unpaced burst: the stream still delivers intact data.
-            if (contender != Contender.RAW_UDP) {
+            // Datagrams without a protocol are lost when a receive buffer overflows.
+            if (contender != Contender.RAW_UDP && contender != Contender.UDP_CEILING) {
                 h.sendAndAwait(8);
                 assertThat(h.deliveredBytes()).isEqualTo(80L * SIZE);
             } else {

@@ -188,7 +188,7 @@ class MultiHostCollectivesTest {
     private Process start(final int rank, final Path out, final Path err, final String... args) throws IOException {
         final List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", ns(rank),
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", classpath(),
+            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED", "-cp", classpath(),
             "org.metaroce.cli.Metaroce"));
         cmd.addAll(List.of(args));
         final ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());

@@ -42,7 +42,7 @@ class MultiProcessCollectivesTest {
         throws Exception {
         final List<String> cmd = new ArrayList<>(List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", MultiHostCollectivesTest.classpath(),
+            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED", "-cp", MultiHostCollectivesTest.classpath(),
             "org.metaroce.cli.Metaroce"));
         cmd.addAll(List.of(args));
         final ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile());

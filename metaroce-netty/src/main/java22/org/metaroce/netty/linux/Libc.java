@@ -1,0 +1,100 @@
+package org.metaroce.netty.linux;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout.PathElement;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * Downcall handles of the libc functions the sockets use, bound once. Loading this class performs
+ * the JDK's restricted linker calls: {@link NativeUdp} loads it to find out whether native access
+ * is granted.
+ *
+ * <p>Every handle that can fail takes, before the C arguments, a segment of
+ * {@link #CAPTURE_LAYOUT} into which the linker copies {@code errno} right after the call (the JVM
+ * itself may change errno before Java code could read it). The handles are {@code static final}
+ * so that the JIT inlines the downcall stubs; callers use {@code invokeExact} with exactly these
+ * types, which does not box or allocate. {@code size_t}/{@code ssize_t} are {@code long} and
+ * {@code socklen_t} is {@code int}: the 64-bit Linux ABIs (x86_64, aarch64) {@link NativeUdp}
+ * admits.
+ */
+@SuppressWarnings("restricted")
+final class Libc {
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final Linker.Option CAPTURE_ERRNO = Linker.Option.captureCallState("errno");
+
+    /** The layout of the segment errno is captured into. */
+    static final StructLayout CAPTURE_LAYOUT = Linker.Option.captureStateLayout();
+    private static final long ERRNO_OFFSET = CAPTURE_LAYOUT.byteOffset(PathElement.groupElement("errno"));
+
+    /** {@code int socket(int domain, int type, int protocol)}. */
+    static final MethodHandle SOCKET = withErrno("socket", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
+    /** {@code int bind(int fd, const struct sockaddr *addr, socklen_t len)}. */
+    static final MethodHandle BIND = withErrno("bind", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+    /** {@code int connect(int fd, const struct sockaddr *addr, socklen_t len)}. */
+    static final MethodHandle CONNECT = withErrno("connect", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+    /** {@code int getsockname(int fd, struct sockaddr *addr, socklen_t *len)}. */
+    static final MethodHandle GETSOCKNAME = withErrno("getsockname", JAVA_INT, JAVA_INT, ADDRESS, ADDRESS);
+    /** {@code int setsockopt(int fd, int level, int name, const void *value, socklen_t len)}. */
+    static final MethodHandle SETSOCKOPT = withErrno("setsockopt", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
+        ADDRESS, JAVA_INT);
+    /** {@code int getsockopt(int fd, int level, int name, void *value, socklen_t *len)}. */
+    static final MethodHandle GETSOCKOPT = withErrno("getsockopt", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
+        ADDRESS, ADDRESS);
+    /** {@code int close(int fd)}. */
+    static final MethodHandle CLOSE = withErrno("close", JAVA_INT, JAVA_INT);
+    /** {@code int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)}. */
+    static final MethodHandle SENDMMSG = withErrno("sendmmsg", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
+    /**
+     * {@code int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
+     * struct timespec *timeout)}.
+     */
+    static final MethodHandle RECVMMSG = withErrno("recvmmsg", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT,
+        ADDRESS);
+    /** {@code int epoll_create1(int flags)}. */
+    static final MethodHandle EPOLL_CREATE1 = withErrno("epoll_create1", JAVA_INT, JAVA_INT);
+    /** {@code int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event)}. */
+    static final MethodHandle EPOLL_CTL = withErrno("epoll_ctl", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS);
+    /** {@code int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)}. */
+    static final MethodHandle EPOLL_WAIT = withErrno("epoll_wait", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
+    /** {@code int eventfd(unsigned int initval, int flags)}. */
+    static final MethodHandle EVENTFD = withErrno("eventfd", JAVA_INT, JAVA_INT, JAVA_INT);
+    /** {@code ssize_t read(int fd, void *buf, size_t count)}. */
+    static final MethodHandle READ = withErrno("read", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
+    /**
+     * {@code ssize_t write(int fd, const void *buf, size_t count)}, without errno: its one use, an
+     * eventfd wake-up from any thread, has no failure to react to.
+     */
+    static final MethodHandle WRITE = LINKER.downcallHandle(symbol("write"),
+        FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+
+    private Libc() {
+    }
+
+    /** @return a segment to capture errno into, owned by {@code arena} */
+    static MemorySegment allocateCapture(final Arena arena) {
+        return arena.allocate(CAPTURE_LAYOUT);
+    }
+
+    /** @return the errno the last call through {@code capture} left */
+    static int errno(final MemorySegment capture) {
+        return capture.get(JAVA_INT, ERRNO_OFFSET);
+    }
+
+    private static MethodHandle withErrno(final String name, final java.lang.foreign.MemoryLayout result,
+                                          final java.lang.foreign.MemoryLayout... args) {
+        return LINKER.downcallHandle(symbol(name), FunctionDescriptor.of(result, args), CAPTURE_ERRNO);
+    }
+
+    private static MemorySegment symbol(final String name) {
+        return LINKER.defaultLookup().find(name)
+            .orElseThrow(() -> new UnsatisfiedLinkError("libc has no " + name));
+    }
+}

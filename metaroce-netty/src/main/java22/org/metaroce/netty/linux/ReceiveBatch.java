@@ -1,0 +1,271 @@
+package org.metaroce.netty.linux;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+
+/**
+ * Fixed receive slots for {@code recvmmsg}, allocated once in native memory: per slot the
+ * payload buffer, an {@code mmsghdr}, its {@code iovec}, a source address and a control-message
+ * buffer. {@link LinuxUdpSocket#receive(ReceiveBatch)} fills slots 0..n-1 and decodes what each
+ * datagram carries (length, source, ECN, GRO segment size) into fields read by index: nothing is
+ * allocated per datagram or per call.
+ *
+ * <p>A slot's payload stays valid until the next receive into this batch. It is exposed as a
+ * native address, as a {@link MemorySegment} and as a {@link ByteBuffer} view (created once per
+ * slot; its position is 0 and its limit the datagram's length after each receive), the form
+ * array- and buffer-based checksums are fast on. One thread at a time.
+ */
+public final class ReceiveBatch implements AutoCloseable {
+    /** {@link #ecn(int)} and {@link #trafficClass(int)} when the kernel reported no traffic class. */
+    public static final int NOT_REPORTED = -1;
+
+    /**
+     * Control-message room per slot: {@code IP_TOS} (1 B) or {@code IPV6_TCLASS} (4 B) and
+     * {@code UDP_GRO} (4 B), each {@code CMSG_SPACE} 24 B, with room to spare.
+     */
+    private static final int CONTROL_SPACE = 64;
+
+    private final Arena arena;
+    private final int slots;
+    private final int slotSize;
+    private final MemorySegment headers;
+    private final MemorySegment iovecs;
+    private final MemorySegment names;
+    private final MemorySegment controls;
+    private final MemorySegment payloads;
+    private final MemorySegment[] slotSegments;
+    private final ByteBuffer[] slotBuffers;
+    private final long payloadsAddress;
+    private final int[] lengths;
+    private final int[] trafficClasses;
+    private final int[] segmentSizes;
+    private final boolean[] truncated;
+    /** errno of the last call, written by the linker. */
+    final MemorySegment capture;
+    private int count;
+
+    /**
+     * @param slots datagrams per {@code recvmmsg} call (at most 1024, {@code UIO_MAXIOV})
+     * @param slotSize bytes per slot: the largest datagram accepted whole; 65535 with UDP GRO on
+     *     (a coalesced datagram can reach 64 KiB), else the path MTU's payload
+     */
+    public ReceiveBatch(final int slots, final int slotSize) {
+        if (slots < 1 || slots > 1024) {
+            throw new IllegalArgumentException("slots must be 1..1024 (UIO_MAXIOV), got " + slots);
+        }
+        if (slotSize < 1 || slotSize > 1 << 20) {
+            throw new IllegalArgumentException("slot size must be 1..1 MiB, got " + slotSize);
+        }
+        this.slots = slots;
+        this.slotSize = slotSize;
+        arena = Arena.ofShared();
+        headers = arena.allocate((long) slots * Msghdr.MMSGHDR_SIZE, 8);
+        iovecs = arena.allocate((long) slots * Msghdr.IOVEC_SIZE, 8);
+        names = arena.allocate((long) slots * Sockaddr.SLOT, 8);
+        controls = arena.allocate((long) slots * CONTROL_SPACE, 8);
+        // Page-aligned payloads: a 64-byte-aligned start per slot keeps the checksum's loads aligned.
+        payloads = arena.allocate((long) slots * slotSize, 4096);
+        capture = Libc.allocateCapture(arena);
+        payloadsAddress = payloads.address();
+        slotSegments = new MemorySegment[slots];
+        slotBuffers = new ByteBuffer[slots];
+        lengths = new int[slots];
+        trafficClasses = new int[slots];
+        segmentSizes = new int[slots];
+        truncated = new boolean[slots];
+        final long iovecsAddress = iovecs.address();
+        final long namesAddress = names.address();
+        final long controlsAddress = controls.address();
+        for (int i = 0; i < slots; i++) {
+            final long h = (long) i * Msghdr.MMSGHDR_SIZE;
+            headers.set(JAVA_LONG, h + Msghdr.NAME, namesAddress + (long) i * Sockaddr.SLOT);
+            headers.set(JAVA_LONG, h + Msghdr.IOV, iovecsAddress + (long) i * Msghdr.IOVEC_SIZE);
+            headers.set(JAVA_LONG, h + Msghdr.IOVLEN, 1L);
+            headers.set(JAVA_LONG, h + Msghdr.CONTROL, controlsAddress + (long) i * CONTROL_SPACE);
+            final long v = (long) i * Msghdr.IOVEC_SIZE;
+            iovecs.set(JAVA_LONG, v + Msghdr.IOV_BASE, payloadsAddress + (long) i * slotSize);
+            iovecs.set(JAVA_LONG, v + Msghdr.IOV_LEN, (long) slotSize);
+            slotSegments[i] = payloads.asSlice((long) i * slotSize, slotSize);
+            slotBuffers[i] = slotSegments[i].asByteBuffer();
+        }
+    }
+
+    /** @return datagrams one call can receive */
+    public int slots() {
+        return slots;
+    }
+
+    /** @return bytes per slot */
+    public int slotSize() {
+        return slotSize;
+    }
+
+    /** @return datagrams the last receive delivered (slots 0..count-1 are valid) */
+    public int count() {
+        return count;
+    }
+
+    /** @return the payload length of the datagram in slot {@code i} (with GRO: of all its segments) */
+    public int length(final int i) {
+        return lengths[checkIndex(i)];
+    }
+
+    /** @return the native address of slot {@code i}'s payload */
+    public long address(final int i) {
+        return payloadsAddress + (long) checkIndex(i) * slotSize;
+    }
+
+    /** @return slot {@code i}'s payload memory, all {@link #slotSize()} bytes of it (the same object every time) */
+    public MemorySegment segment(final int i) {
+        return slotSegments[checkIndex(i)];
+    }
+
+    /**
+     * @return a buffer view of slot {@code i} (the same object every time), position 0, limit
+     *     the datagram's length
+     */
+    public ByteBuffer buffer(final int i) {
+        return slotBuffers[checkIndex(i)];
+    }
+
+    /**
+     * @return the ECN codepoint of the datagram in slot {@code i}: 0 Not-ECT, 1 ECT(1), 2 ECT(0),
+     *     3 CE; {@link #NOT_REPORTED} unless the socket asked for it
+     *     ({@link LinuxUdpSocket#setReceiveTrafficClass(boolean)})
+     */
+    public int ecn(final int i) {
+        final int tc = trafficClasses[checkIndex(i)];
+        return tc == NOT_REPORTED ? NOT_REPORTED : tc & 3;
+    }
+
+    /** @return the whole TOS / traffic class byte (DSCP and ECN), or {@link #NOT_REPORTED} */
+    public int trafficClass(final int i) {
+        return trafficClasses[checkIndex(i)];
+    }
+
+    /**
+     * @return with UDP GRO on, the size of the datagrams the kernel coalesced into slot {@code i}
+     *     (all but the last have it); 0 when the slot holds one datagram as sent
+     */
+    public int segmentSize(final int i) {
+        return segmentSizes[checkIndex(i)];
+    }
+
+    /** @return whether the datagram was larger than the slot and was cut ({@code MSG_TRUNC}) */
+    public boolean truncated(final int i) {
+        return truncated[checkIndex(i)];
+    }
+
+    /** @return whether the source of slot {@code i} is an IPv6 address (else IPv4) */
+    public boolean sourceIsIpv6(final int i) {
+        return Sockaddr.family(names, nameOffset(i)) == Uapi.AF_INET6;
+    }
+
+    /** @return the source IPv4 address of slot {@code i}, most significant byte first */
+    public int sourceIpv4(final int i) {
+        return Sockaddr.ipv4(names, nameOffset(i));
+    }
+
+    /** @return the first 8 bytes of slot {@code i}'s source IPv6 address, big-endian */
+    public long sourceIpv6High(final int i) {
+        return Sockaddr.ipv6High(names, nameOffset(i));
+    }
+
+    /** @return the last 8 bytes of slot {@code i}'s source IPv6 address, big-endian */
+    public long sourceIpv6Low(final int i) {
+        return Sockaddr.ipv6Low(names, nameOffset(i));
+    }
+
+    /** @return the source UDP port of slot {@code i} */
+    public int sourcePort(final int i) {
+        return Sockaddr.port(names, nameOffset(i));
+    }
+
+    /** @return the source of slot {@code i} as an object: for a peer seen for the first time (allocates) */
+    public InetSocketAddress sourceAddress(final int i) {
+        return Sockaddr.read(names, nameOffset(i));
+    }
+
+    /** Resets what the kernel overwrites in every header: name and control lengths. */
+    void prepare() {
+        count = 0;
+        for (int i = 0; i < slots; i++) {
+            final long h = (long) i * Msghdr.MMSGHDR_SIZE;
+            headers.set(JAVA_INT, h + Msghdr.NAMELEN, Sockaddr.SLOT);
+            headers.set(JAVA_LONG, h + Msghdr.CONTROLLEN, (long) CONTROL_SPACE);
+        }
+    }
+
+    /** @return the mmsghdr array, for the socket's call */
+    MemorySegment headers() {
+        return headers;
+    }
+
+    /** Decodes what the kernel wrote for slots 0..n-1. */
+    void received(final int n) {
+        for (int i = 0; i < n; i++) {
+            final long h = (long) i * Msghdr.MMSGHDR_SIZE;
+            final int length = headers.get(JAVA_INT, h + Msghdr.MSG_LEN);
+            lengths[i] = length;
+            truncated[i] = (headers.get(JAVA_INT, h + Msghdr.FLAGS) & Uapi.MSG_TRUNC) != 0;
+            slotBuffers[i].limit(Math.min(length, slotSize)).position(0);
+            decodeControl(i, headers.get(JAVA_LONG, h + Msghdr.CONTROLLEN));
+        }
+        count = n;
+    }
+
+    /** Walks slot i's control messages (CMSG_FIRSTHDR/CMSG_NXTHDR) for the traffic class and GRO size. */
+    private void decodeControl(final int i, final long controlLength) {
+        int tc = NOT_REPORTED;
+        int gro = 0;
+        final long base = (long) i * CONTROL_SPACE;
+        long offset = 0;
+        while (offset + Msghdr.CMSG_DATA <= controlLength) {
+            final long length = controls.get(JAVA_LONG, base + offset + Msghdr.CMSG_LEN);
+            if (length < Msghdr.CMSG_DATA || offset + length > controlLength) {
+                break;
+            }
+            final int level = controls.get(JAVA_INT, base + offset + Msghdr.CMSG_LEVEL);
+            final int type = controls.get(JAVA_INT, base + offset + Msghdr.CMSG_TYPE);
+            final long data = base + offset + Msghdr.CMSG_DATA;
+            final long dataLength = length - Msghdr.CMSG_DATA;
+            if (level == Uapi.IPPROTO_IP && type == Uapi.IP_TOS) {
+                // One byte (ip_cmsg_recv_tos puts the TOS octet).
+                tc = controls.get(JAVA_BYTE, data) & 0xFF;
+            } else if (level == Uapi.IPPROTO_IPV6 && type == Uapi.IPV6_TCLASS) {
+                // An int (ip6_datagram_recv_specific_ctl puts the traffic class as int).
+                tc = controls.get(JAVA_INT, data) & 0xFF;
+            } else if (level == Uapi.SOL_UDP && type == Uapi.UDP_GRO) {
+                // udp_cmsg_recv puts gso_size as an int; read a u16 should a kernel put less.
+                gro = dataLength >= 4 ? controls.get(JAVA_INT, data) : controls.get(JAVA_SHORT, data) & 0xFFFF;
+            }
+            offset += Msghdr.cmsgAlign(length);
+        }
+        trafficClasses[i] = tc;
+        segmentSizes[i] = gro;
+    }
+
+    /** Releases the native memory; the batch, its segments and buffers cannot be used afterwards. */
+    @Override
+    public void close() {
+        arena.close();
+    }
+
+    private long nameOffset(final int i) {
+        return (long) checkIndex(i) * Sockaddr.SLOT;
+    }
+
+    private int checkIndex(final int i) {
+        if (i < 0 || i >= count) {
+            throw new IndexOutOfBoundsException("slot " + i + " of " + count + " received");
+        }
+        return i;
+    }
+}

@@ -1,0 +1,55 @@
+package org.metaroce.netty.linux;
+
+/**
+ * Constants of the Linux UAPI headers the sockets use, with the header each comes from. The
+ * values are those of the generic Linux ABI shared by x86_64 and aarch64 (the architectures
+ * {@link NativeUdp} admits); the few that differ between architectures elsewhere (e.g. on MIPS,
+ * SPARC or Alpha) are not needed here.
+ */
+final class Uapi {
+    // <linux/socket.h>, <bits/socket_type.h>
+    static final int AF_UNSPEC = 0;
+    static final int AF_INET = 2;
+    static final int AF_INET6 = 10;
+    static final int SOCK_DGRAM = 2;
+    static final int SOCK_NONBLOCK = 0x800;       // == O_NONBLOCK (04000)
+    static final int SOCK_CLOEXEC = 0x80000;      // == O_CLOEXEC (02000000)
+
+    // <asm-generic/socket.h>
+    static final int SOL_SOCKET = 1;
+    static final int SO_REUSEADDR = 2;
+    static final int SO_ERROR = 4;
+    static final int SO_SNDBUF = 7;
+    static final int SO_RCVBUF = 8;
+
+    // <linux/in.h>, <linux/in6.h>
+    static final int IPPROTO_IP = 0;
+    static final int IPPROTO_UDP = 17;
+    static final int IPPROTO_IPV6 = 41;
+    static final int IP_TOS = 1;
+    static final int IP_RECVTOS = 13;
+    static final int IPV6_V6ONLY = 26;
+    static final int IPV6_RECVTCLASS = 66;
+    static final int IPV6_TCLASS = 67;
+
+    // <linux/udp.h>: SOL_UDP is IPPROTO_UDP
+    static final int SOL_UDP = IPPROTO_UDP;
+    static final int UDP_SEGMENT = 103;
+    static final int UDP_GRO = 104;
+
+    // <linux/socket.h>: msghdr.msg_flags on receive
+    static final int MSG_TRUNC = 0x20;
+
+    // <linux/eventpoll.h>
+    static final int EPOLL_CLOEXEC = 0x80000;
+    static final int EPOLL_CTL_ADD = 1;
+    static final int EPOLL_CTL_DEL = 2;
+    static final int EPOLL_CTL_MOD = 3;
+
+    // <linux/eventfd.h>
+    static final int EFD_CLOEXEC = 0x80000;
+    static final int EFD_NONBLOCK = 0x800;
+
+    private Uapi() {
+    }
+}

@@ -1,0 +1,101 @@
+package org.metaroce.netty.linux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.Arena;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The receiver reads the ECN field of every datagram: ECT(0) as sent with IP_TOS / IPV6_TCLASS,
+ * and CE when a real marker (an nftables rule on the input hook, as root) sets it on the way.
+ * And a netfilter drop on the output hook comes back to the sender as EPERM, an outcome.
+ */
+class EcnTest {
+    /** DSCP 46 (EF) with ECT(0): both parts of the byte must arrive. */
+    private static final int EF_ECT0 = 46 << 2 | LinuxUdpSocket.ECT_0;
+
+    @BeforeEach
+    void nativeSockets() {
+        Loopback.assumeNative();
+    }
+
+    @Test
+    void ect0SentIsEct0ReceivedOverIpv4() throws Exception {
+        assertThat(receivedTrafficClass(false)).isEqualTo(EF_ECT0);
+    }
+
+    @Test
+    void ect0SentIsEct0ReceivedOverIpv6() throws Exception {
+        assertThat(receivedTrafficClass(true)).isEqualTo(EF_ECT0);
+    }
+
+    @Test
+    void anNftablesRuleMarksCongestionExperienced() throws Exception {
+        Nft.assumeUsable();
+        final String table = Nft.table("ecn");
+        try (LinuxUdpSocket rx = Loopback.bound(false); LinuxUdpSocket tx = Loopback.bound(false);
+             Arena arena = Arena.ofConfined(); SendBatch send = new SendBatch(1);
+             ReceiveBatch receive = new ReceiveBatch(1, 2048)) {
+            final int port = rx.localAddress().getPort();
+            try {
+                assertThat(Nft.addRule(table, "input", "udp", "dport", Integer.toString(port), "ip", "ecn", "set", "ce"))
+                    .isTrue();
+                tx.setTrafficClass(EF_ECT0);
+                rx.setReceiveTrafficClass(true);
+                send.destinationIpv4(send.add(Loopback.pattern(arena, 100, 0)), Loopback.IPV4, port);
+                assertThat(tx.send(send, 0)).isEqualTo(1);
+                assertThat(Loopback.receive(rx, receive, 1, (b, slot, index) -> {
+                    assertThat(b.ecn(slot)).isEqualTo(LinuxUdpSocket.CE);
+                    assertThat(b.trafficClass(slot) >> 2).as("DSCP kept").isEqualTo(46);
+                })).isEqualTo(1);
+            } finally {
+                Nft.deleteTable(table);
+            }
+        }
+    }
+
+    @Test
+    void aDatagramDroppedOnTheOutputHookIsNotPermitted() throws Exception {
+        Nft.assumeUsable();
+        final String table = Nft.table("eperm");
+        try (LinuxUdpSocket rx = Loopback.bound(false); LinuxUdpSocket tx = Loopback.bound(false);
+             Arena arena = Arena.ofConfined(); SendBatch send = new SendBatch(1)) {
+            final int port = rx.localAddress().getPort();
+            try {
+                assertThat(Nft.addRule(table, "output", "udp", "dport", Integer.toString(port), "drop")).isTrue();
+                send.destinationIpv4(send.add(Loopback.pattern(arena, 100, 0)), Loopback.IPV4, port);
+                final int r = tx.send(send, 0);
+                assertThat(UdpOutcome.of(r)).as("result %d", r).isEqualTo(UdpOutcome.NOT_PERMITTED);
+            } finally {
+                Nft.deleteTable(table);
+            }
+        }
+    }
+
+    private static int receivedTrafficClass(final boolean ipv6) throws Exception {
+        try (LinuxUdpSocket rx = Loopback.bound(ipv6); LinuxUdpSocket tx = Loopback.bound(ipv6);
+             Arena arena = Arena.ofConfined(); SendBatch send = new SendBatch(2);
+             ReceiveBatch receive = new ReceiveBatch(2, 2048)) {
+            tx.setTrafficClass(EF_ECT0);
+            rx.setReceiveTrafficClass(true);
+            final int port = rx.localAddress().getPort();
+            for (int m = 0; m < 2; m++) {
+                final int i = send.add(Loopback.pattern(arena, 100, m));
+                if (ipv6) {
+                    send.destinationIpv6(i, 0L, 1L, port);
+                } else {
+                    send.destinationIpv4(i, Loopback.IPV4, port);
+                }
+            }
+            assertThat(tx.send(send, 0)).isEqualTo(2);
+            final int[] tc = {-1};
+            assertThat(Loopback.receive(rx, receive, 2, (b, slot, index) -> {
+                assertThat(b.ecn(slot)).isEqualTo(LinuxUdpSocket.ECT_0);
+                tc[0] = b.trafficClass(slot);
+            })).isEqualTo(2);
+            return tc[0];
+        }
+    }
+}

@@ -1,0 +1,66 @@
+package org.metaroce.netty.linux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.Arena;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** epoll_wait returns for a readable socket and for a wake-up from another thread. */
+class EpollTest {
+    @BeforeEach
+    void nativeSockets() {
+        Loopback.assumeNative();
+    }
+
+    @Test
+    void aBlockedWaitIsWokenUpFromAnotherThread() throws Exception {
+        try (Epoll epoll = new Epoll(8)) {
+            final CompletableFuture<Long> waited = CompletableFuture.supplyAsync(() -> {
+                final long t0 = System.nanoTime();
+                final int n = epoll.await(-1);
+                assertThat(n).isZero();
+                assertThat(epoll.wokenUp()).isTrue();
+                return (System.nanoTime() - t0) / 1_000_000;
+            });
+            Thread.sleep(100);
+            assertThat(waited).as("still blocked before the wake-up").isNotDone();
+            epoll.wakeUp();
+            final long millis = waited.get(5, TimeUnit.SECONDS);
+            System.out.println("woken up after " + millis + " ms");
+            assertThat(millis).isGreaterThanOrEqualTo(90);
+        }
+    }
+
+    @Test
+    void aWakeUpBeforeTheWaitIsNotLostAndIsConsumedOnce() throws Exception {
+        try (Epoll epoll = new Epoll(8)) {
+            epoll.wakeUp();
+            epoll.wakeUp();
+            assertThat(epoll.await(5_000)).isZero();
+            assertThat(epoll.wokenUp()).isTrue();
+            assertThat(epoll.await(0)).isZero();
+            assertThat(epoll.wokenUp()).as("both wake-ups were drained at once").isFalse();
+        }
+    }
+
+    @Test
+    void aReadableSocketIsReportedWithItsToken() throws Exception {
+        try (Epoll epoll = new Epoll(8); LinuxUdpSocket rx = Loopback.bound(false);
+             LinuxUdpSocket tx = Loopback.bound(false); Arena arena = Arena.ofConfined();
+             SendBatch send = new SendBatch(1)) {
+            epoll.add(rx, 42L);
+            assertThat(epoll.await(0)).isZero();
+            send.destinationIpv4(send.add(Loopback.pattern(arena, 10, 0)), Loopback.IPV4, rx.localAddress().getPort());
+            assertThat(tx.send(send, 0)).isEqualTo(1);
+            assertThat(epoll.await(5_000)).isEqualTo(1);
+            assertThat(epoll.readyToken(0)).isEqualTo(42L);
+            assertThat(epoll.readyEvents(0) & Epoll.EPOLLIN).isEqualTo(Epoll.EPOLLIN);
+            epoll.remove(rx.fd());
+            assertThat(epoll.await(0)).isZero();
+        }
+    }
+}
