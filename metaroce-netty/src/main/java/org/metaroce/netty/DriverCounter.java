@@ -14,7 +14,7 @@ public enum DriverCounter {
     GSO_WRITES,
     /** Datagrams sent inside GSO writes. */
     GSO_SEGMENTS,
-    /** Socket writes that failed (the datagrams are lost; the protocol retransmits). */
+    /** Datagrams (or GSO messages) whose send failed, each {@link SendFailure} but a full buffer (lost; the protocol retransmits). */
     SEND_ERRORS,
     /** Packets the endpoint committed for a peer id the peer table does not know (dropped). */
     UNROUTABLE_PACKETS,
@@ -30,7 +30,7 @@ public enum DriverCounter {
     COMMANDS_RUN,
     /** Commands refused because the command queue was full or the device closed. */
     COMMANDS_REJECTED,
-    /** Channel flushes (each may be one sendmmsg). */
+    /** Batches handed to a socket ({@link UdpSocket#send}; each may be one sendmmsg). */
     FLUSHES,
     /** Received datagrams discarded by the configured {@link InboundFaults}. */
     FAULT_DROPPED,

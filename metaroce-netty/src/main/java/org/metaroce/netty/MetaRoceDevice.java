@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
@@ -17,17 +15,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
-import io.netty.bootstrap.Bootstrap;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFactory;
-import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.ManualIoEventLoop;
-import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.epoll.EpollChannelOption;
-import io.netty.channel.epoll.EpollDatagramChannel;
-import io.netty.channel.socket.SocketProtocolFamily;
-import io.netty.channel.socket.nio.NioDatagramChannel;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.metaroce.core.engine.Endpoint;
@@ -74,8 +62,7 @@ public final class MetaRoceDevice implements AutoCloseable {
     private final ManualIoEventLoop eventLoop;
     /** The driver thread's loop (DEDICATED: private; SHARED: the shared driver's); null in INVOKER mode. */
     private final DriverLoop loop;
-    private final NettySink[] sinkHolder = new NettySink[1];
-    private final InboundHandler receiveHandler;
+    private final ReceiveDispatcher receiver;
     private final AtomicBoolean closed = new AtomicBoolean();
     /** What an INVOKER owner blocked in {@link #awaitWork} waits on, so {@link #offer} can wake it. */
     private volatile int awaitingOn = AWAIT_NONE;
@@ -86,19 +73,19 @@ public final class MetaRoceDevice implements AutoCloseable {
     private static final long DRAIN_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private volatile boolean gsoActive;
-    private Channel endpointChannel;
-    /** The endpoint socket on the POLLED receive path (then {@link #endpointChannel} is null). */
-    private PolledEndpointSocket polledSocket;
+    private UdpSocket endpointSocket;
+    /** The endpoint socket when the owning thread reads it itself (POLLED receive path), else null. */
+    private PolledUdpSocket polledSocket;
     private ReceivePath receivePath;
     private final java.util.function.LongSupplier completionCount;
     /** Cycles since the event loop last polled for I/O (POLLED path). */
     private int eventLoopSkips;
     /** A POLLED device polls the event loop for I/O at least every this many cycles (a power of two). */
     static final int EVENT_LOOP_POLL_EVERY = 64;
-    private Channel[] sendChannels = new Channel[0];
+    private UdpSocket[] sendSockets = new UdpSocket[0];
     private int[] entropyPorts = new int[0];
     private InetSocketAddress localAddress;
-    private NettySink sink;
+    private volatile NettySink sink;
     private boolean cleanedUp;
     private long errorsLogged;
 
@@ -122,9 +109,9 @@ public final class MetaRoceDevice implements AutoCloseable {
         this.endpoint.peerDirectory(peers);
         this.counters = new DriverCounters(config.entropyPortCount());
         this.commands = new ManyToOneConcurrentArrayQueue<>(config.commandQueueCapacity());
-        this.receiveHandler = new InboundHandler(endpoint, peers, counters, sinkHolder, true);
+        this.receiver = new ReceiveDispatcher(endpoint, peers, counters);
         if (config.inboundFaults() != null) {
-            receiveHandler.injectFaults(config.inboundFaults(), config.maxDatagramBytes());
+            receiver.injectFaults(config.inboundFaults(), config.maxDatagramBytes());
         }
         switch (mode) {
             case INVOKER -> {
@@ -366,7 +353,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         if (on == AWAIT_EVENT_LOOP) {
             eventLoop.wakeup();
         } else if (on == AWAIT_SOCKET) {
-            final PolledEndpointSocket socket = polledSocket;
+            final PolledUdpSocket socket = polledSocket;
             if (socket != null) {
                 socket.wakeup();
             }
@@ -516,7 +503,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         if (wait <= 0) {
             return false;
         }
-        final PolledEndpointSocket socket = polledSocket;
+        final PolledUdpSocket socket = polledSocket;
         final boolean onSocket = socket != null && !sink.hasPendingOutbound();
         if (onSocket && wait < TimeUnit.MILLISECONDS.toNanos(1)) {
             LockSupport.parkNanos(wait);
@@ -529,7 +516,7 @@ public final class MetaRoceDevice implements AutoCloseable {
                 return false;
             }
             if (onSocket) {
-                socket.awaitReadable(TimeUnit.NANOSECONDS.toMillis(wait));
+                socket.awaitReadable(wait);
             } else {
                 // BATCHED: the event loop reads the endpoint socket and delivers what arrives. POLLED
                 // with a send socket draining: wait for it to become writable, not long, since the
@@ -574,7 +561,7 @@ public final class MetaRoceDevice implements AutoCloseable {
 
     /** Marks the start of a duty cycle: datagrams read from now on get a fresh timestamp. */
     void beginIo() {
-        receiveHandler.invalidateClock();
+        receiver.beginCycle();
     }
 
     /** Owning thread: runs queued commands, polls the endpoint into the sink and flushes. */
@@ -645,9 +632,9 @@ public final class MetaRoceDevice implements AutoCloseable {
     }
 
     private int readPolledSocket(final java.util.function.LongSupplier stopOnCompletion) {
-        final PolledEndpointSocket socket = polledSocket;
+        final PolledUdpSocket socket = polledSocket;
         return socket == null || cleanedUp ? 0
-            : socket.receive(receiveHandler, config.maxDatagramsPerRead(), stopOnCompletion);
+            : receiver.readFrom(socket, config.maxDatagramsPerRead(), stopOnCompletion);
     }
 
     // ------------------------------------------------------------------ sockets
@@ -655,105 +642,45 @@ public final class MetaRoceDevice implements AutoCloseable {
     private void openChannels() throws Exception {
         // Initialises the I/O handler on the owning thread before anything registers with it.
         eventLoop.runNow();
-        final SocketProtocolFamily family = config.bindAddress() instanceof Inet6Address
-            ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
-        final ChannelFactory<Channel> factory = transport == Transport.EPOLL
-            ? () -> new EpollDatagramChannel(family) : () -> new NioDatagramChannel(family);
-        final boolean epoll = transport == Transport.EPOLL;
-        final boolean gro = epoll && config.gro();
-        final int slot = gro ? DeviceConfig.GRO_SLOT_BYTES : config.maxDatagramBytes();
-        // Netty splits GRO-coalesced datagrams only on its recvmsg path (its recvmmsg path hands them
-        // over whole), so GRO replaces recvmmsg: one recvmsg returns up to 64 KiB of datagrams.
-        final int batch = epoll && !gro ? config.receiveBatch() : 1;
-        // With recvmmsg a batch that filled fewer slots than offered drained the socket: no empty read after it.
-        final ReceiveBatchAllocator recvAllocator = new ReceiveBatchAllocator(slot * batch,
-            config.maxDatagramsPerRead(), batch > 1);
-        final WriteBufferWaterMark waterMark = new WriteBufferWaterMark(config.writeBufferHighWaterMark() / 2,
-            config.writeBufferHighWaterMark());
-
-        final Bootstrap base = new Bootstrap().group(eventLoop).channelFactory(factory)
-            .option(ChannelOption.ALLOCATOR, config.allocator())
-            .option(ChannelOption.SO_SNDBUF, config.sendBufferBytes())
-            .option(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark);
-
-        final Bootstrap receive = base.clone().handler(receiveHandler)
-            .option(ChannelOption.SO_RCVBUF, config.receiveBufferBytes())
-            .option(ChannelOption.RECVBUF_ALLOCATOR, recvAllocator)
-            .option(ChannelOption.AUTO_READ, true)
-            // IP_TOS (IPV6_TCLASS on IPv6 sockets): DSCP in the upper six bits, ECN Not-ECT.
-            .option(ChannelOption.IP_TOS, config.controlDscp() << 2);
-        if (epoll) {
-            receive.option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, batch > 1 ? slot : 0);
-            if (gro) {
-                receive.option(EpollChannelOption.UDP_GRO, true);
+        // Writes that fail later in Netty's pipeline are the sink's to count (and may turn GSO off).
+        final NettyUdpTransport netty = new NettyUdpTransport(eventLoop, transport, config, counters, failure -> {
+            final NettySink current = sink;
+            if (current != null) {
+                current.sendFailed(failure);
+            } else {
+                counters.increment(DriverCounter.SEND_ERRORS);
             }
-        }
+        });
         final InetSocketAddress endpointBind = new InetSocketAddress(config.bindAddress(), config.endpointPort());
+        // IP_TOS (IPV6_TCLASS on IPv6 sockets): DSCP in the upper six bits, ECN Not-ECT.
+        final SocketOptions endpointOptions = new SocketOptions(endpointBind, config.receiveBufferBytes(),
+            config.sendBufferBytes(), config.controlDscp() << 2);
         if (receivePath == ReceivePath.POLLED) {
-            try {
-                polledSocket = new PolledEndpointSocket(endpointBind, config.maxDatagramBytes(),
-                    config.receiveBufferBytes(), config.sendBufferBytes(), config.controlDscp() << 2, counters);
-            } catch (final IOException ex) {
-                final IOException io = new java.net.BindException("cannot bind UDP socket to " + endpointBind + ": "
-                    + ex.getMessage());
-                io.initCause(ex);
-                throw io;
-            }
-            localAddress = polledSocket.localAddress();
+            polledSocket = new JdkUdpTransport(config.maxDatagramBytes()).open(endpointOptions, receiver);
+            endpointSocket = polledSocket;
         } else {
-            endpointChannel = bindAndWait(receive, endpointBind);
-            localAddress = (InetSocketAddress) endpointChannel.localAddress();
+            endpointSocket = netty.open(endpointOptions, receiver);
         }
+        localAddress = endpointSocket.localAddress();
 
-        // Send sockets: never read (everything arrives on the endpoint port [ENC-002]); their
-        // pipelines only see write failures.
-        final Bootstrap send = base.clone()
-            .handler(new InboundHandler(endpoint, peers, counters, sinkHolder, false))
-            .option(ChannelOption.AUTO_READ, false)
-            .option(ChannelOption.SO_RCVBUF, 4096)
-            .option(ChannelOption.IP_TOS, config.dataDscp() << 2);
+        // Send sockets: never read (everything arrives on the endpoint port [ENC-002]).
         final int[] requested = config.requestedEntropyPorts();
-        final List<Channel> bound = new ArrayList<>(requested.length);
         final int[] ports = new int[requested.length];
-        sendChannels = new Channel[requested.length];
+        sendSockets = new UdpSocket[requested.length];
+        // GSO when asked for and every send socket can (there is at least one).
+        boolean gso = config.gso();
         for (int i = 0; i < requested.length; i++) {
-            final Channel channel = bindAndWait(send, new InetSocketAddress(config.bindAddress(), requested[i]));
-            bound.add(channel);
-            sendChannels[i] = channel;
-            ports[i] = ((InetSocketAddress) channel.localAddress()).getPort();
+            final UdpSocket socket = netty.open(new SocketOptions(new InetSocketAddress(config.bindAddress(),
+                requested[i]), 4096, config.sendBufferBytes(), config.dataDscp() << 2), null);
+            sendSockets[i] = socket;
+            ports[i] = socket.localAddress().getPort();
+            gso &= socket.capabilities().gso();
         }
         entropyPorts = ports;
-        final boolean gso = epoll && config.gso() && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
-        sink = new NettySink(config.allocator(), config.sinkChunkBytes(), config.maxPacketsPerCycle(), peers,
-            counters, sendChannels, entropyPorts, endpointChannel, polledSocket, localAddress.getPort(), gso,
-            config.gsoMinSegments(), config.connectEntropySockets(), config.preserveSendOrder());
-        sinkHolder[0] = sink;
+        sink = new NettySink(netty, config.sinkChunkBytes(), config.maxPacketsPerCycle(), peers, counters, sendSockets,
+            entropyPorts, endpointSocket, gso, config.gsoMinSegments(), config.connectEntropySockets(),
+            config.preserveSendOrder());
         gsoActive = gso;
-    }
-
-    private Channel bindAndWait(final Bootstrap bootstrap, final InetSocketAddress address) throws Exception {
-        final ChannelFuture future = bootstrap.bind(address);
-        final long deadline = System.nanoTime() + SETUP_TIMEOUT_NS;
-        while (!future.isDone()) {
-            eventLoop.runNow();
-            if (System.nanoTime() - deadline > 0) {
-                future.channel().close();
-                throw new IOException("binding " + address + " did not complete within 10 s");
-            }
-            Thread.onSpinWait();
-        }
-        if (!future.isSuccess()) {
-            final Throwable cause = future.cause();
-            final Channel channel = future.channel();
-            if (channel != null && channel.isOpen()) {
-                channel.close();
-            }
-            final IOException io = new java.net.BindException("cannot bind UDP socket to " + address + ": "
-                + cause.getMessage());
-            io.initCause(cause);
-            throw io;
-        }
-        return future.channel();
     }
 
     // ------------------------------------------------------------------ shutdown
@@ -815,24 +742,15 @@ public final class MetaRoceDevice implements AutoCloseable {
             sink.close();
         }
         failQueuedCommands();
-        final List<ChannelFuture> closing = new ArrayList<>();
-        if (endpointChannel != null) {
-            closing.add(endpointChannel.close());
+        if (endpointSocket != null) {
+            endpointSocket.close();
         }
-        if (polledSocket != null) {
-            polledSocket.close();
-        }
-        for (final Channel channel : sendChannels) {
-            if (channel != null) {
-                closing.add(channel.close());
+        for (final UdpSocket socket : sendSockets) {
+            if (socket != null) {
+                socket.close();
             }
         }
         final long deadline = System.nanoTime() + SETUP_TIMEOUT_NS;
-        for (final ChannelFuture f : closing) {
-            while (!f.isDone() && System.nanoTime() - deadline < 0) {
-                runQuietly();
-            }
-        }
         if (mode == ThreadingMode.INVOKER) {
             eventLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             while (!eventLoop.isTerminated() && System.nanoTime() - deadline < 0) {

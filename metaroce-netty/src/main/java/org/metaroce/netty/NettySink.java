@@ -2,13 +2,6 @@ package org.metaroce.netty;
 
 import java.net.InetSocketAddress;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.channel.Channel;
-import io.netty.channel.socket.DatagramPacket;
-import io.netty.channel.unix.SegmentedDatagramPacket;
-import io.netty.channel.unix.Socket;
-import io.netty.channel.unix.UnixChannel;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.collections.Int2IntHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -17,30 +10,33 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The device's {@link TransmitSink}: the engine writes packets straight into pooled off-heap chunks,
- * and each committed packet is written, as a retained slice of its chunk (no copy), to the send
- * socket whose local port is the packet's entropy value. With send order preserved (the default), a
- * socket is flushed as soon as a packet for another socket is committed, so datagrams reach the
- * kernel in the engine's order; otherwise nothing is flushed until the end of the duty cycle, when
- * {@link #flush()} flushes every socket written to once. With epoll, Netty hands each flushed batch
- * of a socket to one {@code sendmmsg} call.
+ * The device's {@link TransmitSink}, the same for every transport: the engine writes packets
+ * straight into off-heap chunks, and committed packets are queued, without copying, in the
+ * {@link SendBatch} of the send socket whose local port is the packet's entropy value, then handed
+ * to that {@link UdpSocket}. (The name predates the transport seam: nothing here depends on Netty.)
  *
- * <p>Every send socket has its own chunk: the engine names the entropy value (the socket) when it
+ * <p>Every socket has its own chunk: the engine names the entropy value (the socket) when it
  * claims room ({@link #claim(int, int)}), so the packets of one socket lie back to back even when
  * a QP sprays over several paths. Consecutive packets of a socket to the same destination and of
- * the same length (the last one may be shorter) are then merged into one
- * {@link SegmentedDatagramPacket}, still without copying, when the platform supports UDP GSO and
- * the run has at least {@code gsoMinSegments} datagrams.
+ * the same length (the last one may be shorter) form a run; a run of at least
+ * {@code gsoMinSegments} datagrams on a socket that can do UDP GSO is queued as one segmented
+ * entry, any other as separate datagrams.
  *
- * <p>Datagrams not merged (a lone reply or ACK, a short run) go straight to {@code sendto} on the
- * epoll socket when nothing of that socket waits in Netty: Netty's pipeline, outbound buffer and
- * flush cost a few hundred nanoseconds per datagram, which is most of what a request-reply round
- * trip spends above the system calls. When the kernel refuses one (buffer full), it and the rest of
- * the run go through the pipeline, which then waits for the socket to drain.
+ * <p>Send order: with order preserved (the default) a socket's batch is handed over as soon as a
+ * packet for another socket is committed, so datagrams reach the kernel in the engine's order;
+ * otherwise each batch is handed over once, at the end of the duty cycle ({@link #flush()}).
  *
  * <p>Backpressure: a claim returns {@link #NO_ROOM} once {@code maxPacketsPerCycle} packets were
- * committed in this cycle, or when some socket has more unsent bytes queued than its high water
- * mark; the endpoint then tries again on its next poll.
+ * committed in this cycle, while a socket reports {@link OutboundState#BACKED_UP}, or while a
+ * socket left part of its batch unsent ({@link SendFailure#WOULD_BLOCK}); such a remainder is
+ * handed over again at the start of every cycle until the socket takes it. A chunk that such a
+ * remainder points into is not released.
+ *
+ * <p>Errors (see {@link SendFailure}): the failed datagram is dropped and counted as a send
+ * error, the rest of the batch goes on; a refused GSO message turns GSO off for the device;
+ * "port unreachable" reported for an earlier datagram is consumed by the report, so an addressed
+ * datagram is sent once more. Transports that fail later (Netty's pipeline) report through
+ * {@link #sendFailed(SendFailure)}.
  *
  * <p>Owning thread only.
  */
@@ -51,56 +47,49 @@ final class NettySink implements TransmitSink {
     /** A GSO write is one IP datagram before segmentation: at most 64 KiB minus headers. */
     static final int MAX_GSO_BYTES = 65_000;
 
-    private final ByteBufAllocator allocator;
+    private final UdpTransport chunks;
     private final int chunkBytes;
     private final int maxPacketsPerCycle;
     private final PeerTable peers;
     private final DriverCounters counters;
     private final UnsafeBuffer emptyView = new UnsafeBuffer(new byte[0]);
+    private final boolean preserveSendOrder;
+    private final int gsoMinSegments;
 
     /** Sockets by index: entropy sockets 0..n-1, then the endpoint socket at n. */
-    private final Channel[] channels;
-    private final boolean[] dirty;
+    private final UdpSocket[] sockets;
+    private final SocketCapabilities[] capabilities;
+    private final SendBatch[] batches;
     private final Int2IntHashMap indexByPort = new Int2IntHashMap(-1);
     private final int endpointIndex;
-    /** Per socket, bytesBeforeUnwritable() with nothing queued: less means datagrams wait in Netty. */
-    private final long[] emptyBytesBeforeUnwritable;
-    /** The endpoint socket on the POLLED receive path (its slot in {@link #channels} is then null). */
-    private final PolledEndpointSocket polledEndpoint;
     private boolean gso;
-    private final int gsoMinSegments;
-    /** Per socket, its native socket when the transport is epoll (else null), for direct sends. */
-    private final Socket[] directSockets;
     /**
-     * Per entropy socket, the peer it is connected to: the first one it sent a datagram to
-     * directly (null until then, or when connecting failed). Datagrams to that peer go without an
-     * address ({@code send}, and GSO writes without a recipient): the kernel keeps the socket's
-     * route instead of looking it up per datagram (about 0.35 µs per send on loopback), and Netty
-     * builds no address array. Datagrams to other peers still name theirs ({@code sendto} with an
+     * Per entropy socket, the peer it is connected to: the first one a lone datagram went to
+     * (null until then, or when connecting failed). Datagrams to that peer go without an address:
+     * the kernel keeps the socket's route instead of looking it up per datagram (about 0.35 µs per
+     * send on loopback). Datagrams to other peers still name theirs ({@code sendto} with an
      * address works on a connected UDP socket). Entropy sockets never read, so the connection
-     * filters nothing they need. Only sockets bound to a specific address are connected: connecting
-     * a wildcard-bound socket would pin its source address to the first peer's route, wrong for
-     * peers reached through another interface.
+     * filters nothing they need. Only sockets bound to a specific address are connected:
+     * connecting a wildcard-bound socket would pin its source address to the first peer's route,
+     * wrong for peers reached through another interface.
      */
     private final InetSocketAddress[] connectedTo;
-    /** Per socket, whether it may still be connected (entropy socket, epoll, specific address, not tried yet). */
+    /** Per socket, whether it may still be connected (entropy socket, able to, specific address, not tried yet). */
     private final boolean[] mayConnect;
-    private final InetSocketAddress[] localAddresses;
     private boolean warnedFallback;
 
     // One chunk (and view of it) per socket; the latest claim's socket is current.
-    private final ByteBuf[] chunk;
+    private final SendChunk[] chunk;
     private final UnsafeBuffer[] view;
     private final int[] position;
     private int current = -1;
     /** Socket of the latest committed packet, or -1 right after a flush. */
     private int lastIndex = -1;
-    private final boolean preserveSendOrder;
     private int committedThisCycle;
     private boolean backedUp;
     private boolean closed;
 
-    // Per sending socket, the run of packets being merged into one write, and the chunk it lies in.
+    // Per sending socket, the run of packets being merged, and the index of the chunk it lies in (-1: none).
     private final int[] runChunk;
     private final InetSocketAddress[] runRecipient;
     private final int[] runStart;
@@ -110,73 +99,66 @@ final class NettySink implements TransmitSink {
     private final boolean[] runClosed;
     private long gsoWritesSinceFlush;
 
-    NettySink(final ByteBufAllocator allocator, final int chunkBytes, final int maxPacketsPerCycle,
-              final PeerTable peers, final DriverCounters counters, final Channel[] entropyChannels,
-              final int[] entropyPorts, final Channel endpointChannel, final PolledEndpointSocket polledEndpoint,
-              final int endpointPort, final boolean gso, final int gsoMinSegments,
+    /**
+     * @param chunks the transport whose chunks the engine writes into (that of the entropy sockets)
+     * @param entropySockets the send sockets, in entropy port order
+     * @param entropyPorts their local ports
+     * @param endpointSocket the endpoint socket (connection-manager packets and entropy fallbacks leave from it)
+     */
+    NettySink(final UdpTransport chunks, final int chunkBytes, final int maxPacketsPerCycle, final PeerTable peers,
+              final DriverCounters counters, final UdpSocket[] entropySockets, final int[] entropyPorts,
+              final UdpSocket endpointSocket, final boolean gso, final int gsoMinSegments,
               final boolean connectEntropySockets, final boolean preserveSendOrder) {
-        this.allocator = allocator;
-        this.preserveSendOrder = preserveSendOrder;
+        this.chunks = chunks;
         this.chunkBytes = chunkBytes;
         this.maxPacketsPerCycle = maxPacketsPerCycle;
         this.peers = peers;
         this.counters = counters;
-        this.channels = new Channel[entropyChannels.length + 1];
-        System.arraycopy(entropyChannels, 0, channels, 0, entropyChannels.length);
-        this.endpointIndex = entropyChannels.length;
-        this.channels[endpointIndex] = endpointChannel;
-        this.polledEndpoint = polledEndpoint;
-        if ((endpointChannel == null) == (polledEndpoint == null)) {
-            throw new IllegalArgumentException("exactly one of endpointChannel and polledEndpoint must be given");
-        }
-        final int n = channels.length;
-        this.dirty = new boolean[n];
-        this.chunk = new ByteBuf[n];
+        this.preserveSendOrder = preserveSendOrder;
+        this.gso = gso;
+        this.gsoMinSegments = gsoMinSegments;
+        final int n = entropySockets.length + 1;
+        this.sockets = new UdpSocket[n];
+        System.arraycopy(entropySockets, 0, sockets, 0, entropySockets.length);
+        this.endpointIndex = entropySockets.length;
+        this.sockets[endpointIndex] = endpointSocket;
+        this.capabilities = new SocketCapabilities[n];
+        this.batches = new SendBatch[n];
+        this.chunk = new SendChunk[n];
         this.view = new UnsafeBuffer[n];
-        for (int i = 0; i < n; i++) {
-            view[i] = new UnsafeBuffer(new byte[0]);
-        }
         this.position = new int[n];
         this.runChunk = new int[n];
-        java.util.Arrays.fill(runChunk, -1);
         this.runRecipient = new InetSocketAddress[n];
         this.runStart = new int[n];
         this.runBytes = new int[n];
         this.runSegment = new int[n];
         this.runCount = new int[n];
         this.runClosed = new boolean[n];
+        this.connectedTo = new InetSocketAddress[n];
+        this.mayConnect = new boolean[n];
+        for (int i = 0; i < n; i++) {
+            capabilities[i] = sockets[i].capabilities();
+            batches[i] = new SendBatch();
+            view[i] = new UnsafeBuffer(new byte[0]);
+            runChunk[i] = -1;
+            mayConnect[i] = connectEntropySockets && i != endpointIndex && capabilities[i].connect()
+                && !sockets[i].localAddress().getAddress().isAnyLocalAddress();
+        }
         for (int i = 0; i < entropyPorts.length; i++) {
             indexByPort.put(entropyPorts[i], i);
         }
         // Connection-manager packets are sent from the endpoint port [ENC-003].
-        indexByPort.put(endpointPort, endpointIndex);
-        this.gso = gso;
-        this.gsoMinSegments = gsoMinSegments;
-        this.emptyBytesBeforeUnwritable = new long[channels.length];
-        this.directSockets = new Socket[channels.length];
-        this.connectedTo = new InetSocketAddress[channels.length];
-        this.mayConnect = new boolean[channels.length];
-        this.localAddresses = new InetSocketAddress[channels.length];
-        for (int i = 0; i < channels.length; i++) {
-            localAddresses[i] = channels[i] == null ? null : (InetSocketAddress) channels[i].localAddress();
-            emptyBytesBeforeUnwritable[i] = channels[i] == null ? 0 : channels[i].bytesBeforeUnwritable();
-            // An epoll channel's descriptor is its native socket (a public Netty type).
-            if (channels[i] instanceof UnixChannel && ((UnixChannel) channels[i]).fd() instanceof Socket) {
-                directSockets[i] = (Socket) ((UnixChannel) channels[i]).fd();
-            }
-            mayConnect[i] = connectEntropySockets && i != endpointIndex && directSockets[i] != null
-                && !localAddresses[i].getAddress().isAnyLocalAddress();
-        }
+        indexByPort.put(endpointSocket.localAddress().getPort(), endpointIndex);
     }
 
     /**
-     * @return whether a send socket holds written datagrams the kernel has not taken yet (it then
-     *     waits for the event loop to report it writable)
+     * @return whether a send socket holds datagrams the kernel has not taken yet: in the
+     *     transport's queue, or left unsent in its batch
      */
     boolean hasPendingOutbound() {
-        for (int i = 0; i < channels.length; i++) {
-            final Channel channel = channels[i];
-            if (channel != null && channel.bytesBeforeUnwritable() < emptyBytesBeforeUnwritable[i]) {
+        for (int i = 0; i < sockets.length; i++) {
+            // Outside a poll every batch was handed over: what remains in one, the socket did not take.
+            if (batches[i].size() > 0 || sockets[i].outboundState() != OutboundState.IDLE) {
                 return true;
             }
         }
@@ -196,19 +178,35 @@ final class NettySink implements TransmitSink {
         }
     }
 
-    /** @return whether any GSO write was queued since the last flush */
-    boolean gsoPendingSinceFlush() {
-        return gsoWritesSinceFlush > 0;
+    /**
+     * A send failed after its socket took it (a transport that queues, such as Netty's pipeline,
+     * learns the outcome only then): counted, and GSO turns off when a GSO message was handed over
+     * since the last flush and the failure is not about the peer.
+     *
+     * @param failure what went wrong
+     */
+    void sendFailed(final SendFailure failure) {
+        counters.increment(DriverCounter.SEND_ERRORS);
+        if (gso && gsoWritesSinceFlush > 0 && turnsGsoOff(failure)) {
+            disableGso();
+        }
     }
 
-    /** Called at the start of each duty cycle, before the endpoint polls. */
+    /** @return whether a GSO message that failed so shows the kernel cannot segment (not a peer or a rule) */
+    private static boolean turnsGsoOff(final SendFailure failure) {
+        return failure == SendFailure.MESSAGE_TOO_LONG || failure == SendFailure.OTHER;
+    }
+
+    /** Called at the start of each duty cycle, before the endpoint polls: hands over what sockets left unsent. */
     void beginCycle() {
         committedThisCycle = 0;
         boolean anyBackedUp = false;
-        for (final Channel channel : channels) {
-            if (channel != null && !channel.isWritable() && channel.isActive()) {
+        for (int i = 0; i < sockets.length; i++) {
+            if (batches[i].size() > 0 && !closed) {
+                handOver(i);
+            }
+            if (batches[i].size() > 0 || sockets[i].outboundState() == OutboundState.BACKED_UP) {
                 anyBackedUp = true;
-                break;
             }
         }
         backedUp = anyBackedUp;
@@ -235,8 +233,10 @@ final class NettySink implements TransmitSink {
             counters.increment(DriverCounter.SINK_FULL);
             return NO_ROOM;
         }
-        if (chunk[index] == null || position[index] + maxLength > chunk[index].capacity()) {
-            rotate(index, maxLength);
+        if ((chunk[index] == null || position[index] + maxLength > chunk[index].capacity())
+            && !rotate(index, maxLength)) {
+            counters.increment(DriverCounter.SINK_FULL);
+            return NO_ROOM;
         }
         current = index;
         return position[index];
@@ -264,24 +264,13 @@ final class NettySink implements TransmitSink {
         committedThisCycle++;
         if (preserveSendOrder && lastIndex >= 0 && lastIndex != index) {
             // Leaving a socket: what it holds goes to the kernel now, so datagrams leave in the
-            // order the engine committed them. Flushing per socket only at the end of the cycle
-            // would group them by socket, and a sprayed QP would see up to a whole cycle of
+            // order the engine committed them. Handing over per socket only at the end of the
+            // cycle would group them by socket, and a sprayed QP would see up to a whole cycle of
             // self-inflicted reordering (beyond the 64-packet SACK bitmap: an ACK per packet).
             flushSocket(lastIndex);
         }
         lastIndex = index;
         append(index, written, recipient, offset, length);
-    }
-
-    private void flushSocket(final int index) {
-        if (runChunk[index] >= 0) {
-            writeRun(index);
-        }
-        if (dirty[index]) {
-            dirty[index] = false;
-            channels[index].flush();
-            counters.increment(DriverCounter.FLUSHES);
-        }
     }
 
     private void append(final int index, final int chunkIndex, final InetSocketAddress recipient, final int offset,
@@ -296,7 +285,7 @@ final class NettySink implements TransmitSink {
                 runClosed[index] = length < runSegment[index];
                 return;
             }
-            writeRun(index);
+            closeRun(index);
         }
         runChunk[index] = chunkIndex;
         runRecipient[index] = recipient;
@@ -307,100 +296,99 @@ final class NettySink implements TransmitSink {
         runClosed[index] = false;
     }
 
-    private void writeRun(final int index) {
-        final Channel channel = channels[index];
-        if (channel == null) {
-            sendPolled(index);
-            return;
+    /** Queues the socket's open run in its batch: one GSO message if long enough and the socket can, else datagrams. */
+    private void closeRun(final int index) {
+        final InetSocketAddress recipient = runRecipient[index];
+        final boolean segmented = runCount[index] >= gsoMinSegments && capabilities[index].gso() && gso;
+        if (!segmented && mayConnect[index] && batches[index].size() == 0
+            && sockets[index].outboundState() == OutboundState.IDLE) {
+            connect(index, recipient);
         }
-        final int count = runCount[index];
-        if (count < gsoMinSegments) {
-            writeSeparately(index);
-            return;
-        }
-        final ByteBuf slice = chunk[runChunk[index]].retainedSlice(runStart[index], runBytes[index]);
-        final DatagramPacket packet;
-        // To the peer the socket is connected to: no recipient (the sender field keeps the envelope valid).
-        final boolean connected = isConnectedTo(index, runRecipient[index]);
-        final InetSocketAddress recipient = connected ? null : runRecipient[index];
-        final InetSocketAddress sender = connected ? localAddresses[index] : null;
-        if (count > 1) {
-            packet = new SegmentedDatagramPacket(slice, runSegment[index], recipient, sender);
-            counters.increment(DriverCounter.GSO_WRITES);
-            counters.add(DriverCounter.GSO_SEGMENTS, count);
+        final boolean connected = isConnectedTo(index, recipient);
+        batches[index].add(chunk[runChunk[index]], runStart[index], runBytes[index], runSegment[index], segmented,
+            connected ? null : recipient);
+        if (segmented) {
             gsoWritesSinceFlush++;
-        } else {
-            packet = new DatagramPacket(slice, recipient, sender);
         }
-        channel.write(packet, channel.voidPromise());
-        dirty[index] = true;
-        countSent(index, count, runBytes[index]);
         runChunk[index] = -1;
         runRecipient[index] = null;
     }
 
+    private void flushSocket(final int index) {
+        if (runChunk[index] >= 0) {
+            closeRun(index);
+        }
+        if (batches[index].size() > 0) {
+            handOver(index);
+        }
+    }
+
     /**
-     * Sends a run as separate datagrams: straight to {@code sendto} while nothing of the socket
-     * waits in Netty and the kernel takes them, the rest through the pipeline (flushed with the
-     * socket).
+     * Hands socket {@code index}'s batch over until the socket took it all or is full; failed
+     * datagrams are dropped and counted.
+     *
+     * @return whether the batch is empty now
      */
-    private void writeSeparately(final int index) {
-        final Channel channel = channels[index];
-        final ByteBuf owner = chunk[runChunk[index]];
-        final InetSocketAddress recipient = runRecipient[index];
-        final int segment = runSegment[index];
-        final int end = runStart[index] + runBytes[index];
-        int at = runStart[index];
-        final Socket socket = directSockets[index];
-        if (socket != null && !dirty[index] && channel.isActive()
-            && channel.bytesBeforeUnwritable() >= emptyBytesBeforeUnwritable[index]) {
-            if (mayConnect[index]) {
-                connect(index, socket, recipient);
-            }
-            final boolean connected = isConnectedTo(index, recipient);
-            while (at < end) {
-                final int length = Math.min(segment, end - at);
-                try {
-                    // The chunk's own NIO view: its base is the pool chunk's memory, positioned here.
-                    final java.nio.ByteBuffer nio = owner.internalNioBuffer(at, length);
-                    int sent;
-                    try {
-                        sent = connected ? socket.send(nio, nio.position(), nio.limit())
-                            : socket.sendTo(nio, nio.position(), nio.limit(), recipient.getAddress(), recipient.getPort());
-                    } catch (final java.io.IOException ex) {
-                        if (connected || !InboundHandler.isPeerUnreachable(ex)) {
-                            throw ex;
-                        }
-                        // The error was the connected peer's (its port is closed), reported by this
-                        // send; it is consumed now, so the datagram for another peer goes again.
-                        sent = socket.sendTo(nio, nio.position(), nio.limit(), recipient.getAddress(),
-                            recipient.getPort());
-                    }
-                    if (sent == 0) {
-                        break; // the kernel's buffer is full: the pipeline waits for it to drain
-                    }
-                    counters.increment(DriverCounter.DIRECT_SENDS);
-                    countSent(index, 1, length);
-                } catch (final java.io.IOException ex) {
-                    // As on the pipeline path: the datagram is lost, the protocol retransmits.
-                    counters.increment(DriverCounter.SEND_ERRORS);
-                    if (LOG.isDebugEnabled()) {
-                        LOG.debug("send on {} failed: {}", channel, ex.toString());
-                    }
+    private boolean handOver(final int index) {
+        final SendBatch batch = batches[index];
+        final UdpSocket socket = sockets[index];
+        counters.increment(DriverCounter.FLUSHES);
+        boolean retriedUnreachable = false;
+        while (batch.size() > 0) {
+            final int queued = batch.datagrams();
+            final int taken = socket.send(batch);
+            if (taken > 0) {
+                batch.consume(taken);
+                countSent(index, taken, batch.removedBytes());
+                if (batch.removedSegmentedEntries() > 0) {
+                    counters.add(DriverCounter.GSO_WRITES, batch.removedSegmentedEntries());
+                    counters.add(DriverCounter.GSO_SEGMENTS, batch.removedSegmentedDatagrams());
                 }
-                at += length;
+                retriedUnreachable = false;
             }
+            final SendFailure failure = batch.takeStop();
+            if (taken == queued) {
+                return true;
+            }
+            if (failure == null) {
+                if (taken == 0) {
+                    // A socket that takes nothing and gives no reason is full by another name.
+                    backedUp = true;
+                    return false;
+                }
+                continue; // a limit of the transport's own (vector length): the rest goes in the next call
+            }
+            if (failure == SendFailure.WOULD_BLOCK) {
+                // The rest waits in the batch; no new packets until a cycle finds the socket taking it.
+                backedUp = true;
+                return false;
+            }
+            if (failure == SendFailure.PEER_UNREACHABLE && !retriedUnreachable && batch.recipient(0) != null
+                && !batch.segmented(0)) {
+                // The error was the connected peer's (its port is closed), reported by this send; it
+                // is consumed now, so the datagram for another peer goes again.
+                retriedUnreachable = true;
+                continue;
+            }
+            dropFailed(index, batch, failure);
+            retriedUnreachable = false;
         }
-        final boolean connected = isConnectedTo(index, recipient);
-        for (; at < end; at += segment) {
-            final int length = Math.min(segment, end - at);
-            channel.write(new DatagramPacket(owner.retainedSlice(at, length), connected ? null : recipient,
-                connected ? localAddresses[index] : null), channel.voidPromise());
-            dirty[index] = true;
-            countSent(index, 1, length);
+        return true;
+    }
+
+    private void dropFailed(final int index, final SendBatch batch, final SendFailure failure) {
+        final boolean segmented = batch.segmented(0);
+        final InetSocketAddress recipient = batch.recipient(0);
+        batch.dropFirst();
+        // As with any UDP loss: the datagram is gone, the protocol retransmits.
+        counters.increment(DriverCounter.SEND_ERRORS);
+        if (segmented && turnsGsoOff(failure)) {
+            disableGso();
         }
-        runChunk[index] = -1;
-        runRecipient[index] = null;
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("send from {} to {} failed: {}", sockets[index].localAddress(),
+                recipient == null ? connectedTo[index] : recipient, failure);
+        }
     }
 
     private boolean isConnectedTo(final int index, final InetSocketAddress recipient) {
@@ -409,103 +397,87 @@ final class NettySink implements TransmitSink {
     }
 
     /** Connects entropy socket {@code index} to {@code peer}, once; a failure leaves it unconnected. */
-    private void connect(final int index, final Socket socket, final InetSocketAddress peer) {
+    private void connect(final int index, final InetSocketAddress peer) {
         mayConnect[index] = false;
         try {
-            if (socket.connect(peer)) {
+            if (sockets[index].connect(peer)) {
                 connectedTo[index] = peer;
                 counters.increment(DriverCounter.CONNECTED_SOCKETS);
             }
         } catch (final java.io.IOException ex) {
-            LOG.debug("entropy socket {} not connected to {}: {}", localAddresses[index], peer, ex.toString());
+            LOG.debug("entropy socket {} not connected to {}: {}", sockets[index].localAddress(), peer, ex.toString());
         }
     }
 
-    private void countSent(final int index, final int datagrams, final int bytes) {
+    private void countSent(final int index, final int datagrams, final long bytes) {
         counters.add(DriverCounter.DATAGRAMS_SENT, datagrams);
         counters.add(DriverCounter.BYTES_SENT, bytes);
         counters.addSent(index, datagrams);
     }
 
-    /** Sends a run from the POLLED endpoint socket, one datagram per segment, at once (no flush needed). */
-    private void sendPolled(final int index) {
-        final ByteBuf owner = chunk[runChunk[index]];
-        final int count = runCount[index];
-        final int segment = runSegment[index];
-        final int end = runStart[index] + runBytes[index];
-        final InetSocketAddress recipient = runRecipient[index];
-        int sent = 0;
-        for (int at = runStart[index]; at < end; at += segment) {
-            final int length = Math.min(segment, end - at);
-            if (polledEndpoint.send(owner.internalNioBuffer(at, length), recipient)) {
-                sent++;
-                countSent(index, 1, length);
-            }
-        }
-        runChunk[index] = -1;
-        runRecipient[index] = null;
-        if (sent < count) {
-            LOG.debug("{} of {} datagrams from the endpoint port to {} were not sent", count - sent, count, recipient);
-        }
-    }
-
     /**
-     * Writes the pending runs and flushes every socket written to since the last flush.
+     * Closes the open runs and hands every socket's batch over.
      *
-     * @return number of sockets flushed
+     * @return number of sockets that were handed something
      */
     int flush() {
-        for (int i = 0; i < channels.length; i++) {
-            if (runChunk[i] >= 0) {
-                writeRun(i);
-            }
-        }
         int flushed = 0;
-        for (int i = 0; i < channels.length; i++) {
-            if (dirty[i]) {
-                dirty[i] = false;
-                channels[i].flush();
+        for (int i = 0; i < sockets.length; i++) {
+            if (runChunk[i] >= 0) {
+                closeRun(i);
+            }
+            if (batches[i].size() > 0) {
+                handOver(i);
                 flushed++;
             }
         }
         gsoWritesSinceFlush = 0;
         lastIndex = -1;
-        if (flushed > 0) {
-            counters.add(DriverCounter.FLUSHES, flushed);
-        }
         return flushed;
     }
 
-    private void rotate(final int index, final int maxLength) {
-        // Runs still pointing into the old chunk go out first: they hold slices of it.
-        for (int i = 0; i < channels.length; i++) {
-            if (runChunk[i] == index) {
-                writeRun(i);
+    /**
+     * Gives socket {@code index} a fresh chunk. Runs and batches pointing into the old one are
+     * handed over first (a synchronous transport reads the memory during its send); if a socket
+     * leaves some of that unsent, the old chunk stays and the claim is refused.
+     *
+     * @return whether the socket has room now
+     */
+    private boolean rotate(final int index, final int maxLength) {
+        final SendChunk old = chunk[index];
+        if (old != null) {
+            for (int i = 0; i < sockets.length; i++) {
+                if (runChunk[i] == index) {
+                    closeRun(i);
+                }
             }
-        }
-        if (chunk[index] != null) {
-            // Slices already written hold their own references; the chunk returns to the pool when
-            // the last of them is sent.
-            chunk[index].release();
+            for (int i = 0; i < sockets.length; i++) {
+                if (batches[i].references(old) && !handOver(i)) {
+                    return false;
+                }
+            }
+            // A transport that still queues datagrams of the chunk holds its own reference to it.
+            old.release();
             chunk[index] = null;
         }
         final int size = Math.max(chunkBytes, maxLength);
-        final ByteBuf fresh = allocator.directBuffer(size, size);
+        final SendChunk fresh = chunks.allocateChunk(size);
         chunk[index] = fresh;
-        // Wrap the chunk's own NIO view, not its raw address: the engine's CRC-32C uses the JDK
+        // Wrap the chunk's ByteBuffer, not its raw address: the engine's CRC-32C uses the JDK
         // intrinsic only for ByteBuffer- or array-backed buffers (for a raw address it must fall
-        // back to a byte-at-a-time loop). internalNioBuffer reuses one ByteBuffer per chunk.
-        final java.nio.ByteBuffer nio = fresh.internalNioBuffer(0, fresh.capacity());
-        view[index].wrap(nio, nio.position(), fresh.capacity());
+        // back to a byte-at-a-time loop).
+        view[index].wrap(fresh.buffer(), fresh.bufferOffset(), fresh.capacity());
         position[index] = 0;
+        return true;
     }
 
-    /** Drops the pending runs and releases every chunk. Idempotent. */
+    /** Drops the pending runs and batches and releases every chunk. Idempotent. */
     void close() {
         closed = true;
-        for (int i = 0; i < channels.length; i++) {
+        for (int i = 0; i < sockets.length; i++) {
             runChunk[i] = -1;
             runRecipient[i] = null;
+            batches[i].clear();
             if (chunk[i] != null) {
                 chunk[i].release();
                 chunk[i] = null;

@@ -38,8 +38,10 @@ import org.metaroce.core.engine.PeerDirectory;
  * a QP whose remote peer is pinned keeps a stable host id.
  *
  * <p>Lookups on the receive path and {@link #addressBytes} allocate nothing: IPv4 addresses are
- * keyed by address and port packed in a long, IPv6 ones by the socket address itself; every entry
- * keeps its 16-byte address form.
+ * keyed by address and port packed in a long, IPv6 ones by the socket address itself and by the
+ * raw address; every entry keeps its 16-byte address form. A transport that reports senders as raw
+ * addresses looks them up with {@link #lookupOrAssign(int, int)} or
+ * {@link #lookupOrAssign(long, long, int)}, which build an address object only for a new sender.
  *
  * <p>Not thread-safe: the device's owning thread uses it.
  */
@@ -83,6 +85,8 @@ public final class PeerTable implements PeerDirectory {
 
     private final Long2LongHashMap v4Peers = new Long2LongHashMap(NO_PEER);
     private final Object2IntHashMap<InetSocketAddress> v6Peers = new Object2IntHashMap<>(NO_PEER);
+    /** The same ids as {@link #v6Peers}, keyed by the raw address, for transports that report raw addresses. */
+    private final Ipv6PeerIndex v6Index = new Ipv6PeerIndex();
 
     private final Long2LongHashMap v4Hosts = new Long2LongHashMap(NO_PEER);
     private final Object2IntHashMap<InetAddress> v6Hosts = new Object2IntHashMap<>(NO_PEER);
@@ -128,6 +132,39 @@ public final class PeerTable implements PeerDirectory {
     public int lookupOrAssign(final InetSocketAddress sender) {
         final int id = lookup(sender);
         return id != NO_PEER ? id : assignTransient(sender);
+    }
+
+    /**
+     * {@link #lookupOrAssign(InetSocketAddress)} for a sender a transport reports as a raw IPv4
+     * address: builds an {@link InetSocketAddress} only when the sender is new.
+     *
+     * @param ipv4 the IPv4 address, most significant byte first
+     * @param port the UDP port
+     * @return its peer id
+     */
+    public int lookupOrAssign(final int ipv4, final int port) {
+        final int id = (int) v4Peers.get(v4Key(ipv4, port));
+        return id != NO_PEER ? id : assignTransient(new InetSocketAddress(inet4(ipv4), port));
+    }
+
+    /**
+     * {@link #lookupOrAssign(InetSocketAddress)} for a sender a transport reports as a raw IPv6
+     * address: builds an {@link InetSocketAddress} only when the sender is new. An IPv4-mapped
+     * address ({@code ::ffff:a.b.c.d}, what a dual-stack socket reports for an IPv4 sender) is the
+     * IPv4 sender's id, as the JDK reports such senders as IPv4 addresses. A new sender's address
+     * carries no scope id (a link-local sender is named by its address alone).
+     *
+     * @param high first 8 bytes of the address, big-endian
+     * @param low last 8 bytes, big-endian
+     * @param port the UDP port
+     * @return its peer id
+     */
+    public int lookupOrAssign(final long high, final long low, final int port) {
+        if (high == V4_MAPPED_HIGH && (low & ~0xFFFF_FFFFL) == V4_MAPPED_LOW_PREFIX) {
+            return lookupOrAssign((int) low, port);
+        }
+        final int id = v6Index.get(high, low, port, NO_PEER);
+        return id != NO_PEER ? id : assignTransient(new InetSocketAddress(inet6(high, low), port));
     }
 
     /**
@@ -400,6 +437,7 @@ public final class PeerTable implements PeerDirectory {
             v4Peers.put(v4Key((Inet4Address) ip, address.getPort()), id);
         } else {
             v6Peers.put(address, id);
+            v6Index.put(addressHigh(ip), addressLow(ip), address.getPort(), id);
         }
     }
 
@@ -409,6 +447,7 @@ public final class PeerTable implements PeerDirectory {
             v4Peers.remove(v4Key((Inet4Address) ip, address.getPort()));
         } else {
             v6Peers.removeKey(address);
+            v6Index.remove(addressHigh(ip), addressLow(ip), address.getPort());
         }
     }
 
@@ -482,7 +521,33 @@ public final class PeerTable implements PeerDirectory {
     }
 
     private static long v4Key(final Inet4Address ip, final int port) {
-        return ((ipv4(ip) & 0xFFFF_FFFFL) << 16) | port;
+        return v4Key(ipv4(ip), port);
+    }
+
+    private static long v4Key(final int ipv4, final int port) {
+        return ((ipv4 & 0xFFFF_FFFFL) << 16) | port;
+    }
+
+    private static InetAddress inet4(final int ipv4) {
+        try {
+            return InetAddress.getByAddress(new byte[] {(byte) (ipv4 >>> 24), (byte) (ipv4 >>> 16), (byte) (ipv4 >>> 8),
+                (byte) ipv4});
+        } catch (final UnknownHostException ex) {
+            throw new IllegalStateException("4 bytes are an IPv4 address", ex);
+        }
+    }
+
+    private static InetAddress inet6(final long high, final long low) {
+        final byte[] b = new byte[16];
+        for (int i = 0; i < 8; i++) {
+            b[i] = (byte) (high >>> (56 - 8 * i));
+            b[8 + i] = (byte) (low >>> (56 - 8 * i));
+        }
+        try {
+            return InetAddress.getByAddress(b);
+        } catch (final UnknownHostException ex) {
+            throw new IllegalStateException("16 bytes are an IPv6 address", ex);
+        }
     }
 
     /** The IPv4 address as an int, without allocating where the JDK allows. */

@@ -6,5 +6,9 @@
  * {@link org.metaroce.netty.DeviceConfig}. One device binds one receive socket on its endpoint
  * port and one send socket per entropy value, owns one endpoint, and drives it from exactly one
  * thread (see {@link org.metaroce.netty.ThreadingMode}).
+ *
+ * <p>Transports plug in behind {@link org.metaroce.netty.UdpTransport} and
+ * {@link org.metaroce.netty.UdpSocket}; batching, GSO, send order, backpressure and the receive
+ * path above them are written once, for every transport.
  */
 package org.metaroce.netty;

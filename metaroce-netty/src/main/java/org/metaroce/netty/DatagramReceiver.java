@@ -1,0 +1,28 @@
+package org.metaroce.netty;
+
+import org.agrona.DirectBuffer;
+
+/**
+ * Where a {@link UdpSocket} delivers what it reads: {@link ReceiveDispatcher} in the driver.
+ * Transports call it on the owning thread, one datagram at a time, and end each read batch with
+ * {@link #onBatchEnd()}.
+ */
+public interface DatagramReceiver {
+    /**
+     * One datagram as the kernel returned it.
+     *
+     * @param data its bytes (valid only during the call)
+     * @param offset first byte in {@code data}
+     * @param length bytes
+     * @param source who sent it (a reused object, valid only during the call)
+     * @param ecn the ECN codepoint of its IP header, 0..3 ({@code DatagramEndpoint.ECN_NOT_ECT} when the
+     *     transport cannot read it)
+     * @param segmentBytes UDP GRO: the size of each of the coalesced datagrams it holds back to back
+     *     (the last may be shorter); 0 when it is one datagram
+     * @return whether the transport should go on reading; a {@link PolledUdpSocket} stops when false
+     */
+    boolean onDatagram(DirectBuffer data, int offset, int length, SourceAddress source, int ecn, int segmentBytes);
+
+    /** The end of a read batch: a datagram held back waits no longer, and the next batch reads the clock again. */
+    void onBatchEnd();
+}

@@ -1,0 +1,58 @@
+package org.metaroce.netty;
+
+import java.nio.ByteBuffer;
+
+import org.agrona.BufferUtil;
+
+/**
+ * A {@link SendChunk} of plain direct memory, for transports that send synchronously (the kernel
+ * has copied a datagram when the send returns, so nothing outlives it): its {@link DirectSendChunks}
+ * pool reuses it as soon as it is released.
+ */
+final class DirectSendChunk implements SendChunk {
+    private final DirectSendChunks pool;
+    private final ByteBuffer memory;
+    private final long address;
+    private boolean live;
+
+    DirectSendChunk(final DirectSendChunks pool, final int capacity) {
+        this.pool = pool;
+        this.memory = BufferUtil.allocateDirectAligned(capacity, 64);
+        this.address = BufferUtil.address(memory);
+    }
+
+    /** Hands the chunk out (again). */
+    void open() {
+        live = true;
+        memory.clear();
+    }
+
+    @Override
+    public ByteBuffer buffer() {
+        return memory;
+    }
+
+    @Override
+    public int bufferOffset() {
+        return 0;
+    }
+
+    @Override
+    public long address() {
+        return address;
+    }
+
+    @Override
+    public int capacity() {
+        return memory.capacity();
+    }
+
+    @Override
+    public void release() {
+        if (!live) {
+            throw new IllegalStateException("chunk released twice");
+        }
+        live = false;
+        pool.recycle(this);
+    }
+}

@@ -1,0 +1,326 @@
+package org.metaroce.netty;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.metaroce.core.engine.TransmitSink;
+
+/**
+ * The transport-independent sink against {@link MemoryUdpTransport}: run grouping into GSO
+ * messages, send order across sockets, backpressure when a socket takes only part of a batch, and
+ * what each {@link SendFailure} leads to. No real socket is involved, which is what shows the sink
+ * depends on the {@link UdpSocket} seam only.
+ */
+class NettySinkTest {
+    private static final int ENTROPY_A = 5001;
+    private static final int ENTROPY_B = 5002;
+    private static final int ENDPOINT = 4796;
+
+    private final PeerTable peers = new PeerTable();
+    private final DriverCounters counters = new DriverCounters(2);
+    private final InetSocketAddress hostA = new InetSocketAddress(InetAddress.getLoopbackAddress(), 6001);
+    private final InetSocketAddress hostB = new InetSocketAddress(InetAddress.getLoopbackAddress(), 6002);
+    private final int peerA = peers.peerId(hostA);
+    private final int peerB = peers.peerId(hostB);
+    private MemoryUdpTransport transport;
+    private MemoryUdpTransport.MemorySocket socketA;
+    private MemoryUdpTransport.MemorySocket socketB;
+    private NettySink sink;
+    private byte nextMark = 1;
+    /** The bytes of every committed packet, in commit order. */
+    private final List<byte[]> committed = new ArrayList<>();
+
+    private void open(final SocketCapabilities caps, final int chunkBytes, final boolean gso, final int gsoMinSegments,
+                      final boolean preserveSendOrder) {
+        transport = new MemoryUdpTransport(caps);
+        final InetAddress local = InetAddress.getLoopbackAddress();
+        socketA = transport.open(new SocketOptions(new InetSocketAddress(local, ENTROPY_A), 4096, 4096, 0), null);
+        socketB = transport.open(new SocketOptions(new InetSocketAddress(local, ENTROPY_B), 4096, 4096, 0), null);
+        final UdpSocket endpoint = transport.open(new SocketOptions(new InetSocketAddress(local, ENDPOINT), 4096,
+            4096, 0), null);
+        sink = new NettySink(transport, chunkBytes, 1024, peers, counters, new UdpSocket[] {socketA, socketB},
+            new int[] {ENTROPY_A, ENTROPY_B}, endpoint, gso, gsoMinSegments, true, preserveSendOrder);
+    }
+
+    private static SocketCapabilities caps(final boolean gso, final boolean connect) {
+        return new SocketCapabilities(gso, false, false, connect);
+    }
+
+    /** Claims, fills with a mark of its own and commits one packet; returns false on NO_ROOM. */
+    private boolean send(final int length, final int peer, final int entropy) {
+        final int offset = sink.claim(length, entropy);
+        if (offset == TransmitSink.NO_ROOM) {
+            return false;
+        }
+        final byte[] bytes = new byte[length];
+        java.util.Arrays.fill(bytes, nextMark++);
+        sink.buffer().putBytes(offset, bytes);
+        sink.commit(offset, length, peer, entropy);
+        committed.add(bytes);
+        return true;
+    }
+
+    private static byte[] concat(final List<byte[]> parts) {
+        final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        parts.forEach(out::writeBytes);
+        return out.toByteArray();
+    }
+
+    @Test
+    void equalSizedPacketsToOnePeerBecomeOneGsoMessageAndShortRunsSeparateDatagrams() {
+        open(caps(true, false), 1 << 16, true, 3, true);
+        sink.beginCycle();
+        for (int i = 0; i < 5; i++) {
+            assertThat(send(1000, peerA, ENTROPY_A)).isTrue();
+        }
+        assertThat(send(400, peerA, ENTROPY_A)).as("a shorter last segment ends the run").isTrue();
+        assertThat(send(1000, peerB, ENTROPY_A)).isTrue();
+        assertThat(send(1000, peerB, ENTROPY_A)).isTrue();
+        sink.flush();
+
+        assertThat(transport.wire).hasSize(3);
+        final MemoryUdpTransport.Sent gso = transport.wire.get(0);
+        assertThat(gso.segmented()).isTrue();
+        assertThat(gso.segmentBytes()).isEqualTo(1000);
+        assertThat(gso.to()).isEqualTo(hostA);
+        assertThat(gso.bytes()).isEqualTo(concat(committed.subList(0, 6)));
+        assertThat(transport.wire.subList(1, 3)).allSatisfy(s -> {
+            assertThat(s.segmented()).as("a run of 2 is below gsoMinSegments").isFalse();
+            assertThat(s.to()).isEqualTo(hostB);
+        });
+        assertThat(transport.wire.get(2).bytes()).isEqualTo(committed.get(7));
+        assertThat(socketA.sendCalls).as("both runs in one hand-over").isOne();
+        assertThat(counters.get(DriverCounter.GSO_WRITES)).isOne();
+        assertThat(counters.get(DriverCounter.GSO_SEGMENTS)).isEqualTo(6);
+        assertThat(counters.get(DriverCounter.DATAGRAMS_SENT)).isEqualTo(8);
+        assertThat(counters.get(DriverCounter.BYTES_SENT)).isEqualTo(5 * 1000 + 400 + 2 * 1000);
+        assertThat(counters.sentFromEntropyPort(0)).isEqualTo(8);
+    }
+
+    @Test
+    void aSocketWithoutGsoGetsTheSameRunAsSeparateDatagrams() {
+        open(caps(false, false), 1 << 16, true, 3, true);
+        sink.beginCycle();
+        for (int i = 0; i < 5; i++) {
+            send(1000, peerA, ENTROPY_A);
+        }
+        sink.flush();
+        assertThat(transport.wire).hasSize(5).noneMatch(MemoryUdpTransport.Sent::segmented);
+        for (int i = 0; i < 5; i++) {
+            assertThat(transport.wire.get(i).bytes()).isEqualTo(committed.get(i));
+        }
+        assertThat(socketA.sendCalls).isOne();
+        assertThat(counters.get(DriverCounter.GSO_WRITES)).isZero();
+    }
+
+    @Test
+    void withSendOrderPreservedDatagramsLeaveInCommitOrderAcrossSockets() {
+        open(caps(true, false), 1 << 16, true, 3, true);
+        sink.beginCycle();
+        final int[] entropies = {ENTROPY_A, ENTROPY_B, ENTROPY_A, ENTROPY_B, ENTROPY_B, ENTROPY_A};
+        for (final int entropy : entropies) {
+            send(500, peerA, entropy);
+        }
+        sink.flush();
+        assertThat(transport.wire.stream().map(MemoryUdpTransport.Sent::fromPort))
+            .containsExactly(ENTROPY_A, ENTROPY_B, ENTROPY_A, ENTROPY_B, ENTROPY_B, ENTROPY_A);
+        for (int i = 0; i < entropies.length; i++) {
+            assertThat(transport.wire.get(i).bytes()).isEqualTo(committed.get(i));
+        }
+    }
+
+    @Test
+    void withoutSendOrderEachSocketIsHandedItsBatchOnceAtTheEndOfTheCycle() {
+        open(caps(true, false), 1 << 16, true, 3, false);
+        sink.beginCycle();
+        for (final int entropy : new int[] {ENTROPY_A, ENTROPY_B, ENTROPY_A, ENTROPY_B}) {
+            send(500, peerA, entropy);
+        }
+        assertThat(transport.wire).as("nothing before the flush").isEmpty();
+        sink.flush();
+        assertThat(transport.wire.stream().map(MemoryUdpTransport.Sent::fromPort))
+            .containsExactly(ENTROPY_A, ENTROPY_A, ENTROPY_B, ENTROPY_B);
+        assertThat(socketA.sendCalls).isOne();
+        assertThat(socketB.sendCalls).isOne();
+    }
+
+    @Test
+    void aPartialSendKeepsTheRestRefusesClaimsAndSendsTheRestInOrderOnceTheSocketTakesIt() {
+        open(caps(false, false), 1 << 16, true, 3, true);
+        socketA.room = 3;
+        sink.beginCycle();
+        for (int i = 0; i < 5; i++) {
+            assertThat(send(700, peerA, ENTROPY_A)).isTrue();
+        }
+        sink.flush();
+        assertThat(transport.wire).hasSize(3);
+        assertThat(sink.hasPendingOutbound()).isTrue();
+        assertThat(send(700, peerA, ENTROPY_B)).as("a full socket stops every claim").isFalse();
+        assertThat(counters.get(DriverCounter.SINK_FULL)).isOne();
+
+        sink.beginCycle(); // the socket is still full
+        assertThat(transport.wire).hasSize(3);
+        assertThat(send(700, peerA, ENTROPY_A)).isFalse();
+
+        socketA.room = -1;
+        sink.beginCycle();
+        assertThat(transport.wire).hasSize(5);
+        for (int i = 0; i < 5; i++) {
+            assertThat(transport.wire.get(i).bytes()).isEqualTo(committed.get(i));
+        }
+        assertThat(sink.hasPendingOutbound()).isFalse();
+        assertThat(send(700, peerA, ENTROPY_A)).isTrue();
+        sink.flush();
+        assertThat(transport.wire).hasSize(6);
+        assertThat(counters.get(DriverCounter.SEND_ERRORS)).isZero();
+        assertThat(counters.get(DriverCounter.DATAGRAMS_SENT)).isEqualTo(6);
+    }
+
+    @Test
+    void aChunkThatUnsentDatagramsPointIntoIsNotReused() {
+        // Four 1000-byte packets fill a 4096-byte chunk; the fifth needs a new one.
+        open(caps(false, false), 4096, true, 3, true);
+        socketA.room = 2;
+        sink.beginCycle();
+        for (int i = 0; i < 4; i++) {
+            assertThat(send(1000, peerA, ENTROPY_A)).isTrue();
+        }
+        assertThat(send(1000, peerA, ENTROPY_A)).as("the old chunk still holds two unsent datagrams").isFalse();
+        assertThat(transport.wire).hasSize(2);
+        assertThat(transport.chunks.spareCount()).as("old chunk not released").isZero();
+
+        socketA.room = -1;
+        sink.beginCycle();
+        assertThat(send(1000, peerA, ENTROPY_A)).isTrue();
+        sink.flush();
+        assertThat(transport.wire).hasSize(5);
+        for (int i = 0; i < 5; i++) {
+            assertThat(transport.wire.get(i).bytes()).as("datagram " + i).isEqualTo(committed.get(i));
+        }
+    }
+
+    @Test
+    void aBackedUpTransportQueueStopsClaimsFromTheNextCycle() {
+        open(caps(false, false), 1 << 16, true, 3, true);
+        socketB.state = OutboundState.BACKED_UP;
+        sink.beginCycle();
+        assertThat(send(100, peerA, ENTROPY_A)).isFalse();
+        assertThat(sink.hasPendingOutbound()).isTrue();
+        socketB.state = OutboundState.QUEUED;
+        sink.beginCycle();
+        assertThat(send(100, peerA, ENTROPY_A)).isTrue();
+        assertThat(sink.hasPendingOutbound()).as("datagrams still wait in B's queue").isTrue();
+    }
+
+    @Test
+    void aFailedDatagramIsCountedAndDroppedAndTheRestOfTheBatchGoes() {
+        open(caps(false, false), 1 << 16, true, 3, true);
+        socketA.failures.put(2, SendFailure.NO_BUFFERS);
+        sink.beginCycle();
+        for (int i = 0; i < 4; i++) {
+            send(300, peerA, ENTROPY_A);
+        }
+        sink.flush();
+        assertThat(transport.wire).hasSize(3);
+        assertThat(transport.wire.get(0).bytes()).isEqualTo(committed.get(0));
+        assertThat(transport.wire.get(1).bytes()).isEqualTo(committed.get(2));
+        assertThat(transport.wire.get(2).bytes()).isEqualTo(committed.get(3));
+        assertThat(counters.get(DriverCounter.SEND_ERRORS)).isOne();
+        assertThat(counters.get(DriverCounter.DATAGRAMS_SENT)).isEqualTo(3);
+        assertThat(sink.hasPendingOutbound()).isFalse();
+    }
+
+    @Test
+    void portUnreachableOfAnEarlierDatagramIsConsumedAndTheAddressedDatagramGoesOnceMore() {
+        open(caps(false, false), 1 << 16, true, 3, true);
+        socketA.failures.put(1, SendFailure.PEER_UNREACHABLE);
+        sink.beginCycle();
+        send(300, peerA, ENTROPY_A);
+        sink.flush();
+        assertThat(transport.wire).hasSize(1);
+        assertThat(counters.get(DriverCounter.SEND_ERRORS)).isZero();
+
+        // Refused twice in a row (attempts 3 and 4: the first cycle made two): the second refusal is about
+        // this datagram.
+        socketA.failures.put(3, SendFailure.PEER_UNREACHABLE);
+        socketA.failures.put(4, SendFailure.PEER_UNREACHABLE);
+        sink.beginCycle();
+        send(300, peerA, ENTROPY_A);
+        sink.flush();
+        assertThat(transport.wire).hasSize(1);
+        assertThat(counters.get(DriverCounter.SEND_ERRORS)).isOne();
+    }
+
+    @Test
+    void aRefusedGsoMessageTurnsGsoOffButAFirewallRuleDoesNot() {
+        open(caps(true, false), 1 << 16, true, 3, true);
+        socketA.failures.put(1, SendFailure.NOT_PERMITTED);
+        sink.beginCycle();
+        for (int i = 0; i < 4; i++) {
+            send(1000, peerA, ENTROPY_A);
+        }
+        sink.flush();
+        assertThat(transport.wire).isEmpty();
+        assertThat(counters.get(DriverCounter.SEND_ERRORS)).as("the whole GSO message, once").isOne();
+        assertThat(sink.gsoEnabled()).isTrue();
+
+        socketA.failures.put(2, SendFailure.OTHER);
+        sink.beginCycle();
+        for (int i = 0; i < 4; i++) {
+            send(1000, peerA, ENTROPY_A);
+        }
+        sink.flush();
+        assertThat(counters.get(DriverCounter.SEND_ERRORS)).isEqualTo(2);
+        assertThat(sink.gsoEnabled()).isFalse();
+
+        sink.beginCycle();
+        for (int i = 0; i < 4; i++) {
+            send(1000, peerA, ENTROPY_A);
+        }
+        sink.flush();
+        assertThat(transport.wire).hasSize(4).noneMatch(MemoryUdpTransport.Sent::segmented);
+    }
+
+    @Test
+    void aFailureReportedLaterTurnsGsoOffOnlyAfterAGsoMessageInTheSameCycle() {
+        open(caps(true, false), 1 << 16, true, 3, true);
+        sink.beginCycle();
+        for (int i = 0; i < 4; i++) {
+            send(1000, peerA, ENTROPY_A);
+        }
+        sink.flush();
+        sink.sendFailed(SendFailure.OTHER); // after the flush: about something else
+        assertThat(sink.gsoEnabled()).isTrue();
+
+        sink.beginCycle();
+        for (int i = 0; i < 4; i++) {
+            send(1000, peerA, ENTROPY_A);
+        }
+        sink.commit(sink.claim(100, ENTROPY_B), 100, peerA, ENTROPY_B); // leaving A hands A's GSO message over
+        sink.sendFailed(SendFailure.PEER_UNREACHABLE);
+        assertThat(sink.gsoEnabled()).as("a dead peer says nothing about GSO").isTrue();
+        sink.sendFailed(SendFailure.OTHER);
+        assertThat(sink.gsoEnabled()).isFalse();
+        sink.flush();
+        assertThat(counters.get(DriverCounter.SEND_ERRORS)).isEqualTo(3);
+    }
+
+    @Test
+    void anEntropySocketConnectsToItsFirstPeerAndStillAddressesOthers() {
+        open(caps(false, true), 1 << 16, true, 3, true);
+        sink.beginCycle();
+        send(200, peerA, ENTROPY_A);
+        send(200, peerB, ENTROPY_A);
+        send(200, peerA, ENTROPY_A);
+        sink.flush();
+        assertThat(socketA.connectedTo).isEqualTo(hostA);
+        assertThat(counters.get(DriverCounter.CONNECTED_SOCKETS)).isOne();
+        assertThat(transport.wire.stream().map(MemoryUdpTransport.Sent::to)).containsExactly(hostA, hostB, hostA);
+        assertThat(transport.wire.stream().map(MemoryUdpTransport.Sent::connected)).containsExactly(true, false, true);
+    }
+}
