@@ -493,6 +493,11 @@ public final class QueuePair {
         return PostStatus.OK;
     }
 
+    /** @return the responder half (package-private: the engine's tests model its answers) */
+    Responder responder() {
+        return responder;
+    }
+
     // ------------------------------------------------------------------ engine side
 
     void onPacket(final long nowNs, final DirectBuffer buffer, final int offset, final int length, final int peer,

@@ -823,10 +823,19 @@ final class Responder {
      * the same NACK, at most 8 times, so that a lost NACK still reaches the requester [REL-052].
      */
     void onRequestInError(final long nowNs, final DirectBuffer buffer, final int offset) {
-        if (fatalReason != 0 && BaseHeader.psn(buffer, offset) == fatalPsn && fatalRepeats < MAX_FATAL_REPEATS) {
+        if (repeatsFatalNack(buffer, offset)) {
             fatalRepeats++;
             queueOwn(fatalReason, fatalPsn, 0, nowNs, buffer, offset, false, true);
+            return;
         }
+        // Any other request in ERR is dropped unanswered, and counted like every packet the state
+        // table drops [QP-011].
+        counters.increment(EndpointCounter.INVALID_QP_STATE);
+    }
+
+    /** @return whether a request received in ERR is answered again with the fatal NACK [REL-052] */
+    boolean repeatsFatalNack(final DirectBuffer buffer, final int offset) {
+        return fatalReason != 0 && BaseHeader.psn(buffer, offset) == fatalPsn && fatalRepeats < MAX_FATAL_REPEATS;
     }
 
     /** @return whether any request has been accepted (the window moved or something is held) */

@@ -296,7 +296,11 @@ public class EngineFuzzTest {
                     if (state == QpState.ERR) {
                         to.model.invalidState++;
                     }
-                } else if (!opcode.isRequest()) {
+                } else if (opcode.isRequest()) {
+                    if (state == QpState.ERR && !to.qp.responder().repeatsFatalNack(buffer, 0)) {
+                        to.model.invalidState++;
+                    }
+                } else {
                     if (state != QpState.RTS && state != QpState.SQD) {
                         to.model.invalidState++;
                     } else if (opcode == Opcode.ACK) {

@@ -365,4 +365,21 @@ class ErrorPathTest {
         assertThatThrownBy(() -> qp.modify(QpState.RESET, new QpAttributes()))
             .isInstanceOf(IllegalStateException.class).hasMessageContaining("destroyed");
     }
+
+    /**
+     * A request reaching a QP in ERR is dropped unanswered and counted INVALID_QP_STATE, like every
+     * other packet the state table drops [QP-011] (it used to vanish uncounted, issue 14).
+     */
+    @Test
+    void aRequestToAQpInErrorIsDroppedAndCountedInvalidQpState() {
+        final TwoNodeFixture f = TwoNodeFixture.countingRetriesOnly(9311).connect(1024);
+        f.b.qp.modify(QpState.ERR, new QpAttributes());
+        final long outBefore = f.b.endpoint.counters().get(EndpointCounter.PACKETS_OUT);
+        f.a.qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(0), 64, f.a.mr.lkey()).remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey()));
+        f.wire.runUntil(() -> f.b.endpoint.counters().get(EndpointCounter.INVALID_QP_STATE) > 0, 1_000_000_000L);
+        final String story = "B " + f.b.endpoint.counters();
+        assertThat(f.b.endpoint.counters().get(EndpointCounter.INVALID_QP_STATE)).as(story).isPositive();
+        assertThat(f.b.endpoint.counters().get(EndpointCounter.PACKETS_OUT)).as(story).isEqualTo(outBefore);
+    }
 }
