@@ -662,6 +662,7 @@ public final class QueuePair {
         w.header(sink.buffer(), offset, opcode, Flags.ACK_REQ, destQpn, requester.nextPsn(), 0, pathId, nowNs, qpn);
         final int length = w.seal(sink.buffer(), offset, opcode, 0);
         commit(sink, offset, length, paths.entropy(pathId));
+        requester.onProbeSent(nowNs);
         counters.increment(EndpointCounter.KEEPALIVES_OUT);
         return true;
     }
@@ -785,6 +786,18 @@ public final class QueuePair {
         // The CQ has latched its error (CQ_ERR): the QPs using it cannot report further work, so
         // they fail too; their flushed completions are counted by the CQ as overflow [QP-021].
         endpoint.onCompletionQueueOverflow(cq);
+    }
+
+    /**
+     * A one-line account of the QP's send side (outstanding work, PSNs in flight and lost, credit,
+     * timers), for an application that waits too long for completions and wants to say why. It
+     * allocates; call it on the owning thread, not on the data path.
+     *
+     * @param nowNs the time the device's clock reads now (the driver's, as the endpoint was given)
+     * @return e.g. "state RTS; send queue: 3 WRs outstanding ..."
+     */
+    public String describeSendSide(final long nowNs) {
+        return "state " + state + (requester == null ? "" : "; " + requester.describe(nowNs));
     }
 
     @Override

@@ -81,6 +81,16 @@ final class Requester {
     private final int[] slotTrimmedTransmissions;
     private final byte[] slotState;
     private final byte[] slotKind;
+    /**
+     * Per slot, whether its latest transmission carries the PSN and Transmit Timestamp of a
+     * KEEPALIVE sent in the same clock tick: an ACK answering that KEEPALIVE has the same trigger
+     * and echo, so neither proves the packet arrived [REL-017].
+     */
+    private final boolean[] slotProbeTwin;
+    /** The PSN field and Transmit Timestamp of the latest KEEPALIVE this QP sent [WIRE-065]. */
+    private int probePsn;
+    private int probeTimestamp;
+    private boolean probeSent;
     private final EndpointCounter[] slotLossCause;
 
     private int sndUna;
@@ -184,6 +194,7 @@ final class Requester {
         slotTransmissions = new int[windowSize];
         slotRnrRetransmissions = new int[windowSize];
         slotTrimmedTransmissions = new int[windowSize];
+        slotProbeTwin = new boolean[windowSize];
         slotState = new byte[windowSize];
         slotKind = new byte[windowSize];
         slotLossCause = new EndpointCounter[windowSize];
@@ -577,6 +588,7 @@ final class Requester {
         lastTransmitNs = nowNs;
         slotState[s] = IN_FLIGHT;
         slotSentNs[s] = nowNs;
+        slotProbeTwin[s] = probeSent && psn == probePsn && (int) nowNs == probeTimestamp;
         if (slotTransmissions[s] == 0) {
             slotFirstSentNs[s] = nowNs;
         }
@@ -592,6 +604,17 @@ final class Requester {
     }
 
     // ------------------------------------------------------------------ feedback
+
+    /**
+     * Records a KEEPALIVE just sent with PSN field {@link #nextPsn()} [WIRE-065]: if the packet that
+     * gets that PSN leaves in the same clock tick, an ACK answering the KEEPALIVE would look like
+     * one proving that packet's arrival (same trigger, same echo), so such a packet is marked.
+     */
+    void onProbeSent(final long nowNs) {
+        probePsn = sndNxt;
+        probeTimestamp = (int) nowNs;
+        probeSent = true;
+    }
 
     /** Processes an ACK or the ACK part of a NACK. */
     void onAck(final long nowNs, final DirectBuffer buffer, final int offset, final Opcode opcode) {
@@ -616,7 +639,7 @@ final class Requester {
         final boolean ecnEcho = (ackFlags & AckHeader.FLAG_ECN_ECHO) != 0;
         // The echo must match the trigger's latest transmission, else it proves nothing [REL-017].
         final boolean echoMatches = inScoreboard(trigger)
-            && (int) slotSentNs[trigger & windowMask] == echoedTimestamp;
+            && (int) slotSentNs[trigger & windowMask] == echoedTimestamp && !slotProbeTwin[trigger & windowMask];
         long sample = 0;
         if (echoMatches && slotTransmissions[trigger & windowMask] == 1) {
             final long rttNs = ((int) nowNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset)) & 0xFFFF_FFFFL;
@@ -1195,6 +1218,23 @@ final class Requester {
         }
         return Math.max(config.minTailProbeNs(),
             Math.min(rtt.rtoNs(), 2 * rtt.srttNs() + config.ackCoalesceDelayNs()));
+    }
+
+    /**
+     * A one-line account of the send side for a stalled run's error message: work requests
+     * outstanding, the PSN scoreboard, credit, timers. Not for the data path (it allocates).
+     */
+    String describe(final long nowNs) {
+        final long posted = tail - head;
+        return "send queue: " + posted + " WRs outstanding (" + (tail - nextToStart) + " not started), PSNs "
+            + Integer.toUnsignedString(sndUna) + ".." + Integer.toUnsignedString(sndNxt) + " (" + inFlight
+            + " in flight, " + lostCount + " lost awaiting retransmission, " + rnrWaitCount + " waiting RNR), credit "
+            + (creditLimit == Long.MAX_VALUE ? "unlimited" : (creditLimit + " from " + Integer.toUnsignedString(creditCumulative)))
+            + (creditBlockedSinceNs != Long.MIN_VALUE ? " (blocked " + QueuePair.seconds(nowNs - creditBlockedSinceNs)
+                + ", " + creditProbes + " probes)" : "")
+            + ", last progress " + QueuePair.seconds(nowNs - progressNs) + " ago, " + consecutiveTimeouts
+            + " timeouts and " + tailProbes + " tail probes since, RTO " + QueuePair.seconds(rtt.rtoNs())
+            + ", next timer in " + (nextDeadlineNs() == Long.MAX_VALUE ? "never" : QueuePair.seconds(nextDeadlineNs() - nowNs));
     }
 
     long nextDeadlineNs() {
