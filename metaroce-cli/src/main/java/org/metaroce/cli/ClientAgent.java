@@ -31,6 +31,10 @@ final class ClientAgent extends Agent {
     private static final long SAMPLE_NS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final long PROGRESS_NS = TimeUnit.SECONDS.toNanos(1);
     private static final long RESULT_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(15);
+    /** With RETRY_TIMEOUT 0 (retry counts alone), a warm-up or drain still waits this long for a completion. */
+    private static final long STALL_MIN_NS = TimeUnit.SECONDS.toNanos(15);
+    /** How far past RETRY_TIMEOUT a silent warm-up or drain is declared stalled. */
+    private static final long STALL_SLACK_NS = TimeUnit.SECONDS.toNanos(10);
     private static final long DISCONNECT_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(3);
     private static final long ECHO_TIMEOUT_NS = TimeUnit.MILLISECONDS.toNanos(200);
     private static final long HISTOGRAM_MAX_NS = TimeUnit.SECONDS.toNanos(60);
@@ -59,6 +63,10 @@ final class ClientAgent extends Agent {
     private int established;
     private int disconnected;
     private long deadlineNs;
+    /** When the warm-up or the drain (the phases that wait for every QP) began. */
+    private long waitStartNs;
+    /** When the latest completion arrived, in any phase. */
+    private long lastAnyCompletionNs;
 
     // measurement
     private long t0;
@@ -337,6 +345,7 @@ final class ClientAgent extends Agent {
     private void start(final long now) {
         if (config.warmup() > 0) {
             phase = Phase.WARMUP;
+            waitStartNs = now;
             for (int q = 1; q <= qps; q++) {
                 limit[q] = config.warmup();
             }
@@ -444,6 +453,7 @@ final class ClientAgent extends Agent {
         long now = 0;
         if (n > 0) {
             now = System.nanoTime();
+            lastAnyCompletionNs = now;
             for (int i = 0; i < n; i++) {
                 final WorkCompletion wc = wcs[i];
                 if (wc.status() != WcStatus.SUCCESS) {
@@ -459,6 +469,8 @@ final class ClientAgent extends Agent {
         if (phase == Phase.WARMUP) {
             if (allCompleted()) {
                 startMeasure(now != 0 ? now : System.nanoTime());
+            } else {
+                checkStalled(now != 0 ? now : System.nanoTime(), "warming up");
             }
         } else {
             if (now == 0) {
@@ -472,7 +484,11 @@ final class ClientAgent extends Agent {
                         limit[q] = posted[q];
                     }
                     phase = Phase.DRAIN;
+                    waitStartNs = now;
                 }
+            }
+            if (phase == Phase.DRAIN) {
+                checkStalled(now, "draining the last work requests");
             }
             if (allCompleted()) {
                 finishMeasure();
@@ -489,6 +505,33 @@ final class ClientAgent extends Agent {
             }
         }
         return work;
+    }
+
+    /**
+     * Ends the run when a phase that waits for every queue pair's work (the warm-up, the drain)
+     * has seen no completion for long: a queue pair that makes no progress fails itself once
+     * RETRY_TIMEOUT is spent [REL-060] (its oldest WR completes in error, which ends the run with
+     * that error), so silence well beyond it means something that should have ended the QP did
+     * not. The error says what each unfinished QP was waiting for, instead of a hung tool.
+     */
+    private void checkStalled(final long now, final String what) {
+        final long silentNs = now - Math.max(lastAnyCompletionNs, waitStartNs);
+        if (silentNs > Math.max(config.retryTimeoutNs(), STALL_MIN_NS) + STALL_SLACK_NS) {
+            throw stalled(now, silentNs, what);
+        }
+    }
+
+    private BenchException stalled(final long now, final long silentNs, final String what) {
+        final StringBuilder b = new StringBuilder("no completion for ")
+            .append(TimeUnit.NANOSECONDS.toSeconds(silentNs)).append(" s while ").append(what)
+            .append(", and no queue pair failed:");
+        for (int q = 1; q <= qps; q++) {
+            if (completed[q] < limit[q]) {
+                b.append(" QP ").append(qps_[q].qpn()).append(" (").append(limit[q] - completed[q])
+                    .append(" WRs unfinished): ").append(qps_[q].describeSendSide(now)).append(';');
+            }
+        }
+        return new BenchException(b.toString());
     }
 
     private boolean allCompleted() {

@@ -11,7 +11,7 @@ import java.util.Set;
  * The campaign's result table, one row per tool and fault over its runs, in Markdown so it can go
  * into docs/reliability.md as printed: passes, dropped datagrams and retransmitted packets summed
  * over the runs, their ratio, the longest run, for a killed server the longest time from the kill
- * to the client's error, and the distinct errors.
+ * to the client's error, and the distinct errors (and a soak's heap figures and leak reports).
  */
 final class CampaignTable {
     private final Collection<List<Trial.Result>> rows;
@@ -40,6 +40,9 @@ final class CampaignTable {
                 if (!r.error().isEmpty()) {
                     // Queue pair numbers differ from run to run: the same error should count once.
                     errors.add(r.error().replaceAll("QP \\d+", "QP n"));
+                }
+                if (!r.soak().isEmpty()) {
+                    errors.add(r.soak());
                 }
             }
             out.printf(Locale.ROOT, "| %s | %s | %d/%d | %d | %d | %s | %.1f | %s | %s |%n", first.tool(),

@@ -36,8 +36,23 @@ public final class FaultsCommand implements Callable<Integer> {
     List<String> tools;
 
     @Option(names = "--sections", split = ",", defaultValue = "loss,stall,blackhole,kill", paramLabel = "SECTION",
-        description = "Which faults: loss, stall, blackhole, kill (default: ${DEFAULT-VALUE}).")
+        description = "Which faults: loss, stall, blackhole, kill, soak (default: ${DEFAULT-VALUE}; the soak, "
+            + "minutes long, only when named).")
     List<String> sections;
+
+    @Option(names = "--soak-qps", defaultValue = "64", paramLabel = "N",
+        description = "Soak: queue pairs (default: ${DEFAULT-VALUE}).")
+    int soakQps;
+
+    @Option(names = "--soak-seconds", defaultValue = "60", paramLabel = "SECONDS",
+        description = "Soak: measured seconds, at least 15 (default: ${DEFAULT-VALUE}). Both ends run with Netty's "
+            + "leak detector at PARANOID; their live heap (jcmd GC.class_histogram) is taken 5 s into the "
+            + "measurement and 5 s before its end and may grow at most 10% + 1 MiB.")
+    double soakSeconds;
+
+    @Option(names = "--soak-loss", defaultValue = "1", paramLabel = "PERCENT",
+        description = "Soak: loss both ways (default: ${DEFAULT-VALUE}).")
+    double soakLoss;
 
     @Option(names = "--loss", split = ",", defaultValue = "0,0.1,1,5,20", paramLabel = "PERCENT",
         description = "Loss rates, each in directions c->s, s->c and both (default: ${DEFAULT-VALUE}).")
@@ -153,8 +168,16 @@ public final class FaultsCommand implements Callable<Integer> {
                 }
                 case "blackhole" -> blackholes.forEach(s -> faults.add(Fault.blackhole(s)));
                 case "kill" -> faults.add(Fault.killServer());
+                case "soak" -> {
+                    if (soakQps < 1 || !(soakSeconds >= 15)) {
+                        throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                            "--soak-qps must be >= 1 and --soak-seconds >= 15 (the heap is measured 5 s into the "
+                                + "run and 5 s before its end)");
+                    }
+                    faults.add(Fault.soak(soakLoss, soakSeconds, soakQps));
+                }
                 default -> throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                    "--sections: unknown section " + section + " (loss, stall, blackhole, kill)");
+                    "--sections: unknown section " + section + " (loss, stall, blackhole, kill, soak)");
             }
         }
         return faults;

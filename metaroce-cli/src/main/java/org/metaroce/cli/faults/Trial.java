@@ -26,6 +26,14 @@ public final class Trial {
     /** A progress line of the client: printed once per measured second, so the run is under way. */
     private static final Pattern PROGRESS = Pattern.compile("(?m)^\\w+: \\d+\\.\\d s, ");
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** What Netty's leak detector logs for every buffer collected without release. */
+    private static final Pattern LEAK = Pattern.compile("LEAK: ");
+    /** A soak's live heap may grow this much from early to late in the run (the 10%)... */
+    static final double SOAK_HEAP_GROWTH = 0.10;
+    /** ...plus this much, in KiB: one more pooled chunk or class loaded is not a leak. */
+    static final long SOAK_HEAP_SLACK_KB = 1024;
+    /** How long into a soak's measurement the first heap figure is taken (pools and JIT settled). */
+    static final double SOAK_WARM_S = 5;
     /** Processes of trials under way, so a shutdown hook (Ctrl-C) can end them. */
     static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
 
@@ -60,11 +68,13 @@ public final class Trial {
      * @param millis from the client's start to its exit
      * @param errorAfterMs KILL: from the kill to the client's exit, else -1
      * @param error the first error line of the client (else of the server), or ""
+     * @param soak SOAK: the live heap of both ends early and late in the run and the leak reports,
+     *     e.g. "live heap server 10.2 -> 10.3 MB, client 8.1 -> 8.1 MB, 0 leak reports"; else ""
      */
     public record Result(String tool, Fault fault, boolean passed, int clientExit, int serverExit, String verify,
                          long dropped, long bufferDropped, long retransmits, long timerRetransmits, long millis,
                          long errorAfterMs,
-                         String error) {
+                         String error, String soak) {
         /** @return retransmitted / dropped, NaN when nothing was dropped */
         public double ratio() {
             return dropped == 0 ? Double.NaN : (double) retransmits / dropped;
@@ -77,7 +87,7 @@ public final class Trial {
                 passed ? "pass" : "FAIL", clientExit, serverExit, verify, dropped, bufferDropped, retransmits,
                 timerRetransmits, millis,
                 errorAfterMs >= 0 ? ", error " + errorAfterMs + " ms after the kill" : "",
-                error.isEmpty() ? "" : ": " + error);
+                error.isEmpty() ? "" : ": " + error) + (soak.isEmpty() ? "" : "; " + soak);
         }
     }
 
@@ -104,7 +114,8 @@ public final class Trial {
         Child server = null;
         Child client = null;
         try {
-            if (fault.kind() == Fault.Kind.LOSS) {
+            final boolean soak = fault.kind() == Fault.Kind.SOAK;
+            if (fault.kind() == Fault.Kind.LOSS || soak) {
                 if (fault.direction() != Fault.Direction.SERVER_TO_CLIENT) {
                     atServer.loss(fault.permille());
                 }
@@ -117,21 +128,37 @@ public final class Trial {
             // The server prints its table (not --json): "Waiting for client to connect" says it listens.
             final List<String> serverArgs = new ArrayList<>(List.of(tool));
             serverArgs.addAll(common);
-            server = new Child("server", hosts.serverNs, settings.launcher(), serverArgs, files);
+            final List<String> launcher = soak ? paranoid(settings.launcher()) : settings.launcher();
+            server = new Child("server", hosts.serverNs, launcher, serverArgs, files);
             if (!server.awaitStdout(WAITING, TimeUnit.SECONDS.toNanos(settings.hangS()))) {
                 throw new IOException("the server did not start listening within " + settings.hangS() + " s: "
                     + server.stdout() + server.stderr());
             }
             // A connect timeout well above the tools' 3 s: on a loaded machine a JVM starting up can
             // be slower than that, and this judges the fault, not the start-up.
+            final double durationS = soak ? fault.seconds() : settings.durationS();
             final List<String> clientArgs = new ArrayList<>(List.of(tool, hosts.serverAddress, "-D",
-                Double.toString(settings.durationS()), "--margin", "0", "-w", Integer.toString(settings.warmup()),
+                Double.toString(durationS), "--margin", "0", "-w", Integer.toString(settings.warmup()),
                 "--json", "--timeout", "30"));
+            if (soak) {
+                clientArgs.addAll(List.of("-q", Integer.toString(fault.qps())));
+            }
             clientArgs.addAll(common);
             final long start = System.nanoTime();
-            client = new Child("client", hosts.clientNs, settings.launcher(), clientArgs, files);
-            final long bound = TimeUnit.SECONDS.toNanos(settings.hangS() + (long) Math.ceil(settings.durationS()
-                + fault.seconds()));
+            client = new Child("client", hosts.clientNs, launcher, clientArgs, files);
+            final long bound = TimeUnit.SECONDS.toNanos(settings.hangS() + (long) Math.ceil(durationS
+                + (soak ? 0 : fault.seconds())));
+            final long[] heapKb = {-1, -1, -1, -1}; // server early, client early, server late, client late
+            final HeapProbe heap = new HeapProbe(Path.of(settings.launcher().get(0)).getParent().getParent());
+            if (soak && heap.available() && client.awaitStderr(PROGRESS, bound)) {
+                final long measuring = System.nanoTime();
+                sleep(SOAK_WARM_S);
+                heapKb[0] = heap.liveKb(server.process.pid());
+                heapKb[1] = heap.liveKb(client.process.pid());
+                sleep(Math.max(0, durationS - SOAK_WARM_S - (System.nanoTime() - measuring) / 1e9));
+                heapKb[2] = heap.liveKb(server.process.pid());
+                heapKb[3] = heap.liveKb(client.process.pid());
+            }
             long killedAt = 0;
             if (fault.midRun() && client.awaitStderr(PROGRESS, bound)) {
                 switch (fault.kind()) {
@@ -176,13 +203,21 @@ public final class Trial {
             } else if (serverExit == -1 && fault.kind() != Fault.Kind.KILL) {
                 error = "server hung (destroyed)" + (error.isEmpty() ? "" : "; " + error);
             }
-            final boolean passed = fault.kind() == Fault.Kind.KILL
+            boolean passed = fault.kind() == Fault.Kind.KILL
                 ? killedAt != 0 && clientExit > 0 && !error.isEmpty()
                 : clientExit == 0 && serverExit == 0 && "passed".equals(verify);
+            String soakNote = "";
+            if (soak) {
+                final long leaks = LEAK.matcher(server.stderr()).results().count()
+                    + LEAK.matcher(client.stderr()).results().count();
+                passed &= leaks == 0 && heapFlat(heapKb[0], heapKb[2]) && heapFlat(heapKb[1], heapKb[3]);
+                soakNote = "live heap server " + mb(heapKb[0]) + " -> " + mb(heapKb[2]) + " MB, client "
+                    + mb(heapKb[1]) + " -> " + mb(heapKb[3]) + " MB, " + leaks + " leak reports";
+            }
             return new Result(tool, fault, passed, clientExit, serverExit, verify, dropped, bufferDropped, retransmits,
                 timerRetransmits,
                 TimeUnit.NANOSECONDS.toMillis(end - start),
-                killedAt != 0 ? TimeUnit.NANOSECONDS.toMillis(end - killedAt) : -1, error);
+                killedAt != 0 ? TimeUnit.NANOSECONDS.toMillis(end - killedAt) : -1, error, soakNote);
         } finally {
             for (final Child c : new Child[] {client, server}) {
                 if (c != null) {
@@ -195,6 +230,25 @@ public final class Trial {
             atServer.remove();
             atClient.remove();
         }
+    }
+
+    /** @return {@code launcher} with Netty's leak detector at PARANOID: every buffer is tracked */
+    static List<String> paranoid(final List<String> launcher) {
+        final List<String> l = new ArrayList<>(launcher);
+        l.add(1, "-Dio.netty.leakDetection.level=PARANOID");
+        return l;
+    }
+
+    /**
+     * @return whether a live heap of {@code lateKb} after {@code earlyKb} is flat: at most
+     *     {@link #SOAK_HEAP_GROWTH} more plus {@link #SOAK_HEAP_SLACK_KB}; false without both figures
+     */
+    static boolean heapFlat(final long earlyKb, final long lateKb) {
+        return earlyKb > 0 && lateKb > 0 && lateKb <= earlyKb * (1 + SOAK_HEAP_GROWTH) + SOAK_HEAP_SLACK_KB;
+    }
+
+    private static String mb(final long kb) {
+        return kb < 0 ? "?" : String.format(Locale.ROOT, "%.1f", kb / 1024.0);
     }
 
     private static void sleep(final double seconds) throws InterruptedException {

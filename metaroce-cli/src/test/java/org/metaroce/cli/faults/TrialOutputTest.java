@@ -49,12 +49,28 @@ class TrialOutputTest {
     void tableSumsTheRunsOfARowAndCountsAnErrorOnce() {
         final Fault f = Fault.loss(Fault.Direction.SERVER_TO_CLIENT, 1);
         final List<Trial.Result> runs = List.of(
-            new Trial.Result("send_bw", f, true, 0, 0, "passed", 10, 0, 12, 0, 8000, -1, ""),
-            new Trial.Result("send_bw", f, false, 1, 0, "-", 20, 0, 30, 0, 9500, -1, "SEND failed on QP 7: RETRY_EXC_ERR"),
-            new Trial.Result("send_bw", f, false, 1, 0, "-", 0, 0, 3, 0, 9000, -1, "SEND failed on QP 9: RETRY_EXC_ERR"));
+            new Trial.Result("send_bw", f, true, 0, 0, "passed", 10, 0, 12, 0, 8000, -1, "", ""),
+            new Trial.Result("send_bw", f, false, 1, 0, "-", 20, 0, 30, 0, 9500, -1, "SEND failed on QP 7: RETRY_EXC_ERR", ""),
+            new Trial.Result("send_bw", f, false, 1, 0, "-", 0, 0, 3, 0, 9000, -1, "SEND failed on QP 9: RETRY_EXC_ERR", ""));
         final StringWriter out = new StringWriter();
         new CampaignTable(List.of(runs)).print(new PrintWriter(out));
         assertThat(out.toString()).contains("| send_bw | loss 1% s->c | 1/3 | 30 | 45 | 1.50 | 9.5 | - | "
             + "SEND failed on QP n: RETRY_EXC_ERR |");
+    }
+
+    @Test
+    void soakReadsTheHistogramTotalAndJudgesGrowth() {
+        final String histogram = " num     #instances         #bytes  class name (module)\n"
+            + "   1:          2829        3291984  [J (java.base@17.0.15)\n"
+            + "Total         99358        4602856\n";
+        assertThat(HeapProbe.parseLiveKb(histogram)).isEqualTo(4602856 / 1024);
+        assertThat(HeapProbe.parseLiveKb("jcmd: no such process")).isEqualTo(-1);
+        // 10% + 1 MiB: 10,000 KiB may become 12,024 KiB, not 12,025; a missing figure fails.
+        assertThat(Trial.heapFlat(10_000, 12_024)).isTrue();
+        assertThat(Trial.heapFlat(10_000, 12_025)).isFalse();
+        assertThat(Trial.heapFlat(-1, 10_000)).isFalse();
+        assertThat(Fault.soak(1, 60, 64).label()).isEqualTo("soak 64 QPs 60s loss 1% both");
+        assertThat(Trial.paranoid(List.of("java", "-cp", "x")))
+            .containsExactly("java", "-Dio.netty.leakDetection.level=PARANOID", "-cp", "x");
     }
 }
