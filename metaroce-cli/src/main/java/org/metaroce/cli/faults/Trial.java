@@ -176,8 +176,11 @@ public final class Trial {
                         atClient.clear();
                     }
                     case KILL -> {
-                        server.signal("KILL");
+                        // Timed from before the signal: sending it runs kill(1), which on a loaded
+                        // host takes a few hundred milliseconds, and timing from its return made a
+                        // client that waited its whole budget look early.
                         killedAt = System.nanoTime();
+                        server.signal("KILL");
                     }
                     default -> throw new IllegalStateException(fault.toString());
                 }
