@@ -12,7 +12,7 @@ import org.metaroce.netty.linux.ReceiveBatch;
  * The receive path of a {@link NativeUdpSocket}: {@code recvmmsg} into the socket's fixed slots,
  * then each datagram to the {@link DatagramReceiver} with its raw source address, its ECN field
  * and its GRO segment size. Allocates nothing per datagram or call, whatever the source ports:
- * the payload is seen through one reused {@link UnsafeBuffer} wrapped at the slot's address, the
+ * the payload is seen through one reused {@link UnsafeBuffer} wrapped around the slot's buffer view, the
  * source through one reused {@link SourceAddress}. Datagrams read but not delivered (the receiver
  * stopped) are delivered first by the next call.
  *
@@ -79,7 +79,10 @@ final class NativeReader implements AutoCloseable {
     }
 
     private UnsafeBuffer payload(final int i) {
-        view.wrap(slots.address(i), Math.min(slots.length(i), slots.slotSize()));
+        // Wrapped through the slot's ByteBuffer view, not its bare address: the integrity check
+        // uses the JDK's intrinsic CRC32C only for buffers backed by a ByteBuffer (or an array),
+        // and a byte-at-a-time software CRC otherwise (measured: 2x the server's cost per datagram).
+        view.wrap(slots.buffer(i), 0, Math.min(slots.length(i), slots.slotSize()));
         return view;
     }
 
