@@ -114,8 +114,9 @@ final class PerfCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the result as one JSON object instead of tables.")
     boolean json;
 
-    @Option(names = "--transport", defaultValue = "auto", paramLabel = "epoll|nio|auto",
-        description = "Netty transport (default: ${DEFAULT-VALUE}: epoll on Linux when available, else nio).")
+    @Option(names = "--transport", defaultValue = "auto", paramLabel = "native|epoll|nio|auto",
+        description = "Datagram transport (default: ${DEFAULT-VALUE}: native on Linux with JDK 22+, else epoll when "
+            + "available, else nio; a fallback from native is logged with its reason).")
     String transport;
 
     @Option(names = "--mode", defaultValue = "invoker", paramLabel = "invoker|dedicated|shared",
@@ -293,12 +294,16 @@ final class PerfCommand implements Callable<Integer> {
         if (!(timeout > 0) || timeout > 3600) {
             throw bad("--timeout must be in (0, 3600] seconds (got " + timeout + ")");
         }
-        final Transport resolvedTransport = switch (transport.toLowerCase(Locale.ROOT)) {
-            case "epoll" -> Transport.EPOLL;
-            case "nio" -> Transport.NIO;
-            case "auto" -> Transport.AUTO;
-            default -> throw bad("--transport must be epoll, nio or auto (got " + transport + ")");
-        };
+        final Transport resolvedTransport;
+        try {
+            resolvedTransport = Transport.parse(transport);
+        } catch (final IllegalArgumentException ex) {
+            throw bad("--transport must be native, epoll, nio or auto (got " + transport + ")");
+        }
+        if (resolvedTransport == Transport.NATIVE && !org.metaroce.netty.linux.NativeUdp.isAvailable()) {
+            throw bad("--transport native: " + org.metaroce.netty.linux.NativeUdp.unavailabilityReason().orElse("")
+                + " (or use --transport epoll, nio or auto)");
+        }
         final BenchConfig.Mode resolvedMode;
         try {
             resolvedMode = BenchConfig.Mode.valueOf(mode.toLowerCase(Locale.ROOT));

@@ -52,4 +52,29 @@ class ReferenceConformanceTest {
                 "every ECN case passes");
         }
     }
+
+    /**
+     * On the native transport (picked by AUTO on Linux with JDK 22+, from the multi-release jar)
+     * the reference reads CE marks and declares ECN by itself: the ECN cases run and pass without
+     * the self-test switch [ENC-016, CONF-012].
+     */
+    @Test
+    void onTheNativeTransportTheReferenceDeclaresEcnAndPassesTheEcnCases() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(org.metaroce.netty.linux.NativeUdp.isAvailable(),
+            () -> "native transport unavailable (the reference runs on Netty and does not declare ECN): "
+                + org.metaroce.netty.linux.NativeUdp.unavailabilityReason().orElse(""));
+        final long seed = Long.getLong("conformance.seed", 20261130L);
+        System.out.println("conformance seed " + seed);
+        final List<String> ecnCases = Catalog.all().stream().filter(c -> "ECN".equals(c.feature()))
+            .map(c -> c.id()).toList();
+        try (ReferenceAgentFixture agent = new ReferenceAgentFixture()) {
+            final List<CaseResult> results = new SuiteRunner(SuiteConfig.of(agent.control(), seed)
+                .withCases(ecnCases)).run(Catalog.all(), r -> System.out.println(r.verdict() + " "
+                    + r.testCase().id() + (r.verdict() == Verdict.FAIL ? "\n   expected: " + r.expected()
+                    + "\n   actual:   " + r.actual() : r.message() != null ? " (" + r.message() + ")" : "")
+                    + " " + r.durationMs() + " ms"));
+            assertThat(results).hasSize(ecnCases.size()).allMatch(r -> r.verdict() == Verdict.PASS,
+                "every ECN case passes without the switch");
+        }
+    }
 }

@@ -31,6 +31,9 @@ final class DriverLoop implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(DriverLoop.class);
     private static final MetaRoceDevice[] NONE = new MetaRoceDevice[0];
 
+    /** Shortest wait in epoll_wait's unit. */
+    private static final long MIN_NATIVE_WAIT_NS = 1_000_000L;
+
     private final String name;
     private final Transport transport;
     private final IdleStrategy idleStrategy;
@@ -38,6 +41,11 @@ final class DriverLoop implements Runnable {
     private final long deadlineSpinNs;
     private final Thread thread;
     private final ManualIoEventLoop eventLoop;
+    /**
+     * Native transport with a blocking idle strategy: the wait over the devices' endpoint sockets
+     * (none of them is in the event loop); null otherwise.
+     */
+    private final ReadinessWaiter nativeWaiter;
     private final ManyToOneConcurrentArrayQueue<Runnable> control = new ManyToOneConcurrentArrayQueue<>(256);
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
     private MetaRoceDevice[] devices = NONE;
@@ -58,6 +66,8 @@ final class DriverLoop implements Runnable {
         this.eventLoopIdle = idleStrategy instanceof EventLoopIdleStrategy ? (EventLoopIdleStrategy) idleStrategy
             : null;
         this.deadlineSpinNs = deadlineSpinNs;
+        this.nativeWaiter = transport == Transport.NATIVE && eventLoopIdle != null ? NativeTransportLoader.waiter()
+            : null;
         this.thread = new FastThreadLocalThread(this, name);
         this.thread.setDaemon(true);
         this.eventLoop = new ManualIoEventLoop(thread, ioHandlerFactory(transport));
@@ -100,7 +110,11 @@ final class DriverLoop implements Runnable {
     /** Wakes the loop if it is blocked in the event loop (a command was queued for a device). */
     void wakeup() {
         if (waiting) {
-            eventLoop.wakeup();
+            if (nativeWaiter != null) {
+                nativeWaiter.wakeup();
+            } else {
+                eventLoop.wakeup();
+            }
         }
     }
 
@@ -129,6 +143,9 @@ final class DriverLoop implements Runnable {
             Thread.onSpinWait();
         }
         eventLoop.wakeup();
+        if (nativeWaiter != null) {
+            nativeWaiter.wakeup();
+        }
         try {
             CompletableFuture.anyOf(result, terminated).get(Math.max(1, deadline - System.nanoTime()),
                 TimeUnit.NANOSECONDS);
@@ -152,8 +169,15 @@ final class DriverLoop implements Runnable {
         }
     }
 
-    /** Loop thread: adds a device whose sockets are open. */
-    void add(final MetaRoceDevice device) {
+    /**
+     * Loop thread: adds a device whose sockets are open.
+     *
+     * @throws java.io.IOException if its endpoint socket cannot be watched
+     */
+    void add(final MetaRoceDevice device) throws java.io.IOException {
+        if (nativeWaiter != null && device.polledSocket() != null) {
+            nativeWaiter.watch(device.polledSocket());
+        }
         final MetaRoceDevice[] now = Arrays.copyOf(devices, devices.length + 1);
         now[now.length - 1] = device;
         devices = now;
@@ -171,10 +195,20 @@ final class DriverLoop implements Runnable {
         devices = j == now.length ? now : Arrays.copyOf(now, j);
     }
 
+    /** Loop thread: stops watching a device's endpoint socket; before the socket closes (its descriptor may be reused). */
+    void unwatch(final MetaRoceDevice device) {
+        if (nativeWaiter != null && device.polledSocket() != null) {
+            nativeWaiter.unwatch(device.polledSocket());
+        }
+    }
+
     /** Asks the loop to stop after its current cycle (closing every attached device). */
     void stop() {
         running = false;
         eventLoop.wakeup();
+        if (nativeWaiter != null) {
+            nativeWaiter.wakeup();
+        }
     }
 
     /** Stops the loop and waits until it has released everything. */
@@ -262,8 +296,16 @@ final class DriverLoop implements Runnable {
                     for (final MetaRoceDevice device : devices) {
                         device.beginIo();
                     }
-                    // Datagrams that arrive during the wait are processed right away.
-                    eventLoop.run(Math.max(1, wait), 0);
+                    if (nativeWaiter != null && wait < MIN_NATIVE_WAIT_NS) {
+                        // epoll_wait counts in milliseconds: a shorter wait parks, as a backoff would.
+                        java.util.concurrent.locks.LockSupport.parkNanos(wait);
+                    } else if (nativeWaiter != null) {
+                        // The next cycle reads what woke the wait.
+                        nativeWaiter.await(wait);
+                    } else {
+                        // Datagrams that arrive during the wait are processed right away.
+                        eventLoop.run(Math.max(1, wait), 0);
+                    }
                 }
             } finally {
                 waiting = false;
@@ -312,6 +354,9 @@ final class DriverLoop implements Runnable {
                 LOG.warn("event loop of driver {} did not terminate", name);
             }
         } finally {
+            if (nativeWaiter != null) {
+                nativeWaiter.close();
+            }
             FastThreadLocal.removeAll();
             terminated.complete(null);
         }

@@ -101,7 +101,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         config.validate();
         this.config = config;
         this.transport = config.threadingMode() == ThreadingMode.SHARED ? config.sharedDriver().transport()
-            : config.transport().resolve();
+            : resolveTransport(config);
         this.mode = config.threadingMode();
         this.endpoint = new Endpoint(config.endpointConfig(), config.randomSource());
         this.completionCount = endpoint::completionsPushed;
@@ -116,7 +116,8 @@ public final class MetaRoceDevice implements AutoCloseable {
         switch (mode) {
             case INVOKER -> {
                 loop = null;
-                if (!io.netty.util.concurrent.FastThreadLocalThread.currentThreadWillCleanupFastThreadLocals()) {
+                if (transport != Transport.NATIVE
+                    && !io.netty.util.concurrent.FastThreadLocalThread.currentThreadWillCleanupFastThreadLocals()) {
                     // Netty 4.2's Recycler pools only on such threads: elsewhere every received and sent
                     // datagram allocates its buffer and bookkeeping objects anew.
                     LOG.warn("INVOKER device built on {}, which is not a Netty FastThreadLocalThread: Netty's object "
@@ -126,7 +127,7 @@ public final class MetaRoceDevice implements AutoCloseable {
                 }
                 eventLoop = new ManualIoEventLoop(Thread.currentThread(), DriverLoop.ioHandlerFactory(transport));
                 try {
-                    receivePath = config.resolveReceivePath(false);
+                    receivePath = resolveReceivePath(config, transport, false);
                     openChannels();
                 } catch (final Throwable t) {
                     closed.set(true);
@@ -138,14 +139,14 @@ public final class MetaRoceDevice implements AutoCloseable {
                 final String name = config.threadName() != null ? config.threadName()
                     : "metaroce-driver-" + THREAD_IDS.incrementAndGet();
                 final IdleStrategy idle = config.idleStrategy();
-                receivePath = resolveReceivePath(config, idle instanceof EventLoopIdleStrategy);
+                receivePath = resolveReceivePath(config, transport, idle instanceof EventLoopIdleStrategy);
                 loop = new DriverLoop(name, transport, idle, config.deadlineSpinNs());
                 eventLoop = loop.eventLoop();
                 attach();
             }
             case SHARED -> {
                 loop = config.sharedDriver().loop();
-                receivePath = resolveReceivePath(config, loop.blocksInEventLoop());
+                receivePath = resolveReceivePath(config, transport, loop.blocksInEventLoop());
                 eventLoop = loop.eventLoop();
                 attach();
             }
@@ -155,8 +156,30 @@ public final class MetaRoceDevice implements AutoCloseable {
             localAddress, java.util.Arrays.toString(entropyPorts), transport, gsoActive, config.gro(), receivePath);
     }
 
-    /** Opens the sockets on the driver thread and adds this device to its loop. */
-    private static ReceivePath resolveReceivePath(final DeviceConfig config, final boolean blockingIdle) {
+    /**
+     * AUTO resolves to NATIVE where it can, unless the configuration asks for Netty's BATCHED
+     * receive path: then to the best Netty transport.
+     */
+    private static Transport resolveTransport(final DeviceConfig config) {
+        if (config.transport() == Transport.AUTO && config.receivePath() == ReceivePath.BATCHED) {
+            return Transport.epollAvailable() ? Transport.EPOLL : Transport.NIO;
+        }
+        return config.transport().resolve();
+    }
+
+    /**
+     * The receive path: on the native transport always POLLED (its sockets read GRO batches and
+     * are waited on with their own epoll, so neither GRO nor a blocking idle strategy needs Netty).
+     */
+    private static ReceivePath resolveReceivePath(final DeviceConfig config, final Transport transport,
+                                                  final boolean blockingIdle) {
+        if (transport == Transport.NATIVE) {
+            if (config.receivePath() == ReceivePath.BATCHED) {
+                throw new IllegalArgumentException("cannot open device " + config + ": receivePath BATCHED needs a "
+                    + "Netty transport (epoll or nio); the native transport reads every socket itself (POLLED)");
+            }
+            return ReceivePath.POLLED;
+        }
         try {
             return config.resolveReceivePath(blockingIdle);
         } catch (final IllegalArgumentException ex) {
@@ -230,6 +253,19 @@ public final class MetaRoceDevice implements AutoCloseable {
     /** @return the threading mode */
     public ThreadingMode threadingMode() {
         return mode;
+    }
+
+    /**
+     * @return whether the device reads the ECN field of received datagrams and marks what it sends
+     *     ECT(0) (the native transport): only then may its QPs offer the ECN capability [ENC-016]
+     */
+    public boolean readsEcn() {
+        return transport == Transport.NATIVE;
+    }
+
+    /** @return the endpoint socket when the owning thread reads it (POLLED path), else null; owning thread */
+    PolledUdpSocket polledSocket() {
+        return polledSocket;
     }
 
     /** @return whether UDP GSO writes are in use */
@@ -504,7 +540,11 @@ public final class MetaRoceDevice implements AutoCloseable {
             return false;
         }
         final PolledUdpSocket socket = polledSocket;
-        final boolean onSocket = socket != null && !sink.hasPendingOutbound();
+        // A native device has no socket in the event loop: it always waits on its endpoint socket,
+        // briefly while a send socket drains (it is tried again every cycle).
+        final boolean nativeSockets = transport == Transport.NATIVE;
+        final boolean draining = sink.hasPendingOutbound();
+        final boolean onSocket = socket != null && (nativeSockets || !draining);
         if (onSocket && wait < TimeUnit.MILLISECONDS.toNanos(1)) {
             LockSupport.parkNanos(wait);
             return true;
@@ -516,7 +556,7 @@ public final class MetaRoceDevice implements AutoCloseable {
                 return false;
             }
             if (onSocket) {
-                socket.awaitReadable(wait);
+                socket.awaitReadable(draining ? Math.min(wait, DRAIN_WAIT_NS) : wait);
             } else {
                 // BATCHED: the event loop reads the endpoint socket and delivers what arrives. POLLED
                 // with a send socket draining: wait for it to become writable, not long, since the
@@ -617,6 +657,9 @@ public final class MetaRoceDevice implements AutoCloseable {
 
     /** Owning thread: whether this cycle must poll the event loop for I/O (see {@link #runEventLoop()}). */
     boolean needsEventLoopIo() {
+        if (transport == Transport.NATIVE) {
+            return false; // no socket of the device is in the event loop
+        }
         return polledSocket == null || sink == null || sink.hasPendingOutbound()
             || (++eventLoopSkips & (EVENT_LOOP_POLL_EVERY - 1)) == 0;
     }
@@ -642,6 +685,10 @@ public final class MetaRoceDevice implements AutoCloseable {
     private void openChannels() throws Exception {
         // Initialises the I/O handler on the owning thread before anything registers with it.
         eventLoop.runNow();
+        if (transport == Transport.NATIVE) {
+            openNativeSockets();
+            return;
+        }
         // Writes that fail later in Netty's pipeline are the sink's to count (and may turn GSO off).
         final NettyUdpTransport netty = new NettyUdpTransport(eventLoop, transport, config, counters, failure -> {
             final NettySink current = sink;
@@ -682,6 +729,38 @@ public final class MetaRoceDevice implements AutoCloseable {
             config.preserveSendOrder());
         gsoActive = gso;
     }
+
+    /**
+     * The native transport: every socket a native one read or written by the owning thread, the
+     * endpoint socket polled; packets leave ECT(0) [ENC-015] with the data or control DSCP
+     * [ENC-012, ENC-013].
+     */
+    private void openNativeSockets() throws java.io.IOException {
+        final UdpTransport nat = NativeTransportLoader.transport(config.maxDatagramBytes(), config.receiveBatch(),
+            config.gro());
+        final InetSocketAddress endpointBind = new InetSocketAddress(config.bindAddress(), config.endpointPort());
+        polledSocket = (PolledUdpSocket) nat.open(new SocketOptions(endpointBind, config.receiveBufferBytes(),
+            config.sendBufferBytes(), config.controlDscp() << 2 | ECT_0), receiver);
+        endpointSocket = polledSocket;
+        localAddress = endpointSocket.localAddress();
+        final int[] requested = config.requestedEntropyPorts();
+        final int[] ports = new int[requested.length];
+        sendSockets = new UdpSocket[requested.length];
+        for (int i = 0; i < requested.length; i++) {
+            final UdpSocket socket = nat.open(new SocketOptions(new InetSocketAddress(config.bindAddress(),
+                requested[i]), 4096, config.sendBufferBytes(), config.dataDscp() << 2 | ECT_0), null);
+            sendSockets[i] = socket;
+            ports[i] = socket.localAddress().getPort();
+        }
+        entropyPorts = ports;
+        sink = new NettySink(nat, config.sinkChunkBytes(), config.maxPacketsPerCycle(), peers, counters, sendSockets,
+            entropyPorts, endpointSocket, config.gso(), config.gsoMinSegments(), config.connectEntropySockets(),
+            config.preserveSendOrder());
+        gsoActive = config.gso();
+    }
+
+    /** The ECN codepoint ECT(0) (RFC 3168), in the low two bits of IP_TOS / IPV6_TCLASS. */
+    private static final int ECT_0 = 2;
 
     // ------------------------------------------------------------------ shutdown
 
@@ -742,6 +821,9 @@ public final class MetaRoceDevice implements AutoCloseable {
             sink.close();
         }
         failQueuedCommands();
+        if (loop != null) {
+            loop.unwatch(this);
+        }
         if (endpointSocket != null) {
             endpointSocket.close();
         }

@@ -44,9 +44,10 @@ class DeviceLifecycleTest {
     }
 
     @Test
-    void autoPicksEpollWhenAvailable() {
+    void autoPicksNativeThenEpollThenNio() {
         try (MetaRoceDevice device = new MetaRoceDevice(config(Transport.AUTO, ThreadingMode.INVOKER))) {
-            assertThat(device.transport()).isEqualTo(Transport.epollAvailable() ? Transport.EPOLL : Transport.NIO);
+            assertThat(device.transport()).isEqualTo(org.metaroce.netty.linux.NativeUdp.isAvailable() ? Transport.NATIVE
+                : Transport.epollAvailable() ? Transport.EPOLL : Transport.NIO);
         }
     }
 

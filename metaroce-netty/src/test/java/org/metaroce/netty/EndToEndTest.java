@@ -39,10 +39,18 @@ class EndToEndTest {
                 }
             }
         }
+        // The native transport reads every socket itself: POLLED only.
+        for (final ThreadingMode mode : ThreadingMode.values()) {
+            all.add(Arguments.of(Transport.NATIVE, mode, ReceivePath.POLLED));
+        }
         return all.build();
     }
 
     static void assumeTransport(final Transport transport) {
+        if (transport == Transport.NATIVE) {
+            assumeTrue(org.metaroce.netty.linux.NativeUdp.isAvailable(), () -> "native transport not available here: "
+                + org.metaroce.netty.linux.NativeUdp.unavailabilityReason().orElse(""));
+        }
         if (transport == Transport.EPOLL) {
             assumeTrue(Transport.epollAvailable(),
                 () -> "epoll native transport not available here: " + Transport.epollUnavailabilityCause());

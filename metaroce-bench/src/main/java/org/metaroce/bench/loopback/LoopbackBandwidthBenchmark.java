@@ -49,6 +49,14 @@ public class LoopbackBandwidthBenchmark extends BenchmarkBase {
     @Param({"auto"})
     public String idle;
 
+    /**
+     * Datagram transport of the MetaRoCE devices: {@code auto} (native on JDK 22+), {@code native},
+     * {@code epoll} or {@code nio}; handed to {@link MetaRoceEnd} through
+     * {@value MetaRoceEnd#TRANSPORT_PROPERTY} (every device of the fork uses it).
+     */
+    @Param({"auto"})
+    public String transport;
+
     /** Path MTU of the MetaRoCE devices (MetaRoCE and raw UDP): 4096 is the tools' loopback default. */
     @Param({"4096"})
     public int pathMtu;
@@ -80,6 +88,7 @@ public class LoopbackBandwidthBenchmark extends BenchmarkBase {
 
     @Setup(Level.Trial)
     public void setUp() {
+        System.setProperty(MetaRoceEnd.TRANSPORT_PROPERTY, transport);
         harness = Contender.of(contender).stream(size, aeronMtu, Idle.resolve(idle, true), new Link(pathMtu, gro));
         final int messages = Math.max(1, Math.min(SELF_CHECK_MESSAGES, (16 << 20) / size));
         harness.sendAndAwait(messages);

@@ -44,10 +44,19 @@ public class LoopbackPingPongBenchmark extends BenchmarkBase {
     @Param({"auto"})
     public String idle;
 
+    /**
+     * Datagram transport of the MetaRoCE devices: {@code auto} (native on JDK 22+), {@code native},
+     * {@code epoll} or {@code nio}; handed to {@link MetaRoceEnd} through
+     * {@value MetaRoceEnd#TRANSPORT_PROPERTY} (every device of the fork uses it).
+     */
+    @Param({"auto"})
+    public String transport;
+
     private PingPongHarness harness;
 
     @Setup(Level.Trial)
     public void setUp() {
+        System.setProperty(MetaRoceEnd.TRANSPORT_PROPERTY, transport);
         harness = Contender.of(contender).pingPong(size, VERIFIED_ROUNDS, Idle.resolve(idle, false));
         for (int i = 0; i < VERIFIED_ROUNDS; i++) {
             harness.roundTrip();

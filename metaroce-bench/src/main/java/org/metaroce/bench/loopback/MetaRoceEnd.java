@@ -42,6 +42,9 @@ public final class MetaRoceEnd {
      * @param handler optional raw-datagram hook installed in front of the (absent) connection
      *     manager; null for none
      */
+    /** System property naming the transport of the devices (native, epoll, nio, auto); set by the benchmarks. */
+    static final String TRANSPORT_PROPERTY = "metaroce.bench.transport";
+
     MetaRoceEnd(final int regionBytes, final RawDatagrams.Factory handler) {
         this(regionBytes, handler, Link.DEFAULT);
     }
@@ -54,7 +57,8 @@ public final class MetaRoceEnd {
     MetaRoceEnd(final int regionBytes, final RawDatagrams.Factory handler, final Link link) {
         this.pathMtu = link.pathMtu();
         final DeviceConfig config = new DeviceConfig().bindAddress(InetAddress.getLoopbackAddress()).endpointPort(0)
-            .entropyPortRange(PATHS, 0).transport(Transport.AUTO).threadingMode(ThreadingMode.INVOKER)
+            .entropyPortRange(PATHS, 0).transport(Transport.parse(System.getProperty(TRANSPORT_PROPERTY, "auto")))
+            .threadingMode(ThreadingMode.INVOKER)
             .gso(true).gro(link.gro()).threadName("bench-" + Thread.currentThread().getName())
             .endpointConfig(new EndpointConfig().minRtoNs(1_000_000).pathBurstPackets(16));
         device = new MetaRoceDevice(config);

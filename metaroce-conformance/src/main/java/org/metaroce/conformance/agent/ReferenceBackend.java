@@ -62,8 +62,13 @@ public final class ReferenceBackend implements AgentBackend {
     private final MetaRoceDevice device;
     private final ConnectionManager manager;
     private final ProtectionDomain pd;
-    /** Self-test switch: declare ECN although the driver cannot read CE marks (see the constructor). */
-    private final boolean declareEcnForSelfTests;
+    /**
+     * Whether the agent declares ECN: the device reads CE marks (native transport) or the self-test
+     * switch asks for it (see the constructor).
+     */
+    private final boolean declareEcn;
+    /** Whether the device reads the ECN field (native transport): DCQCN's CNPs are then real. */
+    private final boolean readsEcn;
     private final Map<Integer, MemoryRegion> regions = new HashMap<>();
     private final Map<Integer, QpEntry> qps = new ConcurrentHashMap<>();
     private final Map<Long, ListenEntry> listeners = new ConcurrentHashMap<>();
@@ -116,7 +121,10 @@ public final class ReferenceBackend implements AgentBackend {
     /**
      * Opens the device, optionally declaring the {@code ECN} feature for the suite's own tests.
      *
-     * <p>In normal use the reference does not declare ECN: the Netty driver cannot read the ECN
+     * <p>On the native transport (JDK 22+ on Linux, picked by AUTO) the device reads the ECN field of
+     * every datagram and sends ECT(0) [ENC-015, ENC-016]: the agent declares ECN and QPs may offer
+     * it and run DCQCN, without the switch. On Netty (JDK 17, or native unavailable) it does not
+     * declare ECN: the Netty driver cannot read the ECN
      * field of received datagrams [ENC-016], so its responder never echoes a CE mark nor sends a
      * CNP [CC-020], and offering the capability would be a false claim [CONF-012]. Its requester,
      * however, does react to ECN_ECHO and CE Count on the ACKs it receives [CC-012, CC-030]; with
@@ -129,9 +137,10 @@ public final class ReferenceBackend implements AgentBackend {
      * @param declareEcnForSelfTests declare ECN (suite self-tests only)
      */
     public ReferenceBackend(final InetAddress bind, final int endpointPort, final boolean declareEcnForSelfTests) {
-        this.declareEcnForSelfTests = declareEcnForSelfTests;
         device = new MetaRoceDevice(new DeviceConfig().bindAddress(bind).endpointPort(endpointPort)
             .entropyPortRange(4, 0).threadingMode(ThreadingMode.DEDICATED));
+        this.readsEcn = device.readsEcn();
+        this.declareEcn = readsEcn || declareEcnForSelfTests;
         manager = device.call(ep -> {
             final ConnectionManager cm = new ConnectionManager(ep, device.endpointPort(), device.peers(),
                 new CmConfig());
@@ -264,11 +273,11 @@ public final class ReferenceBackend implements AgentBackend {
         reply.put("version", AgentProtocol.VERSION);
         reply.put("implementation", "MetaRoCE-J reference (metaroce-netty)");
         // GO_BACK_N and RECEIVER_CREDIT are offered per QP through the cc extension's options; ECN
-        // (hence DCQCN) is not: the driver cannot read CE marks [ENC-016]. REPS (MP-016, OPTIONAL) is
+        // only where the driver reads CE marks (native transport) [ENC-016]. REPS (MP-016, OPTIONAL) is
         // not declared: the reference sprays with MP-013 only (docs/implementation-status.md).
         final ArrayNode features = reply.putArray("features").add("GO_BACK_N").add("RECEIVER_CREDIT").add("FIXED")
             .add("IPV6");
-        if (declareEcnForSelfTests) {
+        if (declareEcn) {
             features.add("ECN");
         }
         final ArrayNode x = reply.putArray("extensions");
@@ -371,7 +380,7 @@ public final class ReferenceBackend implements AgentBackend {
             }
             p.rnrRetry(Json.optInt(req, "rnr_retry", 0, 7, 7));
             p.minRnrTimerNs(Json.optInt(req, "min_rnr_timer", 1, 255, 10) * 10_000L);
-            ccOptions(p, req, declareEcnForSelfTests);
+            ccOptions(p, req, declareEcn, readsEcn);
             return p;
         } catch (final IllegalArgumentException ex) {
             throw new AgentException(AgentException.BAD_REQUEST, ex.getMessage());
@@ -380,10 +389,12 @@ public final class ReferenceBackend implements AgentBackend {
 
     /**
      * QP options of the contract extension {@code cc} (12.4.2): the Capability Flags the QP offers,
-     * CC_ALGORITHM and CONGESTION_WINDOW. ECN and DCQCN are refused: the Netty driver cannot read
-     * the ECN field of received datagrams [ENC-016], so this IUT must not offer them [CONF-012].
+     * CC_ALGORITHM and CONGESTION_WINDOW. ECN is refused unless declared, DCQCN unless the device
+     * reads CE marks: the Netty driver cannot read the ECN field of received datagrams [ENC-016],
+     * so on it this IUT must not offer them [CONF-012].
      */
-    private static void ccOptions(final QpParams<?> p, final ObjectNode req, final boolean ecn) {
+    private static void ccOptions(final QpParams<?> p, final ObjectNode req, final boolean ecn,
+                                  final boolean dcqcn) {
         final JsonNode caps = req.get("capabilities");
         if (caps != null && !caps.isNull()) {
             if (!caps.isArray()) {
@@ -413,7 +424,7 @@ public final class ReferenceBackend implements AgentBackend {
             } catch (final IllegalArgumentException ex) {
                 throw new AgentException(AgentException.BAD_REQUEST, "unknown cc_algorithm " + req.get("cc_algorithm"));
             }
-            if (a == CongestionControlAlgorithm.DCQCN) {
+            if (a == CongestionControlAlgorithm.DCQCN && !dcqcn) {
                 throw new AgentException(AgentException.UNSUPPORTED, "DCQCN needs ECN, which this driver cannot offer");
             }
             p.congestionControl(a);

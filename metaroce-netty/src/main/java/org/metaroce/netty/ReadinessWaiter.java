@@ -1,0 +1,31 @@
+package org.metaroce.netty;
+
+/**
+ * Blocks a driver thread until one of the polled endpoint sockets it watches has something to
+ * read, {@link #wakeup()} is called, or a timeout passes: what the event loop's wait is for Netty
+ * sockets, for a transport whose sockets the owning thread reads itself (the native transport, one
+ * {@code epoll_wait} over every device of a {@link SharedDriver}). It only waits: the next duty
+ * cycle reads.
+ *
+ * <p>Owning thread only, except {@link #wakeup()}.
+ */
+interface ReadinessWaiter extends AutoCloseable {
+    /**
+     * @param socket an endpoint socket of the same transport, to watch from now on
+     * @throws java.io.IOException if the kernel refuses
+     */
+    void watch(PolledUdpSocket socket) throws java.io.IOException;
+
+    /** @param socket a watched socket, to watch no longer (before it is closed) */
+    void unwatch(PolledUdpSocket socket);
+
+    /** @param timeoutNs longest wait (rounded to the kernel's milliseconds, at least one) */
+    void await(long timeoutNs);
+
+    /** Ends a current (or the next) {@link #await} at once. Any thread. */
+    void wakeup();
+
+    /** Releases the waiter's descriptors (the watched sockets stay open). */
+    @Override
+    void close();
+}

@@ -1,0 +1,59 @@
+package org.metaroce.netty;
+
+import java.util.concurrent.TimeUnit;
+
+import org.metaroce.netty.linux.Epoll;
+import org.metaroce.netty.linux.ErrnoException;
+
+/**
+ * A {@link ReadinessWaiter} over native endpoint sockets: one {@code epoll_wait} for every device
+ * of a driver thread, woken by an {@code eventfd}. Built through {@link NativeTransportLoader}.
+ */
+final class NativeReadinessWaiter implements ReadinessWaiter {
+    /** Ready descriptors read per wait: readiness is the whole answer, the duty cycle reads every socket. */
+    private static final int EVENTS = 16;
+
+    private final Epoll epoll;
+
+    NativeReadinessWaiter() throws ErrnoException {
+        epoll = new Epoll(EVENTS);
+    }
+
+    /**
+     * @param timeoutNs a wait in nanoseconds
+     * @return it in whole milliseconds for {@code epoll_wait}, rounded up (at least 1, at most a day)
+     */
+    static int millis(final long timeoutNs) {
+        final long ms = TimeUnit.NANOSECONDS.toMillis(Math.max(0, timeoutNs) + 999_999);
+        return (int) Math.max(1, Math.min(ms, TimeUnit.DAYS.toMillis(1)));
+    }
+
+    @Override
+    public void watch(final PolledUdpSocket socket) throws ErrnoException {
+        epoll.add(((NativeUdpSocket) socket).linuxSocket(), 0L);
+    }
+
+    @Override
+    public void unwatch(final PolledUdpSocket socket) {
+        try {
+            epoll.remove(((NativeUdpSocket) socket).linuxSocket().fd());
+        } catch (final ErrnoException ex) {
+            // Not watched (never attached, or already removed): nothing to undo.
+        }
+    }
+
+    @Override
+    public void await(final long timeoutNs) {
+        epoll.await(millis(timeoutNs));
+    }
+
+    @Override
+    public void wakeup() {
+        epoll.wakeUp();
+    }
+
+    @Override
+    public void close() {
+        epoll.close();
+    }
+}

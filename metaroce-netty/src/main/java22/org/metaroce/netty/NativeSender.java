@@ -1,0 +1,134 @@
+package org.metaroce.netty;
+
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+
+import org.metaroce.netty.linux.Errno;
+import org.metaroce.netty.linux.LinuxUdpSocket;
+
+/**
+ * The send path of a {@link NativeUdpSocket}: turns the runs of a {@link SendBatch} into the
+ * messages of one {@code sendmmsg} each (a separate datagram per message, a segmented run as one
+ * message with a {@code UDP_SEGMENT} control message) that point straight into the driver's
+ * chunks, and reports what the kernel took. Allocates nothing per call: the native batch is built
+ * once, and a recipient's address is read as raw values ({@code Inet4Address.hashCode()} is the
+ * address; an IPv6 address is read once per change of recipient).
+ *
+ * <p>Owning thread only.
+ */
+final class NativeSender implements AutoCloseable {
+    /** Messages per {@code sendmmsg}: a duty cycle's batch for one socket rarely holds more. */
+    static final int MESSAGES_PER_CALL = 64;
+
+    private final LinuxUdpSocket socket;
+    private final org.metaroce.netty.linux.SendBatch messages = new org.metaroce.netty.linux.SendBatch(MESSAGES_PER_CALL);
+    /** Datagrams each message of the current call carries (a GSO message carries several). */
+    private final int[] datagramsOf = new int[MESSAGES_PER_CALL];
+    // The IPv6 recipient last read: its raw form is reused while the recipient object stays the same.
+    private InetSocketAddress lastIpv6;
+    private long lastHigh;
+    private long lastLow;
+
+    NativeSender(final LinuxUdpSocket socket) {
+        this.socket = socket;
+    }
+
+    /**
+     * @return datagrams the kernel took from the front of {@code batch}; when fewer than queued,
+     *     the reason is set with {@link SendBatch#stopBecause}
+     */
+    int send(final SendBatch batch) {
+        int taken = 0;
+        int entry = 0;
+        int within = 0; // next datagram of a non-segmented entry
+        while (entry < batch.size()) {
+            messages.clear();
+            // Fill one call's messages from (entry, within) on.
+            while (entry < batch.size() && messages.count() < MESSAGES_PER_CALL) {
+                final long base = batch.chunk(entry).address() + batch.offset(entry);
+                final int bytes = batch.bytes(entry);
+                final int segment = batch.segmentBytes(entry) == 0 ? bytes : batch.segmentBytes(entry);
+                final InetSocketAddress to = batch.recipient(entry);
+                final int m;
+                if (batch.segmented(entry)) {
+                    m = messages.add(base, bytes);
+                    messages.segmentSize(m, segment);
+                    datagramsOf[m] = batch.datagrams(entry);
+                    entry++;
+                } else {
+                    final int at = within * segment;
+                    m = messages.add(base + at, Math.min(segment, bytes - at));
+                    datagramsOf[m] = 1;
+                    if (at + segment >= bytes) {
+                        entry++;
+                        within = 0;
+                    } else {
+                        within++;
+                    }
+                }
+                address(m, to);
+            }
+            int first = 0;
+            while (first < messages.count()) {
+                final int r = socket.send(messages, first);
+                if (r > 0) {
+                    for (int i = first; i < first + r; i++) {
+                        taken += datagramsOf[i];
+                    }
+                    first += r;
+                } else if (r == 0) {
+                    batch.stopBecause(SendFailure.WOULD_BLOCK);
+                    return taken;
+                } else if (-r != Errno.EINTR) {
+                    batch.stopBecause(SendFailures.of(-r));
+                    return taken;
+                }
+            }
+        }
+        return taken;
+    }
+
+    /** Names message {@code m}'s destination; none for the connected peer. */
+    private void address(final int m, final InetSocketAddress to) {
+        if (to == null) {
+            return;
+        }
+        final InetAddress ip = to.getAddress();
+        if (!socket.isIpv6()) {
+            // Inet4Address.hashCode() is the address itself: read without a copy.
+            messages.destinationIpv4(m, ip.hashCode(), to.getPort());
+            return;
+        }
+        if (ip instanceof Inet6Address v6 && v6.getScopeId() != 0) {
+            messages.destination(m, socket, to); // link-local with a scope: rare, read in full
+            return;
+        }
+        if (to != lastIpv6) {
+            if (ip instanceof Inet4Address) {
+                lastHigh = 0L;
+                lastLow = 0xFFFF_0000_0000L | (ip.hashCode() & 0xFFFF_FFFFL); // IPv4-mapped
+            } else {
+                final byte[] b = ip.getAddress();
+                lastHigh = half(b, 0);
+                lastLow = half(b, 8);
+            }
+            lastIpv6 = to;
+        }
+        messages.destinationIpv6(m, lastHigh, lastLow, to.getPort());
+    }
+
+    private static long half(final byte[] b, final int from) {
+        long v = 0;
+        for (int i = from; i < from + 8; i++) {
+            v = v << 8 | (b[i] & 0xFFL);
+        }
+        return v;
+    }
+
+    @Override
+    public void close() {
+        messages.close();
+    }
+}

@@ -1,0 +1,168 @@
+package org.metaroce.netty;
+
+import java.io.IOException;
+import java.net.Inet6Address;
+import java.net.InetSocketAddress;
+
+import org.metaroce.netty.linux.Epoll;
+import org.metaroce.netty.linux.LinuxUdpSocket;
+
+/**
+ * A {@link PolledUdpSocket} on a native Linux UDP socket ({@link LinuxUdpSocket}): sends a batch
+ * synchronously with {@code sendmmsg} ({@link NativeSender}), reads with {@code recvmmsg}
+ * ({@link NativeReader}) delivering the raw source, the ECN field and the GRO segment size, and
+ * waits in its own {@code epoll_wait}, woken through an {@code eventfd}. A socket opened without a
+ * receiver only sends, and has neither read slots nor a wait.
+ *
+ * <p>Owning thread only, except {@link #wakeup()}.
+ */
+final class NativeUdpSocket implements PolledUdpSocket {
+    private final LinuxUdpSocket socket;
+    private final InetSocketAddress localAddress;
+    private final SocketCapabilities capabilities;
+    private final NativeSender sender;
+    private final NativeReader reader;
+    private final Epoll readiness;
+    private volatile boolean closed;
+
+    /**
+     * Opens and binds the socket.
+     *
+     * @param options address, buffers, traffic class (ECT(0) included by the caller)
+     * @param receiver where datagrams go, or null for a socket that only sends
+     * @param slots datagrams per {@code recvmmsg}
+     * @param slotBytes bytes per receive slot
+     * @param gro whether to turn UDP GRO on (receiving sockets)
+     * @throws IOException if the socket cannot be opened, set up or bound
+     */
+    NativeUdpSocket(final SocketOptions options, final DatagramReceiver receiver, final int slots,
+                    final int slotBytes, final boolean gro) throws IOException {
+        final InetSocketAddress bind = options.bind();
+        final LinuxUdpSocket opened = LinuxUdpSocket.open(bind.getAddress() instanceof Inet6Address);
+        NativeSender send = null;
+        NativeReader read = null;
+        Epoll wait = null;
+        try {
+            opened.setReceiveBufferSize(options.receiveBufferBytes());
+            opened.setSendBufferSize(options.sendBufferBytes());
+            opened.setTrafficClass(options.trafficClass());
+            if (receiver != null) {
+                opened.setReceiveTrafficClass(true);
+                if (gro) {
+                    opened.setGro(true);
+                }
+            }
+            opened.bind(bind);
+            localAddress = opened.localAddress();
+            send = new NativeSender(opened);
+            if (receiver != null) {
+                read = new NativeReader(opened, slots, slotBytes, receiver);
+                wait = new Epoll(1);
+                wait.add(opened, 0L);
+            }
+        } catch (final IOException | RuntimeException ex) {
+            closeAll(opened, send, read, wait);
+            final IOException io = new java.net.BindException("cannot open native UDP socket on " + bind + ": "
+                + ex.getMessage());
+            io.initCause(ex);
+            throw io;
+        }
+        this.socket = opened;
+        this.sender = send;
+        this.reader = read;
+        this.readiness = wait;
+        this.capabilities = new SocketCapabilities(true, receiver != null && gro, true, true);
+    }
+
+    /** @return the socket's descriptor, for a {@link ReadinessWaiter} */
+    LinuxUdpSocket linuxSocket() {
+        return socket;
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return localAddress;
+    }
+
+    @Override
+    public SocketCapabilities capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public int send(final SendBatch batch) {
+        if (closed) {
+            batch.stopBecause(SendFailure.CLOSED);
+            return 0;
+        }
+        return sender.send(batch);
+    }
+
+    @Override
+    public OutboundState outboundState() {
+        return OutboundState.IDLE; // sendmmsg is synchronous: nothing waits here
+    }
+
+    @Override
+    public boolean connect(final InetSocketAddress peer) throws IOException {
+        socket.connect(peer);
+        return true;
+    }
+
+    @Override
+    public int receive(final int maxDatagrams) throws IOException {
+        if (reader == null) {
+            throw new IllegalStateException("socket " + localAddress + " was opened to send only");
+        }
+        if (closed) {
+            throw new java.nio.channels.ClosedChannelException();
+        }
+        return reader.receive(maxDatagrams);
+    }
+
+    @Override
+    public void awaitReadable(final long timeoutNs) throws IOException {
+        if (readiness == null) {
+            throw new IllegalStateException("socket " + localAddress + " was opened to send only");
+        }
+        if (closed) {
+            throw new java.nio.channels.ClosedChannelException();
+        }
+        readiness.await(NativeReadinessWaiter.millis(timeoutNs));
+    }
+
+    @Override
+    public void wakeup() {
+        if (readiness != null && !closed) {
+            readiness.wakeUp();
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        closeAll(socket, sender, reader, readiness);
+    }
+
+    private static void closeAll(final LinuxUdpSocket socket, final NativeSender sender, final NativeReader reader,
+                                 final Epoll readiness) {
+        if (readiness != null) {
+            readiness.close();
+        }
+        if (reader != null) {
+            reader.close();
+        }
+        if (sender != null) {
+            sender.close();
+        }
+        socket.close();
+    }
+
+    @Override
+    public String toString() {
+        return "NativeUdpSocket[" + localAddress + "]";
+    }
+}

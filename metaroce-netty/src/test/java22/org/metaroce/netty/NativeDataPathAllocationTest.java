@@ -1,0 +1,107 @@
+package org.metaroce.netty;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+
+import org.agrona.DirectBuffer;
+import org.junit.jupiter.api.Test;
+import org.metaroce.netty.linux.NativeUdp;
+
+/**
+ * The native transport's data path through the seam allocates nothing: batches of separate
+ * datagrams and GSO messages sent from four sockets (the source port changes from batch to batch,
+ * as multipath entropy makes it) with {@link NativeUdpSocket#send}, received with
+ * {@link NativeUdpSocket#receive} into a receiver that reads source, ECN and bytes, on one thread.
+ * Fails when the path starts allocating ({@code ThreadMXBean.getCurrentThreadAllocatedBytes}).
+ */
+class NativeDataPathAllocationTest {
+    private static final int DATAGRAMS_PER_ROUND = 50_000;
+    private static final int PAYLOAD = 256;
+    private static final int PER_BATCH = 32;
+
+    /** Reads what a driver reads of each datagram; counts. */
+    private static final class Reader implements DatagramReceiver {
+        long datagrams;
+        long checksum;
+        long ect0;
+
+        @Override
+        public boolean onDatagram(final DirectBuffer data, final int offset, final int length,
+                                  final SourceAddress source, final int ecn, final int segmentBytes) {
+            datagrams++;
+            checksum += data.getInt(offset) + source.port() + source.ipv4() + length;
+            if (ecn == 2) {
+                ect0++;
+            }
+            return true;
+        }
+
+        @Override
+        public void onBatchEnd() {
+        }
+    }
+
+    @Test
+    void sendAndReceiveAllocateNothingInSteadyState() throws Exception {
+        assumeTrue(NativeUdp.isAvailable(), () -> "native transport unavailable: " + NativeUdp.unavailabilityReason());
+        final com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        final NativeUdpTransport transport = new NativeUdpTransport(2048, 64, false);
+        final Reader reader = new Reader();
+        final InetSocketAddress any = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+        try (PolledUdpSocket receiving = transport.open(new SocketOptions(any, 8 << 20, 1 << 20, 26 << 2 | 2), reader)) {
+            final PolledUdpSocket[] senders = new PolledUdpSocket[4];
+            for (int i = 0; i < senders.length; i++) {
+                senders[i] = transport.open(new SocketOptions(any, 4096, 1 << 20, 26 << 2 | 2), null);
+            }
+            final SendChunk chunk = transport.allocateChunk(PER_BATCH * PAYLOAD);
+            final SendBatch batch = new SendBatch();
+            final InetSocketAddress to = receiving.localAddress();
+            long lastRound = Long.MAX_VALUE;
+            int rounds = 0;
+            // Warm up until the JIT has compiled the path (a round allocating < 4 KiB), at most 30 rounds.
+            while (rounds < 30 && lastRound >= 4096) {
+                lastRound = round(mx, senders, receiving, chunk, batch, to, reader);
+                rounds++;
+            }
+            final long measured = round(mx, senders, receiving, chunk, batch, to, reader);
+            System.out.println("native data path: " + measured + " B allocated for " + DATAGRAMS_PER_ROUND
+                + " datagrams after " + rounds + " warm-up rounds; " + reader.datagrams + " received, " + reader.ect0
+                + " ECT(0)");
+            assertThat(reader.ect0).as("ECT(0) read on every datagram").isEqualTo(reader.datagrams);
+            assertThat(measured).as("bytes allocated by the native data path in steady state").isZero();
+            for (final PolledUdpSocket s : senders) {
+                s.close();
+            }
+            chunk.release();
+        }
+    }
+
+    /** @return bytes this thread allocated sending and receiving {@link #DATAGRAMS_PER_ROUND} datagrams */
+    private static long round(final com.sun.management.ThreadMXBean mx, final PolledUdpSocket[] senders,
+                              final PolledUdpSocket receiving, final SendChunk chunk, final SendBatch batch,
+                              final InetSocketAddress to, final Reader reader) throws Exception {
+        final long target = reader.datagrams + DATAGRAMS_PER_ROUND;
+        final long before = mx.getCurrentThreadAllocatedBytes();
+        int next = 0;
+        while (reader.datagrams < target) {
+            final PolledUdpSocket s = senders[next++ & 3];
+            // Half the batch as separate datagrams, half as one GSO message (split for a receiver without GRO).
+            batch.add(chunk, 0, PER_BATCH / 2 * PAYLOAD, PAYLOAD, false, to);
+            batch.add(chunk, PER_BATCH / 2 * PAYLOAD, PER_BATCH / 2 * PAYLOAD, PAYLOAD, true, to);
+            final int taken = s.send(batch);
+            batch.takeStop();
+            batch.clear();
+            if (taken == 0) {
+                Thread.onSpinWait();
+            }
+            while (receiving.receive(256) > 0) {
+                // drain
+            }
+        }
+        return mx.getCurrentThreadAllocatedBytes() - before;
+    }
+}
