@@ -51,7 +51,7 @@ public final class CommConfig {
 
     /**
      * @param bytes bytes per chunk: a multiple of 8 in 8..{@value Engine#MAX_CHUNK_BYTES}
-     *     (the immediate carries the length) [COLL-007]
+     *     (under 8 MiB: the immediate carries the length next to a grant, COLL-007, COLL-035)
      * @return this
      */
     public CommConfig chunkBytes(final int bytes) {
