@@ -121,6 +121,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE}).")
     String waitMode;
 
+    @Option(names = "--jit-warmup", defaultValue = "20", paramLabel = "SECONDS",
+        description = "Before the sweep, run its sizes (up to 1 MiB) until the JIT compiler has been idle for "
+            + "0.5 s, for at most this long; 0 = off (default: ${DEFAULT-VALUE}).")
+    private double jitWarmupSeconds;
+
     @Option(names = "--baseline",
         description = "all_reduce_perf: before and after the sweep, time the wire baseline at the largest size (the "
             + "ring all-reduce's sends and receives without dependencies, reductions or copies, COLL-030) and print "
@@ -235,8 +240,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             if (baseline && kind != CollectiveKind.ALL_REDUCE) {
                 throw bad("--baseline is for all_reduce_perf");
             }
+            if (jitWarmupSeconds < 0) {
+                throw bad("--jit-warmup must be >= 0 (got " + jitWarmupSeconds + ")");
+            }
             sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root, baseline, cpu,
-                median);
+                median, (long) (jitWarmupSeconds * 1e9));
         } catch (final IllegalArgumentException ex) {
             throw bad(ex.getMessage());
         }
@@ -335,7 +343,10 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     /** The sweep one rank runs; rank 0 prints. */
     record Sweep(CollectiveKind kind, long minBytes, long maxBytes, int factor, List<DataType> types,
                  List<ReduceOp> ops, int iters, int warmup, boolean check, int root, boolean baseline,
-                 boolean cpu, boolean median) {
+                 boolean cpu, boolean median, long jitWarmupNs) {
+        /** Largest size the JIT warm-up runs: enough for every code path (ring above the small threshold). */
+        private static final long JIT_WARMUP_MAX_BYTES = 1 << 20;
+        private static final long JIT_QUIET_NS = 500_000_000L;
 
         /** @return wrong elements over all ranks (the same on every rank) */
         long run(final Communicator c, final PrintWriter out) {
@@ -365,6 +376,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             long largest = minBytes;
             for (long size = minBytes; size <= maxBytes; size = Math.max(size * factor, size + 1)) {
                 largest = size;
+            }
+            if (jitWarmupNs > 0) {
+                jitWarmup(c, out);
             }
             final double baseBefore = baseline ? baseline(c, out, "before", largest) : 0;
             for (final DataType t : types) {
@@ -441,6 +455,34 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             final java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory
                 .getOperatingSystemMXBean();
             return os instanceof com.sun.management.OperatingSystemMXBean sun ? Math.max(0, sun.getProcessCpuTime()) : 0;
+        }
+
+        /** Runs the sweep's sizes (up to 1 MiB) until the JIT is quiet on every rank ({@link JitWarmup}). */
+        private void jitWarmup(final Communicator c, final PrintWriter out) {
+            final DataType t = types.get(0);
+            final ReduceOp op = ops.get(0);
+            final long top = Math.min(maxBytes, JIT_WARMUP_MAX_BYTES);
+            final ByteBuffer a = ByteBuffer.allocateDirect((int) Math.max(8, top)).order(ByteOrder.nativeOrder());
+            final ByteBuffer b = ByteBuffer.allocateDirect((int) Math.max(8, top)).order(ByteOrder.nativeOrder());
+            final ByteBuffer flag = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+            final int g = kind.granularity(c.size());
+            final JitWarmup.Result r = JitWarmup.run(() -> {
+                for (long size = minBytes; size <= top; size = Math.max(size * factor, size + 1)) {
+                    final long count = size / t.size() / g * g;
+                    once(c, a, b, count, t, op, false);
+                    once(c, a, b, count, t, op, true);
+                }
+            }, quiet -> {
+                flag.putInt(0, quiet ? 1 : 0);
+                c.allReduce(flag, 1, DataType.INT32, ReduceOp.MIN);
+                return flag.getInt(0) == 1;
+            }, JitWarmup::compilationMs, System::nanoTime, JIT_QUIET_NS, jitWarmupNs);
+            if (out != null) {
+                out.printf(Locale.ROOT, "# JIT warm-up: %d rounds of the sweep's sizes up to %d B in %.1f s, %s%n",
+                    r.rounds(), top, r.elapsedNs() / 1e9, r.quiet() ? "until the compiler was idle for 0.5 s"
+                        : "stopped at --jit-warmup with the compiler still busy");
+                out.flush();
+            }
         }
 
         /** @return the wire baseline's busbw (GB/s) at the largest size, timed like a row (COLL-030) */
