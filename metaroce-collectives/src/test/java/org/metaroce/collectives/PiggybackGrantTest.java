@@ -47,7 +47,10 @@ class PiggybackGrantTest {
     void smallAllReducesSendFewGrantMessages(final int slots) throws Exception {
         System.out.println("PiggybackGrantTest seed=" + SEED);
         final int iterations = 300;
-        try (LocalCluster cluster = LocalCluster.start(4, new CommConfig().slots(slots).chunkBytes(4096))) {
+        // One-shot (the default at 8 bytes) and recursive doubling both send back to every rank they receive from.
+        for (final long oneShot : new long[] {CommConfig.ONE_SHOT_DEFAULT_BYTES, 0}) {
+        try (LocalCluster cluster = LocalCluster.start(4, new CommConfig().slots(slots).chunkBytes(4096)
+            .oneShotAllReduceBytes(oneShot))) {
             final List<long[]> results = cluster.run(c -> {
                 final ByteBuffer buf = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
                 final long before = c.engine().grantMessagesSent;
@@ -69,6 +72,7 @@ class PiggybackGrantTest {
                     assertThat(r[1]).as("grant messages").isLessThan(iterations);
                 }
             }
+        }
         }
     }
 }

@@ -121,6 +121,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE}).")
     String waitMode;
 
+    @Option(names = "--one-shot", defaultValue = "4K", paramLabel = "BYTES",
+        description = "All-reduce up to this size is one-shot (every rank sends to every other: one hop), above "
+            + "it recursive doubling up to 64K, then the ring; 0 = never one-shot (default: ${DEFAULT-VALUE}).")
+    private String oneShot;
+
     @Option(names = "--jit-warmup", defaultValue = "20", paramLabel = "SECONDS",
         description = "Before the sweep, run its sizes (up to 1 MiB) until the JIT compiler has been idle for "
             + "0.5 s, for at most this long; 0 = off (default: ${DEFAULT-VALUE}).")
@@ -225,6 +230,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 ops.add(ReduceOp.parse(op));
             }
             config = new CommConfig().chunkBytes((int) parseSize(chunk)).slots(slots).pathMtu(mtu)
+                .oneShotAllReduceBytes(parseSize(oneShot))
                 .operationTimeout(Duration.ofSeconds(timeoutSeconds)).setupTimeout(Duration.ofSeconds(timeoutSeconds));
             switch (waitMode) {
                 case "spin" -> config.idleStrategy(null).spinWait(true);
