@@ -214,6 +214,21 @@ public final class CommConfig {
     }
 
     /**
+     * @param cq the completion queue the rank's driver thread fills
+     * @return how a rank served by a driver thread waits: unless the caller chose a strategy, spin
+     *     or backoff ({@link #spinWait}, {@link #parkWait}, {@link #idleStrategy(IdleStrategy)}), it
+     *     spins and yields briefly and then parks until the driver pushes a completion
+     *     ({@link DoorbellIdleStrategy}); an explicit {@code spinWait(false)} keeps the backoff of
+     *     {@link #idleStrategy()}
+     */
+    IdleStrategy driverRankIdleStrategy(final org.metaroce.core.verbs.CompletionQueue cq) {
+        if (idleStrategy == null && !spinWait && !parkWait && (blockWait || !waitChosen)) {
+            return new DoorbellIdleStrategy(cq);
+        }
+        return idleStrategy();
+    }
+
+    /**
      * @return how a rank that drives its own INVOKER device waits when a loop found nothing to do
      *     (the configured {@link #idleStrategy(IdleStrategy)} if one was set): it must keep calling
      *     the device, so it spins while it has a core to itself and otherwise yields it to the other
