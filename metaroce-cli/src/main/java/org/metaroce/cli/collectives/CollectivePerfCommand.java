@@ -126,9 +126,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "it recursive doubling up to 64K, then the ring; 0 = never one-shot (default: ${DEFAULT-VALUE}).")
     private String oneShot;
 
-    @Option(names = "--jit-warmup", defaultValue = "20", paramLabel = "SECONDS",
-        description = "Before the sweep, run its sizes (up to 1 MiB) until the JIT compiler has been idle for "
-            + "0.5 s, for at most this long; 0 = off (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--jit-warmup", defaultValue = "5", paramLabel = "SECONDS",
+        description = "Before the sweep, run its sizes (up to 1 MiB) for at least this long and until the JIT "
+            + "compiler has been idle for 1 s, at most 15 s more; 0 = off (default: ${DEFAULT-VALUE}).")
     private double jitWarmupSeconds;
 
     @Option(names = "--baseline",
@@ -352,7 +352,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                  boolean cpu, boolean median, long jitWarmupNs) {
         /** Largest size the JIT warm-up runs: enough for every code path (ring above the small threshold). */
         private static final long JIT_WARMUP_MAX_BYTES = 1 << 20;
-        private static final long JIT_QUIET_NS = 500_000_000L;
+        private static final long JIT_QUIET_NS = 1_000_000_000L;
+        private static final long JIT_EXTRA_NS = 15_000_000_000L;
 
         /** @return wrong elements over all ranks (the same on every rank) */
         long run(final Communicator c, final PrintWriter out) {
@@ -482,10 +483,10 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 flag.putInt(0, quiet ? 1 : 0);
                 c.allReduce(flag, 1, DataType.INT32, ReduceOp.MIN);
                 return flag.getInt(0) == 1;
-            }, JitWarmup::compilationMs, System::nanoTime, JIT_QUIET_NS, jitWarmupNs);
+            }, JitWarmup::compilationMs, System::nanoTime, jitWarmupNs, JIT_QUIET_NS, jitWarmupNs + JIT_EXTRA_NS);
             if (out != null) {
                 out.printf(Locale.ROOT, "# JIT warm-up: %d rounds of the sweep's sizes up to %d B in %.1f s, %s%n",
-                    r.rounds(), top, r.elapsedNs() / 1e9, r.quiet() ? "until the compiler was idle for 0.5 s"
+                    r.rounds(), top, r.elapsedNs() / 1e9, r.quiet() ? "until the compiler was idle for 1 s"
                         : "stopped at --jit-warmup with the compiler still busy");
                 out.flush();
             }

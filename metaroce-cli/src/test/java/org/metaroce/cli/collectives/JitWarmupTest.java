@@ -25,7 +25,7 @@ class JitWarmupTest {
         }, quiet -> {
             verdicts.add(quiet);
             return quiet;
-        }, () -> compileMs, () -> now, 300, 10_000);
+        }, () -> compileMs, () -> now, 0, 300, 10_000);
         // Last compile at 500; quiet for 300 at 800.
         assertThat(r.rounds()).isEqualTo(8);
         assertThat(r.elapsedNs()).isEqualTo(800);
@@ -37,7 +37,7 @@ class JitWarmupTest {
     @DisplayName("a rank whose peers are still compiling keeps running rounds with them")
     void waitsForEveryRank() {
         final int[] calls = {0};
-        final JitWarmup.Result r = JitWarmup.run(() -> now += 100, quiet -> ++calls[0] >= 5, () -> 0, () -> now, 50,
+        final JitWarmup.Result r = JitWarmup.run(() -> now += 100, quiet -> ++calls[0] >= 5, () -> 0, () -> now, 0, 50,
             10_000);
         assertThat(r.rounds()).isEqualTo(5);
         assertThat(r.quiet()).isTrue();
@@ -49,8 +49,17 @@ class JitWarmupTest {
         final JitWarmup.Result r = JitWarmup.run(() -> {
             now += 100;
             compileMs++;
-        }, quiet -> quiet, () -> compileMs, () -> now, 300, 1_000);
+        }, quiet -> quiet, () -> compileMs, () -> now, 0, 300, 1_000);
         assertThat(r.rounds()).isEqualTo(10);
         assertThat(r.quiet()).isFalse();
+    }
+
+    @Test
+    @DisplayName("a compiler that looks quiet early does not end the warm-up before the minimum")
+    void runsAtLeastTheMinimum() {
+        final JitWarmup.Result r = JitWarmup.run(() -> now += 100, quiet -> quiet, () -> 0, () -> now, 2_000, 100,
+            10_000);
+        assertThat(r.rounds()).isEqualTo(20);
+        assertThat(r.quiet()).isTrue();
     }
 }
