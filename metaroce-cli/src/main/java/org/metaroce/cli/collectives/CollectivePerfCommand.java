@@ -464,11 +464,15 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             return os instanceof com.sun.management.OperatingSystemMXBean sun ? Math.max(0, sun.getProcessCpuTime()) : 0;
         }
 
-        /** Runs the sweep's sizes (up to 1 MiB) until the JIT is quiet on every rank ({@link JitWarmup}). */
+        /**
+         * Runs the sweep's sizes up to 1 MiB (or its first size, if larger) until the JIT is quiet on
+         * every rank ({@link JitWarmup}).
+         */
         private void jitWarmup(final Communicator c, final PrintWriter out) {
             final DataType t = types.get(0);
             final ReduceOp op = ops.get(0);
-            final long top = Math.min(maxBytes, JIT_WARMUP_MAX_BYTES);
+            // At least the sweep's first size: a sweep that starts above 1 MiB warms up on that size.
+            final long top = Math.max(minBytes, Math.min(maxBytes, JIT_WARMUP_MAX_BYTES));
             final ByteBuffer a = ByteBuffer.allocateDirect((int) Math.max(8, top)).order(ByteOrder.nativeOrder());
             final ByteBuffer b = ByteBuffer.allocateDirect((int) Math.max(8, top)).order(ByteOrder.nativeOrder());
             final ByteBuffer flag = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
