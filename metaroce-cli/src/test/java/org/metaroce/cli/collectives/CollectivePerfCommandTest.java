@@ -138,7 +138,7 @@ class CollectivePerfCommandTest {
             .contains("--wait must be auto, spin, backoff, park or block");
         assertThat(run("all_gather_perf", "--ranks", "2", "--baseline").err()).contains("--baseline is for all_reduce_perf");
         assertThat(run("all_reduce_perf", "--ranks", "2", "--driver", "none").err())
-            .contains("--driver must be shared, dedicated or invoker");
+            .contains("--driver must be auto, shared, dedicated or invoker");
     }
 
     @Test
