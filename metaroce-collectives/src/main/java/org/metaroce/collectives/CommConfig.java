@@ -15,6 +15,9 @@ public final class CommConfig {
     private int chunkBytes = 256 << 10;
     private int slots = 4;
     private long smallAllReduceBytes = 64 << 10;
+    private long oneShotAllReduceBytes = ONE_SHOT_DEFAULT_BYTES;
+    /** Default of {@link #oneShotAllReduceBytes()}. */
+    public static final long ONE_SHOT_DEFAULT_BYTES = 4096;
     private Duration operationTimeout = Duration.ofSeconds(60);
     private Duration setupTimeout = Duration.ofSeconds(60);
     private int pathMtu = 4096;
@@ -32,6 +35,7 @@ public final class CommConfig {
         c.chunkBytes = chunkBytes;
         c.slots = slots;
         c.smallAllReduceBytes = smallAllReduceBytes;
+        c.oneShotAllReduceBytes = oneShotAllReduceBytes;
         c.operationTimeout = operationTimeout;
         c.setupTimeout = setupTimeout;
         c.pathMtu = pathMtu;
@@ -51,7 +55,7 @@ public final class CommConfig {
 
     /**
      * @param bytes bytes per chunk: a multiple of 8 in 8..{@value Engine#MAX_CHUNK_BYTES}
-     *     (the immediate carries the length) [COLL-007]
+     *     (under 8 MiB: the immediate carries the length next to a grant, COLL-007, COLL-035)
      * @return this
      */
     public CommConfig chunkBytes(final int bytes) {
@@ -101,7 +105,28 @@ public final class CommConfig {
         return this;
     }
 
-    /** @return how long long one operation may take before it fails */
+    /**
+     * @return message size (bytes) up to which all-reduce is one-shot: every rank sends its vector
+     *     to every other and reduces all of them in rank order, one network hop instead of
+     *     recursive doubling's log2(n) [COLL-036] (every rank must use the same value)
+     */
+    public long oneShotAllReduceBytes() {
+        return oneShotAllReduceBytes;
+    }
+
+    /**
+     * @param bytes threshold, >= 0 (0: never one-shot)
+     * @return this
+     */
+    public CommConfig oneShotAllReduceBytes(final long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("oneShotAllReduceBytes must be >= 0, got " + bytes);
+        }
+        this.oneShotAllReduceBytes = bytes;
+        return this;
+    }
+
+    /** @return how long one operation may take before it fails */
     public Duration operationTimeout() {
         return operationTimeout;
     }
@@ -186,6 +211,21 @@ public final class CommConfig {
             return new org.agrona.concurrent.SleepingIdleStrategy(50_000);
         }
         return new BackoffIdleStrategy(1, 1, 1_000, 50_000);
+    }
+
+    /**
+     * @param cq the completion queue the rank's driver thread fills
+     * @return how a rank served by a driver thread waits: unless the caller chose a strategy, spin
+     *     or backoff ({@link #spinWait}, {@link #parkWait}, {@link #idleStrategy(IdleStrategy)}), it
+     *     spins and yields briefly and then parks until the driver pushes a completion
+     *     ({@link DoorbellIdleStrategy}); an explicit {@code spinWait(false)} keeps the backoff of
+     *     {@link #idleStrategy()}
+     */
+    IdleStrategy driverRankIdleStrategy(final org.metaroce.core.verbs.CompletionQueue cq) {
+        if (idleStrategy == null && !spinWait && !parkWait && (blockWait || !waitChosen)) {
+            return new DoorbellIdleStrategy(cq);
+        }
+        return idleStrategy();
     }
 
     /**

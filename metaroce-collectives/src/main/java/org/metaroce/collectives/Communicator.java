@@ -117,7 +117,13 @@ public final class Communicator implements AutoCloseable {
                 return;
             }
             final int chunk = chunk(type);
-            if (bytes <= config.smallAllReduceBytes() || count < size) {
+            if (bytes <= config.oneShotAllReduceBytes()) {
+                // One hop: each hop costs every rank a wake-up, which on shared cores is the time [COLL-036].
+                final long stage = scratch(size * bytes).address();
+                engine.run(name, Plans.oneShotAllReduce(rank, size, bytes, new Mem(in, registrations.lkey(send, bytes)),
+                    stage, chunk));
+                Plans.reduceInRankOrder(rank, size, count, type, op, in, stage, out);
+            } else if (bytes <= config.smallAllReduceBytes() || count < size) {
                 final MemoryRegion s = scratch(2 * bytes);
                 final Mem a = new Mem(s.address(), s.lkey());
                 final Mem b = new Mem(s.address() + bytes, s.lkey());

@@ -39,8 +39,8 @@ final class Engine {
     static final int LENGTH_MASK = (1 << LENGTH_BITS) - 1;
     static final int SEQ_MASK = 0x3F;
     static final long GRANT_MASK = (1L << 30) - 1;
-    /** Largest chunk the immediate's length field can describe. */
-    static final int MAX_CHUNK_BYTES = LENGTH_MASK;
+    /** Largest chunk the immediate's length field can describe (bit 23 marks a piggybacked grant, COLL-035). */
+    static final int MAX_CHUNK_BYTES = PiggybackGrant.FLAG - 8;
 
     private static final long WR_GRANT = 1L << 62;
     private static final long WR_DATA = 1L << 61;
@@ -73,6 +73,8 @@ final class Engine {
     /** Chunks received into the destination (or staging) through granted regions, and through slots. */
     long placedChunksReceived;
     long slotChunksReceived;
+    /** Grants sent as messages of their own (not riding on a chunk, COLL-035). */
+    long grantMessagesSent;
     private String op = "setup";
     /** Device and endpoint counters, appended to failures so they can be diagnosed. */
     java.util.function.Supplier<String> diagnostics = () -> "";
@@ -164,7 +166,8 @@ final class Engine {
                 work += poll();
                 for (final Link l : links) {
                     if (l != null) {
-                        work += progressRecvs(l) + progressRegions(l) + progressGrant(l) + progressSends(l);
+                        // Sends before the grant: a short chunk to the peer carries the grant [COLL-035].
+                        work += progressRecvs(l) + progressRegions(l) + progressSends(l) + progressGrant(l);
                     }
                 }
                 ring.flush();
@@ -331,7 +334,10 @@ final class Engine {
                     + "[COLL-008]", op, l.peer, null);
             }
             final int position = (int) (l.arrived % l.localSlots);
-            l.slotLength[position] = imm & LENGTH_MASK;
+            l.slotLength[position] = PiggybackGrant.length(imm);
+            if (type == IMM_DATA) {
+                l.granted = PiggybackGrant.apply(imm, l.granted);
+            }
             l.slotPlaced[position] = type == IMM_PLACED;
             l.arrived++;
         } else if (type == IMM_GRANT) {
@@ -474,13 +480,22 @@ final class Engine {
         return work;
     }
 
-    /** Announces freed slots to the peer as one cumulative grant [COLL-006]. */
+    /**
+     * Announces freed slots to the peer as one cumulative grant [COLL-006], but only once half the
+     * slots are free again or the peer has used every slot it was told of: otherwise the grant rides
+     * on this rank's next short chunk to the peer for free [COLL-035], and the peer still has slots.
+     */
     private int progressGrant(final Link l) {
         final long due = l.consumed + l.localSlots;
         if (due == l.grantsAnnounced || l.sqPosted - l.sqCompleted >= sqDepth) {
             return 0;
         }
+        final int batch = Math.max(Math.min(2, l.localSlots), (l.localSlots + 1) / 2);
+        if (due - l.grantsAnnounced < batch && l.arrived < l.grantsAnnounced) {
+            return 0;
+        }
         l.grantsAnnounced = due;
+        grantMessagesSent++;
         wr.clear().wrId(WR_GRANT | l.peer).opcode(WrOpcode.SEND_WITH_IMM).sendFlags(SendFlags.SIGNALED)
             .immData((IMM_GRANT << 30) | (int) (due & GRANT_MASK));
         ring.postSend(l.qp, wr);
@@ -531,8 +546,14 @@ final class Engine {
                 rkey = l.remoteRkey;
                 type = IMM_DATA;
             }
+            int low = length;
+            if (type == IMM_DATA && length < PiggybackGrant.MAX_LENGTH) {
+                final long due = l.consumed + l.localSlots;
+                low = PiggybackGrant.encode(length, due);
+                l.grantsAnnounced = due;
+            }
             wr.clear().wrId(WR_DATA | l.peer).opcode(WrOpcode.RDMA_WRITE_WITH_IMM).sendFlags(SendFlags.SIGNALED)
-                .immData((type << 30) | ((int) (l.sent & SEQ_MASK) << LENGTH_BITS) | length)
+                .immData((type << 30) | ((int) (l.sent & SEQ_MASK) << LENGTH_BITS) | low)
                 .addSge(t.address + t.chunkOffset(j), length, t.lkey).remoteAddr(remote).rkey(rkey);
             ring.postSend(l.qp, wr);
             l.sqPosted++;

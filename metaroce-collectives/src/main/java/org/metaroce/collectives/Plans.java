@@ -32,6 +32,42 @@ final class Plans {
     }
 
     /**
+     * One-shot all-reduce [COLL-036]: rank r sends its whole vector to every other rank and copies
+     * each peer's vector into {@code stage + q * bytes}; the caller then reduces the n vectors in
+     * rank order ({@link #reduceInRankOrder}). One hop, no dependencies between the transfers.
+     */
+    static ArrayList<Transfer> oneShotAllReduce(final int r, final int n, final long bytes, final Mem in,
+                                                final long stage, final int chunk) {
+        final ArrayList<Transfer> plan = new ArrayList<>(2 * (n - 1));
+        for (int k = 1; k < n; k++) {
+            plan.add(Transfer.send(mod(r + k, n), in.address(), in.lkey(), bytes, chunk));
+        }
+        for (int k = 1; k < n; k++) {
+            final int q = mod(r - k, n);
+            plan.add(Transfer.copy(q, stage + q * bytes, bytes, chunk));
+        }
+        return plan;
+    }
+
+    /**
+     * Reduces the n vectors of a one-shot all-reduce as ((v0 op v1) op v2) ... op v(n-1), the same
+     * order on every rank, so that results are bit-identical everywhere whatever the operator's
+     * associativity [COLL-036]. Rank r's own vector is {@code in}; the others are staged at
+     * {@code stage + q * bytes}. Accumulates in rank r's own stage slot (free: nothing is received
+     * there), so {@code out} may be {@code in}.
+     */
+    static void reduceInRankOrder(final int r, final int n, final long count, final DataType type,
+                                  final ReduceOp op, final long in, final long stage, final long out) {
+        final long bytes = count * type.size();
+        final long acc = stage + r * bytes;
+        Reductions.reduce(type, op, acc, r == 0 ? in : stage, r == 1 ? in : stage + bytes, count);
+        for (int q = 2; q < n; q++) {
+            Reductions.reduce(type, op, acc, acc, q == r ? in : stage + q * bytes, count);
+        }
+        Reductions.copy(acc, out, bytes);
+    }
+
+    /**
      * Ring all-reduce: a reduce-scatter pass, then an all-gather pass, over {@code n} segments;
      * every chunk is forwarded as soon as it is reduced [COLL-012].
      */

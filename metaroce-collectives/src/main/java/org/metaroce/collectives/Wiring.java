@@ -170,7 +170,7 @@ final class Wiring implements AutoCloseable {
         }
         final int ringCapacity = 4 * (size - 1) * (sqDepth + rqDepth) + 64;
         engine = new Engine(rank, size, links, cq, new WorkRequestPoster(device, ringCapacity),
-            invoker ? config.invokerIdleStrategy(device) : config.idleStrategy(), config.operationTimeout().toNanos(),
+            invoker ? config.invokerIdleStrategy(device) : config.driverRankIdleStrategy(cq), config.operationTimeout().toNanos(),
             chunk, sqDepth, invoker ? device : null);
         engine.diagnostics = () -> " [endpoint counters: " + device.endpoint().counters() + "]";
     }

@@ -14,15 +14,15 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Every operation x type x reduction against a plain reference computation, for world sizes 1..8
  * in one process over loopback (one shared driver thread), element counts 0, 1, primes and a
  * larger one cut into many chunks (4 KiB chunks, 4 slots: pipelining and slot reuse), in place
- * and out of place. Both all-reduce algorithms run: recursive doubling up to 512 bytes, the ring
- * above. Every rank checks its own result element by element.
+ * and out of place. All three all-reduce algorithms run: one-shot up to 64 bytes, recursive
+ * doubling up to 512 bytes, the ring above. Every rank checks its own result element by element.
  */
 class CollectivesMatrixTest {
     static final long[] SIZES = {0, 1, 2, 3, 7, 31, 97, 1021, 12_289};
     static final long SEED = Long.getLong("metaroce.seed", 20261130L);
 
     static CommConfig config() {
-        return new CommConfig().chunkBytes(4096).slots(4).smallAllReduceBytes(512)
+        return new CommConfig().chunkBytes(4096).slots(4).smallAllReduceBytes(512).oneShotAllReduceBytes(64)
             .operationTimeout(Duration.ofSeconds(30)).setupTimeout(Duration.ofSeconds(30));
     }
 

@@ -108,10 +108,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
         description = "Bound on setup and on each operation (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds;
 
-    @Option(names = "--driver", defaultValue = "dedicated", paramLabel = "shared|dedicated|invoker",
+    @Option(names = "--driver", defaultValue = "auto", paramLabel = "auto|shared|dedicated|invoker",
         description = "With --ranks: one driver thread for every rank's device (shared), one each (dedicated), or "
-            + "none: each rank's thread drives its own device (invoker) (default: ${DEFAULT-VALUE}). A launched "
-            + "rank has a driver thread unless this is invoker.")
+            + "none: each rank's thread drives its own device (invoker); auto is invoker with --ranks (the tool "
+            + "calls operations back to back, the case INVOKER ranks are for) (default: ${DEFAULT-VALUE}). A "
+            + "launched rank has a driver thread unless this is invoker.")
     String driverMode;
 
     @Option(names = "--wait", defaultValue = "auto", paramLabel = "auto|spin|backoff|park|block",
@@ -120,6 +121,16 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "or auto: with --ranks, spin when every thread has a core, else block (INVOKER ranks) or backoff "
             + "(default: ${DEFAULT-VALUE}).")
     String waitMode;
+
+    @Option(names = "--one-shot", defaultValue = "4K", paramLabel = "BYTES",
+        description = "All-reduce up to this size is one-shot (every rank sends to every other: one hop), above "
+            + "it recursive doubling up to 64K, then the ring; 0 = never one-shot (default: ${DEFAULT-VALUE}).")
+    private String oneShot;
+
+    @Option(names = "--jit-warmup", defaultValue = "5", paramLabel = "SECONDS",
+        description = "Before the sweep, run its sizes (up to 1 MiB) for at least this long and until the JIT "
+            + "compiler has been idle for 1 s, at most 15 s more; 0 = off (default: ${DEFAULT-VALUE}).")
+    private double jitWarmupSeconds;
 
     @Option(names = "--baseline",
         description = "all_reduce_perf: before and after the sweep, time the wire baseline at the largest size (the "
@@ -220,6 +231,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 ops.add(ReduceOp.parse(op));
             }
             config = new CommConfig().chunkBytes((int) parseSize(chunk)).slots(slots).pathMtu(mtu)
+                .oneShotAllReduceBytes(parseSize(oneShot))
                 .operationTimeout(Duration.ofSeconds(timeoutSeconds)).setupTimeout(Duration.ofSeconds(timeoutSeconds));
             switch (waitMode) {
                 case "spin" -> config.idleStrategy(null).spinWait(true);
@@ -229,14 +241,18 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 case "auto" -> { }
                 default -> throw bad("--wait must be auto, spin, backoff, park or block (got " + waitMode + ")");
             }
-            if (!driverMode.equals("shared") && !driverMode.equals("dedicated") && !driverMode.equals("invoker")) {
-                throw bad("--driver must be shared, dedicated or invoker (got " + driverMode + ")");
+            if (!driverMode.equals("auto") && !driverMode.equals("shared") && !driverMode.equals("dedicated")
+                && !driverMode.equals("invoker")) {
+                throw bad("--driver must be auto, shared, dedicated or invoker (got " + driverMode + ")");
             }
             if (baseline && kind != CollectiveKind.ALL_REDUCE) {
                 throw bad("--baseline is for all_reduce_perf");
             }
+            if (jitWarmupSeconds < 0) {
+                throw bad("--jit-warmup must be >= 0 (got " + jitWarmupSeconds + ")");
+            }
             sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root, baseline, cpu,
-                median);
+                median, (long) (jitWarmupSeconds * 1e9));
         } catch (final IllegalArgumentException ex) {
             throw bad(ex.getMessage());
         }
@@ -265,9 +281,12 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 throw bad("--root must be below --ranks");
             }
             out.printf("# metaroce %s: %d ranks in this process over loopback%n", kind.command, ranks);
+            // INVOKER ranks by default: same rounds against Open MPI (4 ranks, 2 shared cores), 8 B
+            // 462-515 us against 623-823 us with a driver thread per rank, 512 KiB 2.8-3.6 ms against
+            // 4.0-4.6 ms, 32 MiB alike (docs/collectives.md).
             try (LocalCluster cluster = switch (driverMode) {
                 case "dedicated" -> LocalCluster.startDedicated(ranks, config, null);
-                case "invoker" -> LocalCluster.startInvoker(ranks, config, null);
+                case "invoker", "auto" -> LocalCluster.startInvoker(ranks, config, null);
                 default -> LocalCluster.start(ranks, config);
             }) {
                 final List<Long> results = cluster.run(c -> sweep.run(c, c.rank() == 0 ? out : null),
@@ -335,7 +354,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     /** The sweep one rank runs; rank 0 prints. */
     record Sweep(CollectiveKind kind, long minBytes, long maxBytes, int factor, List<DataType> types,
                  List<ReduceOp> ops, int iters, int warmup, boolean check, int root, boolean baseline,
-                 boolean cpu, boolean median) {
+                 boolean cpu, boolean median, long jitWarmupNs) {
+        /** Largest size the JIT warm-up runs: enough for every code path (ring above the small threshold). */
+        private static final long JIT_WARMUP_MAX_BYTES = 1 << 20;
+        private static final long JIT_QUIET_NS = 1_000_000_000L;
+        private static final long JIT_EXTRA_NS = 15_000_000_000L;
 
         /** @return wrong elements over all ranks (the same on every rank) */
         long run(final Communicator c, final PrintWriter out) {
@@ -365,6 +388,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             long largest = minBytes;
             for (long size = minBytes; size <= maxBytes; size = Math.max(size * factor, size + 1)) {
                 largest = size;
+            }
+            if (jitWarmupNs > 0) {
+                jitWarmup(c, out);
             }
             final double baseBefore = baseline ? baseline(c, out, "before", largest) : 0;
             for (final DataType t : types) {
@@ -441,6 +467,38 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             final java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory
                 .getOperatingSystemMXBean();
             return os instanceof com.sun.management.OperatingSystemMXBean sun ? Math.max(0, sun.getProcessCpuTime()) : 0;
+        }
+
+        /**
+         * Runs the sweep's sizes up to 1 MiB (or its first size, if larger) until the JIT is quiet on
+         * every rank ({@link JitWarmup}).
+         */
+        private void jitWarmup(final Communicator c, final PrintWriter out) {
+            final DataType t = types.get(0);
+            final ReduceOp op = ops.get(0);
+            // At least the sweep's first size: a sweep that starts above 1 MiB warms up on that size.
+            final long top = Math.max(minBytes, Math.min(maxBytes, JIT_WARMUP_MAX_BYTES));
+            final ByteBuffer a = ByteBuffer.allocateDirect((int) Math.max(8, top)).order(ByteOrder.nativeOrder());
+            final ByteBuffer b = ByteBuffer.allocateDirect((int) Math.max(8, top)).order(ByteOrder.nativeOrder());
+            final ByteBuffer flag = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+            final int g = kind.granularity(c.size());
+            final JitWarmup.Result r = JitWarmup.run(() -> {
+                for (long size = minBytes; size <= top; size = Math.max(size * factor, size + 1)) {
+                    final long count = size / t.size() / g * g;
+                    once(c, a, b, count, t, op, false);
+                    once(c, a, b, count, t, op, true);
+                }
+            }, quiet -> {
+                flag.putInt(0, quiet ? 1 : 0);
+                c.allReduce(flag, 1, DataType.INT32, ReduceOp.MIN);
+                return flag.getInt(0) == 1;
+            }, JitWarmup::compilationMs, System::nanoTime, jitWarmupNs, JIT_QUIET_NS, jitWarmupNs + JIT_EXTRA_NS);
+            if (out != null) {
+                out.printf(Locale.ROOT, "# JIT warm-up: %d rounds of the sweep's sizes up to %d B in %.1f s, %s%n",
+                    r.rounds(), top, r.elapsedNs() / 1e9, r.quiet() ? "until the compiler was idle for 1 s"
+                        : "stopped at --jit-warmup with the compiler still busy");
+                out.flush();
+            }
         }
 
         /** @return the wire baseline's busbw (GB/s) at the largest size, timed like a row (COLL-030) */

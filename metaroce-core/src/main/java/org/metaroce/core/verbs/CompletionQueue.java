@@ -42,6 +42,11 @@ public final class CompletionQueue extends CompletionQueueConsumerFields {
 
     private final int capacity;
     private final WorkCompletion[] slots;
+    /**
+     * The consumer thread while it waits in {@link #awaitCompletions}, else null: {@link #push}
+     * unparks it (the completion channel of verbs, ibv_req_notify_cq and ibv_get_cq_event).
+     */
+    private volatile Thread waiter;
 
     /**
      * @param capacity number of completions the queue holds, 1..{@link #MAX_CAPACITY} (any
@@ -115,7 +120,38 @@ public final class CompletionQueue extends CompletionQueueConsumerFields {
             tailIndex = 0;
         }
         TAIL.setRelease(this, currentTail + 1);
+        // StoreLoad: the consumer publishes itself and then reads the tail; we publish the tail and
+        // then read the consumer. Without the fence both could miss the other and the consumer
+        // would sleep its whole wait with a completion queued.
+        VarHandle.fullFence();
+        final Thread w = waiter;
+        if (w != null) {
+            java.util.concurrent.locks.LockSupport.unpark(w);
+        }
         return true;
+    }
+
+    /**
+     * Parks the consumer thread until a completion is pushed, {@code maxWaitNs} pass, or the thread
+     * is unparked or interrupted, whichever is first; returns at once if a completion is already
+     * queued. A doorbell instead of a polling sleep: an application thread whose completions come
+     * from another thread (a driver) wakes when they do, not at its next timer tick. Consumer
+     * thread only.
+     *
+     * @param maxWaitNs longest wait in nanoseconds
+     * @return false if a completion was already queued (no wait), true if it waited
+     */
+    public boolean awaitCompletions(final long maxWaitNs) {
+        waiter = Thread.currentThread();
+        try {
+            if ((long) TAIL.getVolatile(this) != head) {
+                return false;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(this, maxWaitNs);
+            return true;
+        } finally {
+            waiter = null;
+        }
     }
 
     /**

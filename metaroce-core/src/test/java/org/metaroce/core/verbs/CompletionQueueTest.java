@@ -239,4 +239,31 @@ class CompletionQueueTest {
         assertThat(cq.isInError()).isFalse();
         assertThat(cq.overflowCount()).isZero();
     }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void awaitCompletionsReturnsAtOnceWhenOneIsQueuedAndWakesOnPush() throws Exception {
+        final CompletionQueue cq = new CompletionQueue(8);
+        push(cq, 1);
+        assertThat(cq.awaitCompletions(TimeUnit.SECONDS.toNanos(10))).isFalse();
+        final WorkCompletion[] out = {new WorkCompletion()};
+        assertThat(cq.poll(out, 1)).isEqualTo(1);
+        // A push from the producer thread ends a 10 s wait: 200 rounds each well under the wait.
+        for (int i = 0; i < 200; i++) {
+            final long id = i;
+            final Thread producer = new Thread(() -> {
+                java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+                push(cq, id);
+            });
+            final long start = System.nanoTime();
+            producer.start();
+            while (cq.size() == 0) {
+                cq.awaitCompletions(TimeUnit.SECONDS.toNanos(10));
+            }
+            assertThat(System.nanoTime() - start).as("round %d", i).isLessThan(TimeUnit.SECONDS.toNanos(5));
+            assertThat(cq.poll(out, 1)).isEqualTo(1);
+            assertThat(out[0].wrId()).isEqualTo(id);
+            producer.join();
+        }
+    }
 }
