@@ -1232,8 +1232,8 @@ final class Requester {
             + (creditLimit == Long.MAX_VALUE ? "unlimited" : (creditLimit + " from " + Integer.toUnsignedString(creditCumulative)))
             + (creditBlockedSinceNs != Long.MIN_VALUE ? " (blocked " + QueuePair.seconds(nowNs - creditBlockedSinceNs)
                 + ", " + creditProbes + " probes)" : "")
-            + ", last progress " + QueuePair.seconds(nowNs - progressNs) + " ago, " + consecutiveTimeouts
-            + " timeouts and " + tailProbes + " tail probes since, RTO " + QueuePair.seconds(rtt.rtoNs())
+            + ", no progress for " + QueuePair.seconds(nowNs - stalledSinceNs) + " (" + consecutiveTimeouts
+            + " timeouts, " + tailProbes + " tail probes since the last), RTO " + QueuePair.seconds(rtt.rtoNs())
             + ", next timer in " + (nextDeadlineNs() == Long.MAX_VALUE ? "never" : QueuePair.seconds(nextDeadlineNs() - nowNs));
     }
 
