@@ -218,12 +218,12 @@ public final class CommConfig {
      * @return how a rank served by a driver thread waits: unless the caller chose a strategy, spin
      *     or backoff ({@link #spinWait}, {@link #parkWait}, {@link #idleStrategy(IdleStrategy)}), it
      *     spins and yields briefly and then parks until the driver pushes a completion
-     *     ({@link DoorbellIdleStrategy}); an explicit {@code spinWait(false)} keeps the backoff of
+     *     ({@link InvokerIdleStrategy#untilCompletion}); an explicit {@code spinWait(false)} keeps the backoff of
      *     {@link #idleStrategy()}
      */
     IdleStrategy driverRankIdleStrategy(final org.metaroce.core.verbs.CompletionQueue cq) {
         if (idleStrategy == null && !spinWait && !parkWait && (blockWait || !waitChosen)) {
-            return new DoorbellIdleStrategy(cq);
+            return InvokerIdleStrategy.untilCompletion(cq);
         }
         return idleStrategy();
     }

@@ -1,6 +1,7 @@
 package org.metaroce.netty;
 
 import org.agrona.concurrent.IdleStrategy;
+import org.metaroce.core.verbs.CompletionQueue;
 
 /**
  * How the thread that drives an {@link ThreadingMode#INVOKER} device waits when a loop found
@@ -21,7 +22,9 @@ public final class InvokerIdleStrategy implements IdleStrategy {
     /** Default longest single wait in {@code awaitWork}, 1 ms. */
     public static final long DEFAULT_MAX_WAIT_NS = 1_000_000L;
 
-    private final MetaRoceDevice device;
+    /** The blocking wait of the last stage: the device's awaitWork, or a completion queue's doorbell. */
+    private final java.util.function.LongConsumer waiter;
+    private final String alias;
     private final int maxSpins;
     private final int maxYields;
     private final long maxWaitNs;
@@ -58,10 +61,35 @@ public final class InvokerIdleStrategy implements IdleStrategy {
         if (maxWaitNs <= 0) {
             throw new IllegalArgumentException("maxWaitNs must be > 0, got " + maxWaitNs);
         }
-        this.device = device;
+        this.waiter = device::awaitWork;
+        this.alias = "invoker-await";
         this.maxSpins = maxSpins;
         this.maxYields = maxYields;
         this.maxWaitNs = maxWaitNs;
+    }
+
+    private InvokerIdleStrategy(final java.util.function.LongConsumer waiter, final String alias) {
+        this.waiter = waiter;
+        this.alias = alias;
+        this.maxSpins = DEFAULT_SPINS;
+        this.maxYields = DEFAULT_YIELDS;
+        this.maxWaitNs = DEFAULT_MAX_WAIT_NS;
+    }
+
+    /**
+     * The same spin, yield, block sequence for a thread whose completions another thread (a
+     * driver) pushes: its last stage parks in {@link CompletionQueue#awaitCompletions} until a
+     * completion arrives (the doorbell), at most {@value #DEFAULT_MAX_WAIT_NS} ns at a time, instead
+     * of parking blind.
+     *
+     * @param cq the completion queue the calling thread consumes
+     * @return a new strategy for the calling thread
+     */
+    public static InvokerIdleStrategy untilCompletion(final CompletionQueue cq) {
+        if (cq == null) {
+            throw new IllegalArgumentException("untilCompletion needs the completion queue the thread consumes");
+        }
+        return new InvokerIdleStrategy(cq::awaitCompletions, "cq-doorbell");
     }
 
     @Override
@@ -82,7 +110,7 @@ public final class InvokerIdleStrategy implements IdleStrategy {
             yields++;
             Thread.yield();
         } else {
-            device.awaitWork(maxWaitNs);
+            waiter.accept(maxWaitNs);
         }
     }
 
@@ -94,6 +122,6 @@ public final class InvokerIdleStrategy implements IdleStrategy {
 
     @Override
     public String alias() {
-        return "invoker-await";
+        return alias;
     }
 }
