@@ -40,12 +40,30 @@ import org.metaroce.netty.Transport;
  * @param countersJson print them as one JSON line per end instead of text
  * @param qpTimeoutNs each queue pair's TIMEOUT and retransmission timer floor
  * @param retryTimeoutNs each queue pair's RETRY_TIMEOUT [REL-060], 0 for none
+ * @param cc the data queue pairs' CC_ALGORITHM, or null for the endpoint's default [CC-008], [CC-032]
  */
 record BenchConfig(TestKind kind, int size, long iterations, long durationNs, long marginNs, long warmup, int qps, int mtu,
                    int paths, int txDepth, int rxDepth, boolean verify, boolean json, Transport transport,
                    Mode mode, Idle idle, InetAddress bind, InetSocketAddress server, int port, boolean loopback,
                    int loopbackThreads, long connectTimeoutNs, boolean gso, int burst, boolean gro, boolean compareSwap,
-                   boolean progress, boolean counters, boolean countersJson, long qpTimeoutNs, long retryTimeoutNs) {
+                   boolean progress, boolean counters, boolean countersJson, long qpTimeoutNs, long retryTimeoutNs,
+                   org.metaroce.core.congestion.CongestionControlAlgorithm cc) {
+
+    /**
+     * Applies {@link #cc} to a data queue pair's parameters: its CC_ALGORITHM, and for RECEIVER_CREDIT
+     * the capability it needs, next to ECN where the device reads it.
+     */
+    <T extends org.metaroce.core.connection.QpParams<T>> T applyCc(final T params, final boolean readsEcn) {
+        if (cc == null) {
+            return params;
+        }
+        params.congestionControl(cc);
+        if (cc == org.metaroce.core.congestion.CongestionControlAlgorithm.RECEIVER_CREDIT) {
+            params.capabilities(org.metaroce.core.wire.ConnectHeader.CAP_RECEIVER_CREDIT
+                | (readsEcn ? org.metaroce.core.wire.ConnectHeader.CAP_ECN : 0));
+        }
+        return params;
+    }
 
     /**
      * Retransmission timeout before a queue pair's first RTT sample (its TIMEOUT attribute): at

@@ -268,6 +268,26 @@ final class ClientAgent extends Agent {
             + CmReason.name(e.reason()) + (text.isEmpty() ? "" : ": " + text) + ")");
     }
 
+    /** @return e.g. "DEFAULT (ECN)", or "FIXED (fall-back from DEFAULT: reason)" [CC-008], [CC-032] */
+    static String describeCc(final QueuePair qp) {
+        final StringBuilder b = new StringBuilder(qp.congestionControlAlgorithm().name());
+        final java.util.List<String> caps = new java.util.ArrayList<>();
+        if ((qp.capabilities() & org.metaroce.core.wire.ConnectHeader.CAP_ECN) != 0) {
+            caps.add("ECN");
+        }
+        if ((qp.capabilities() & org.metaroce.core.wire.ConnectHeader.CAP_RECEIVER_CREDIT) != 0) {
+            caps.add("RECEIVER_CREDIT");
+        }
+        if (!caps.isEmpty()) {
+            b.append(" (").append(String.join(", ", caps)).append(')');
+        }
+        if (qp.ccFallbackReason() != null) {
+            b.append("; fall-back from ").append(qp.requestedCongestionControlAlgorithm()).append(": ")
+                .append(qp.ccFallbackReason());
+        }
+        return b.toString();
+    }
+
     private void onEstablished(final Connection c, final int index, final CmEvent e) {
         if (index < 0 || index >= connections || conns[index] != null) {
             return;
@@ -294,6 +314,9 @@ final class ClientAgent extends Agent {
             }
             report.negotiatedMtu = c.pathMtu();
             report.negotiatedPaths = c.pathCount();
+            if (index == 1) {
+                report.cc = describeCc(c.queuePair());
+            }
         }
         if (established == connections) {
             start(System.nanoTime());
@@ -311,10 +334,11 @@ final class ClientAgent extends Agent {
         }
         side.onOwner(() -> {
             for (int q = 1; q <= qps; q++) {
-                final Connection c = side.cm.connect(new ConnectParams().peer(peer).serviceId(kind.dataService())
-                    .resources(side.pd, side.dataCq, side.dataCq, caps).accessFlags(AccessFlags.ALL)
-                    .pathMtu(config.mtu()).paths(paths).timeoutNs(config.initialRtoNs()).privateData(hellos[q]).context(q)
-                    .connectTimeoutNs(config.connectTimeoutNs()));
+                final Connection c = side.cm.connect(config.applyCc(new ConnectParams().peer(peer)
+                    .serviceId(kind.dataService()).resources(side.pd, side.dataCq, side.dataCq, caps)
+                    .accessFlags(AccessFlags.ALL).pathMtu(config.mtu()).paths(paths).timeoutNs(config.initialRtoNs())
+                    .privateData(hellos[q]).context(q).connectTimeoutNs(config.connectTimeoutNs()),
+                    side.device.readsEcn()));
                 if (kind.clientReceives()) {
                     for (int k = 0; k < slots; k++) {
                         postAnswerRecv(c.queuePair(), k, true);
@@ -435,8 +459,12 @@ final class ClientAgent extends Agent {
             nextProgressNs = now + PROGRESS_NS;
             final double elapsed = (now - t0) / 1e9;
             if (kind.bandwidth) {
-                err.printf(Locale.ROOT, "%s: %.1f s, %d messages, %.2f Gb/sec%n", kind.command, elapsed,
-                    messagesSoFar, messagesSoFar * (double) size * 8 / (now - t0));
+                // The first data QP's congestion state, where this thread owns the device (INVOKER):
+                // elsewhere the driver thread changes it while it would be read.
+                final String cc = config.mode() == BenchConfig.Mode.invoker && qps_.length > 1 && qps_[1] != null
+                    ? ", " + qps_[1].congestionControl() : "";
+                err.printf(Locale.ROOT, "%s: %.1f s, %d messages, %.2f Gb/sec%s%n", kind.command, elapsed,
+                    messagesSoFar, messagesSoFar * (double) size * 8 / (now - t0), cc);
             } else {
                 err.printf(Locale.ROOT, "%s: %.1f s, %d iterations, median %.2f usec%n", kind.command, elapsed,
                     messagesSoFar, histogram.getTotalCount() == 0 ? 0.0

@@ -157,6 +157,13 @@ final class PerfCommand implements Callable<Integer> {
             + "(a GC pause, a busy host) is waited for; one dead for longer is given up on within this + 0.1 s.")
     double retryTimeout;
 
+    @Option(names = "--cc", paramLabel = "default|fixed|dcqcn|credit",
+        description = "Congestion control of the data queue pairs (CC_ALGORITHM, spec section 8). Default: the "
+            + "endpoint's, which is DEFAULT with ECN where the transport reads the ECN field (native), and FIXED "
+            + "with a CC_FALLBACK where it does not [CC-032]. dcqcn needs ECN (native transport on both ends); "
+            + "credit offers the RECEIVER_CREDIT capability. The result table shows what ran.")
+    String cc;
+
     @Option(names = "--timeout", defaultValue = "3", paramLabel = "SECONDS",
         description = "Connect timeout: give up when the server does not answer (default: ${DEFAULT-VALUE}).")
     double timeout;
@@ -288,6 +295,18 @@ final class PerfCommand implements Callable<Integer> {
         if (!(retryTimeout >= 0 && retryTimeout <= 3600)) {
             throw bad("--retry-timeout must be 0..3600 seconds (got " + retryTimeout + ")");
         }
+        final org.metaroce.core.congestion.CongestionControlAlgorithm resolvedCc;
+        if (cc == null) {
+            resolvedCc = null;
+        } else {
+            resolvedCc = switch (cc.toLowerCase(Locale.ROOT)) {
+                case "default" -> org.metaroce.core.congestion.CongestionControlAlgorithm.DEFAULT;
+                case "fixed" -> org.metaroce.core.congestion.CongestionControlAlgorithm.FIXED;
+                case "dcqcn" -> org.metaroce.core.congestion.CongestionControlAlgorithm.DCQCN;
+                case "credit" -> org.metaroce.core.congestion.CongestionControlAlgorithm.RECEIVER_CREDIT;
+                default -> throw bad("--cc must be default, fixed, dcqcn or credit (got " + cc + ")");
+            };
+        }
         if (qpTimeoutExponent < 1 || qpTimeoutExponent > 20) {
             throw bad("--qp-timeout must be in 1..20 (got " + qpTimeoutExponent + ")");
         }
@@ -383,7 +402,7 @@ final class PerfCommand implements Callable<Integer> {
             rxDepth, verify, json, concrete, resolvedMode, resolvedIdle, bindAddress, server, port, loopback, threads,
             (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters || countersJson,
             countersJson || counters && json,
-            4096L << qpTimeoutExponent, (long) (retryTimeout * 1e9));
+            4096L << qpTimeoutExponent, (long) (retryTimeout * 1e9), resolvedCc);
     }
 
     // ------------------------------------------------------------------ running

@@ -22,6 +22,8 @@ final class Report {
     int negotiatedPaths;
     String transport = "";
     boolean gso;
+    /** The data queue pairs' congestion control as run, e.g. "DEFAULT (ECN)", with any fall-back reason. */
+    String cc = "";
 
     // bandwidth
     long iterations;
@@ -105,6 +107,9 @@ final class Report {
         out.printf(Locale.ROOT, " Number of qps   : %-10d Paths per QP : %d%n", qps, negotiatedPaths);
         out.printf(Locale.ROOT, " Mtu             : %-10s TX depth     : %d%n", negotiatedMtu + "[B]",
             txDepth);
+        if (!cc.isEmpty()) {
+            out.printf(Locale.ROOT, " Congestion ctl  : %s%n", cc);
+        }
         out.printf(Locale.ROOT, " Verify          : %s%n", verify + (verifyDetail.isEmpty() ? "" : " (" + verifyDetail + ")"));
         if (config.timed()) {
             out.printf(Locale.ROOT, " Duration        : %.1f s measured after %d warm-up iterations and a %.1f s margin%n",
@@ -149,6 +154,9 @@ final class Report {
         field(b, "mtu", negotiatedMtu);
         field(b, "paths", negotiatedPaths);
         field(b, "tx_depth", txDepth);
+        if (!cc.isEmpty()) {
+            field(b, "cc", cc);
+        }
         if (kind.bandwidth) {
             field(b, "messages", messages);
             field(b, "elapsed_ns", elapsedNs);

@@ -213,10 +213,10 @@ final class ServerAgent extends Agent {
             raw = new RawTraffic(side.device, side.cm, size, h.mtu(), wake);
             side.device.endpoint().connectionManager(raw);
         } else {
-            side.cm.listen(kind.dataService(), new ListenParams()
+            side.cm.listen(kind.dataService(), config.applyCc(new ListenParams()
                 .resources(side.pd, side.dataCq, side.dataCq, new QueuePairCapabilities(sq, rq, 1, 1, 16))
                 .accessFlags(AccessFlags.ALL).pathMtu(config.mtu()).paths(side.device.entropyPorts())
-                .timeoutNs(config.initialRtoNs()).limit(dataQps));
+                .timeoutNs(config.initialRtoNs()).limit(dataQps), side.device.readsEcn()));
         }
         hello = h;
     }

@@ -244,7 +244,9 @@ public final class DeviceConfig {
     }
 
     /**
-     * @param config protocol parameters of the device's endpoint
+     * @param config protocol parameters of the device's endpoint. The device sets its
+     *     {@code datagramEcn} from the transport (true only where received ECN fields are read), so
+     *     do not share one instance between devices of different transports
      * @return this
      */
     public DeviceConfig endpointConfig(final EndpointConfig config) {

@@ -260,6 +260,10 @@ public final class MetaRoceDevice implements AutoCloseable {
      *     ECT(0) (the native transport): only then may its QPs offer the ECN capability [ENC-016]
      */
     public boolean readsEcn() {
+        return readsEcn(transport);
+    }
+
+    private static boolean readsEcn(final Transport transport) {
         return transport == Transport.NATIVE;
     }
 

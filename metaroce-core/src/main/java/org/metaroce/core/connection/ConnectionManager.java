@@ -302,7 +302,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.remotePeer = directory.pin(params.peerId);
         c.remoteHost = directory.hostOf(c.remotePeer);
         c.proposedMtu = local.pathMtu;
-        c.proposedCapabilities = local.capabilities;
+        c.proposedCapabilities = local.offeredCapabilities(endpoint.config());
         c.proposedInitiatorDepth = local.initiatorDepth;
         c.proposedResponderResources = local.effectiveResponderResources();
         c.proposedPathCount = local.paths.length;
@@ -347,7 +347,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         final Connection c = request;
         c.mtu = Math.min(c.proposedMtu, lp.pathMtu);
         c.pathCount = Math.min(c.proposedPathCount, lp.paths.length);
-        c.capabilities = c.proposedCapabilities & lp.capabilities;
+        c.capabilities = c.proposedCapabilities & lp.offeredCapabilities(endpoint.config());
         c.replyInitiatorDepth = Math.min(lp.initiatorDepth, c.proposedResponderResources);
         c.replyResponderResources = Math.min(lp.effectiveResponderResources(), c.proposedInitiatorDepth);
         c.localInitialPsn = random.nextInt();

@@ -31,7 +31,8 @@ public abstract class QpParams<T extends QpParams<T>> {
     int accessFlags;
     int pathMtu = 1024;
     int[] paths;
-    int capabilities;
+    /** Capability Flags offered, or -1 for the endpoint's default (see {@link #offeredCapabilities}). */
+    int capabilities = -1;
     int initiatorDepth = DEFAULT_INITIATOR_DEPTH;
     int responderResources = -1;
     long timeoutNs = 1_000_000;
@@ -126,9 +127,10 @@ public abstract class QpParams<T extends QpParams<T>> {
 
     /**
      * @param flags Capability Flags this side supports (0x0001 RECEIVER_CREDIT, 0x0002 GO_BACK_N,
-     *     0x0004 ECN), default none; the connection uses the intersection [CM-019], which the
-     *     connection manager sets as the QP's CAPABILITIES attribute at RTR. Offer ECN only when the
-     *     driver reads the IP ECN field of received datagrams [ENC-016].
+     *     0x0004 ECN); the connection uses the intersection [CM-019], which the connection manager
+     *     sets as the QP's CAPABILITIES attribute at RTR. Default: ECN when the endpoint's datagram
+     *     layer reads the IP ECN field of received datagrams ({@code EndpointConfig.datagramEcn()},
+     *     which the driver sets [ENC-016], [CC-032]), else none. Offer ECN only when it does.
      * @return this
      */
     public T capabilities(final int flags) {
@@ -272,6 +274,18 @@ public abstract class QpParams<T extends QpParams<T>> {
     }
 
     /** Copies every field of this class into {@code c} (the arrays too). */
+    /**
+     * @param endpoint the endpoint's configuration
+     * @return the Capability Flags to offer: those set, else ECN when the endpoint's datagram layer
+     *     reads the ECN field [CC-032], else none
+     */
+    int offeredCapabilities(final org.metaroce.core.engine.EndpointConfig endpoint) {
+        if (capabilities >= 0) {
+            return capabilities;
+        }
+        return endpoint.datagramEcn() ? ConnectHeader.CAP_ECN : 0;
+    }
+
     void copyTo(final QpParams<?> c) {
         c.pd = pd;
         c.sendCq = sendCq;

@@ -18,8 +18,11 @@ public enum AsyncEventType {
     /** A completion queue overflowed; every QP using it moved to ERR [QP-021]. */
     CQ_ERR,
     /**
-     * The QP's CC_ALGORITHM needs a capability that was not negotiated (RECEIVER_CREDIT or ECN),
-     * so it runs DEFAULT instead [CC-008]. Raised by the RTR→RTS modify; not an error.
+     * The QP runs another congestion-control algorithm than the one it asked for: its CC_ALGORITHM
+     * needs a capability that was not negotiated (RECEIVER_CREDIT or ECN), so it runs DEFAULT
+     * [CC-008]; or it took DEFAULT from the endpoint without ECN and without a host-delay allowance,
+     * so it runs FIXED [CC-032]. {@code QueuePair.ccFallbackReason()} says which. Raised by the
+     * RTR→RTS modify; not an error.
      */
     CC_FALLBACK
 }

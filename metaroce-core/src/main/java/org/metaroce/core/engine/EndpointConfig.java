@@ -29,7 +29,9 @@ public final class EndpointConfig {
     private long keepaliveIntervalNs = 200_000_000L;
     private int keepaliveProbes = 5;
     private long retryTimeoutNs = DEFAULT_RETRY_TIMEOUT_NS;
-    private CongestionControlAlgorithm congestionControl = CongestionControlAlgorithm.FIXED;
+    private CongestionControlAlgorithm congestionControl = CongestionControlAlgorithm.DEFAULT;
+    private boolean delayOnlyFallback = true;
+    private boolean datagramEcn;
     private long linkRateBitsPerSecond = 100_000_000_000L;
     private long cnpIntervalNs = 50_000;
     private long hostDelayAllowanceNs;
@@ -308,10 +310,8 @@ public final class EndpointConfig {
 
     /**
      * @param algorithm the congestion-control algorithm of queue pairs whose RTR→RTS modify does not
-     *     set CC_ALGORITHM. The specification's default is DEFAULT [CC-008]; this implementation
-     *     defaults to FIXED (a window of {@link #receiveWindowPackets()}) until the delay-based
-     *     algorithm is shown not to starve on hosts whose scheduling delay dominates the RTT (see
-     *     docs/implementation-status.md)
+     *     set CC_ALGORITHM; DEFAULT unless configured, as the specification says [CC-008]. Where such
+     *     a QP would run DEFAULT on delay alone, see {@link #delayOnlyFallback(boolean)}
      * @return this
      */
     public EndpointConfig congestionControl(final CongestionControlAlgorithm algorithm) {
@@ -319,6 +319,40 @@ public final class EndpointConfig {
             throw new IllegalArgumentException("congestionControl must not be null");
         }
         this.congestionControl = algorithm;
+        return this;
+    }
+
+    public boolean datagramEcn() {
+        return datagramEcn;
+    }
+
+    /**
+     * @param reads whether the datagram layer under this endpoint reads the ECN field of received
+     *     datagrams (and sends ECT): then the connection manager offers the ECN capability unless the
+     *     application chose the capabilities [ENC-016], [CC-032], so that DEFAULT runs with marks.
+     *     Set by the driver from its transport; false by default
+     * @return this
+     */
+    public EndpointConfig datagramEcn(final boolean reads) {
+        this.datagramEcn = reads;
+        return this;
+    }
+
+    public boolean delayOnlyFallback() {
+        return delayOnlyFallback;
+    }
+
+    /**
+     * @param fallback whether a QP that takes DEFAULT from {@link #congestionControl()} (its RTR→RTS
+     *     modify sets no CC_ALGORITHM) runs FIXED instead, raising CC_FALLBACK with
+     *     {@code QueuePair.ccFallbackReason()}, when ECN was not negotiated and
+     *     {@link #hostDelayAllowanceNs()} is 0 [CC-032]. True by default: a software host's
+     *     timestamps include its own scheduling delay, which delay-only DEFAULT takes for a queue.
+     *     Set false where the timestamps see only the fabric (hardware timestamps, the simulator)
+     * @return this
+     */
+    public EndpointConfig delayOnlyFallback(final boolean fallback) {
+        this.delayOnlyFallback = fallback;
         return this;
     }
 
@@ -398,7 +432,7 @@ public final class EndpointConfig {
         return "EndpointConfig{window=" + receiveWindowPackets + ", ackEvery=" + ackCoalescePackets
             + ", ackDelayNs=" + ackCoalesceDelayNs + ", readChunk=" + readChunkPackets + ", minRtoNs=" + minRtoNs
             + ", maxRtoNs=" + maxRtoNs + ", minTlpNs=" + minTailProbeNs + ", minReoWndNs=" + minReorderWindowNs
-            + ", retryTimeoutNs=" + retryTimeoutNs + ", cc=" + congestionControl + ", linkRate=" + linkRateBitsPerSecond
+            + ", retryTimeoutNs=" + retryTimeoutNs + ", cc=" + congestionControl + (delayOnlyFallback ? "" : " (no delay-only fallback)") + ", linkRate=" + linkRateBitsPerSecond
             + '}';
     }
 }

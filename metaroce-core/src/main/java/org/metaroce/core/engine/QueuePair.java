@@ -83,6 +83,8 @@ public final class QueuePair {
     /** Negotiated Capability Flags (the CAPABILITIES attribute, set at INIT→RTR). */
     private int capabilities;
     private CongestionControlAlgorithm requestedAlgorithm;
+    /** Why the algorithm run differs from the one requested [CC-008], [CC-032]; null when it does not. */
+    private String ccFallbackReason;
     private CongestionControlAlgorithm algorithm = CongestionControlAlgorithm.FIXED;
 
     // Scheduling state owned by the endpoint's PollSchedule.
@@ -213,11 +215,20 @@ public final class QueuePair {
 
     /**
      * @return the algorithm the requester runs: the CC_ALGORITHM attribute, the endpoint's default
-     *     when the attribute was not set, or DEFAULT when the requested one lacks its capability
-     *     [CC-008]
+     *     when the attribute was not set, DEFAULT when the requested one lacks its capability
+     *     [CC-008], or FIXED when the endpoint default DEFAULT would run on delay alone [CC-032]
      */
     public CongestionControlAlgorithm congestionControlAlgorithm() {
         return algorithm;
+    }
+
+    /**
+     * @return why {@link #congestionControlAlgorithm()} differs from
+     *     {@link #requestedCongestionControlAlgorithm()} (the CC_FALLBACK event's reason), or null
+     *     when it does not [CC-008], [CC-032]
+     */
+    public String ccFallbackReason() {
+        return ccFallbackReason;
     }
 
     /** @return the CC_ALGORITHM asked for at RTS (or the endpoint default), before any fallback */
@@ -402,17 +413,37 @@ public final class QueuePair {
         responder.startRsn(responderRsn);
     }
 
-    /** Builds the algorithm of CC_ALGORITHM for RTS, falling back to DEFAULT without its capability [CC-008]. */
+    /**
+     * Builds the algorithm of CC_ALGORITHM for RTS: falling back to DEFAULT without its capability
+     * [CC-008], and from an endpoint default of DEFAULT to FIXED where the delay signal alone cannot
+     * be trusted [CC-032].
+     */
     private void startCongestionControl(final QpAttributes attrs) {
         final EndpointConfig config = endpoint.config();
-        requestedAlgorithm = attrs.isSet(QpAttributeMask.CC_ALGORITHM) ? attrs.ccAlgorithm()
-            : config.congestionControl();
+        final boolean explicit = attrs.isSet(QpAttributeMask.CC_ALGORITHM);
+        requestedAlgorithm = explicit ? attrs.ccAlgorithm() : config.congestionControl();
         algorithm = CongestionControls.effective(requestedAlgorithm, capabilities);
+        ccFallbackReason = null;
+        if (algorithm != requestedAlgorithm) {
+            ccFallbackReason = requestedAlgorithm + " needs the "
+                + (requestedAlgorithm == CongestionControlAlgorithm.DCQCN ? "ECN" : "RECEIVER_CREDIT")
+                + " capability, which the connection did not negotiate; running DEFAULT [CC-008]";
+        } else if (!explicit && algorithm == CongestionControlAlgorithm.DEFAULT
+            && (capabilities & ConnectHeader.CAP_ECN) == 0 && config.hostDelayAllowanceNs() == 0
+            && config.delayOnlyFallback()) {
+            // Delay-only DEFAULT on a host whose timestamps include its own scheduling delay takes
+            // that delay for a queue and starves (docs/congestion-control.md, host jitter table).
+            algorithm = CongestionControlAlgorithm.FIXED;
+            ccFallbackReason = "ECN was not negotiated (the peer or this endpoint's datagram layer cannot read the "
+                + "ECN field) and HOST_DELAY_ALLOWANCE is 0, so DEFAULT would have only delay, which this host's "
+                + "scheduling inflates; running FIXED. Negotiate ECN, set EndpointConfig.hostDelayAllowanceNs, or "
+                + "set CC_ALGORITHM explicitly [CC-032]";
+        }
         congestionControl = CongestionControls.create(algorithm, pathMtu, config.linkRateBitsPerSecond(),
             (capabilities & ConnectHeader.CAP_ECN) != 0,
             attrs.isSet(QpAttributeMask.CONGESTION_WINDOW) ? attrs.congestionWindowPackets() : 0,
             config.receiveWindowPackets(), config.hostDelayAllowanceNs(), config.baseRttMaxNs());
-        if (algorithm != requestedAlgorithm) {
+        if (ccFallbackReason != null) {
             counters.increment(EndpointCounter.CC_FALLBACKS);
             endpoint.raise(AsyncEventType.CC_FALLBACK, this);
         }

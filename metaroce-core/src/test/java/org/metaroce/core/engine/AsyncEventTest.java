@@ -38,8 +38,9 @@ class AsyncEventTest {
         f.a.qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
             .addSge(f.a.address(0), 64, f.a.mr.lkey()).remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey() + 1));
         assertThat(f.runUntilCompletions(1, 0)).isTrue();
-        assertThat(drain(f.b.endpoint)).containsExactly(AsyncEventType.QP_ACCESS_ERR);
-        assertThat(drain(f.a.endpoint)).containsExactly(AsyncEventType.QP_FATAL);
+        // Each side first reports that the endpoint default DEFAULT runs as FIXED without ECN [CC-032].
+        assertThat(drain(f.b.endpoint)).containsExactly(AsyncEventType.CC_FALLBACK, AsyncEventType.QP_ACCESS_ERR);
+        assertThat(drain(f.a.endpoint)).containsExactly(AsyncEventType.CC_FALLBACK, AsyncEventType.QP_FATAL);
     }
 
     @Test
@@ -51,7 +52,8 @@ class AsyncEventTest {
                 .addSge(f.a.address(0), 8, f.a.mr.lkey()).remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey()));
         }
         f.wire.runFor(2_000_000);
-        assertThat(drain(f.a.endpoint)).containsExactly(AsyncEventType.CQ_ERR, AsyncEventType.QP_FATAL);
+        assertThat(drain(f.a.endpoint)).containsExactly(AsyncEventType.CC_FALLBACK, AsyncEventType.CQ_ERR,
+            AsyncEventType.QP_FATAL);
         assertThat(f.a.qp.state()).isEqualTo(QpState.ERR);
     }
 
@@ -87,7 +89,7 @@ class AsyncEventTest {
         f.wire.runFor(5_000_000);
         f.a.drain();
         assertThat(f.a.sendCompletions).hasSize(1);
-        assertThat(drain(f.a.endpoint)).containsExactly(AsyncEventType.SQ_DRAINED);
+        assertThat(drain(f.a.endpoint)).containsExactly(AsyncEventType.CC_FALLBACK, AsyncEventType.SQ_DRAINED);
         f.a.qp.modify(QpState.RTS, new QpAttributes());
         assertThat(f.runUntilQuiet()).isTrue();
         assertThat(f.a.sendCompletions).hasSize(2);

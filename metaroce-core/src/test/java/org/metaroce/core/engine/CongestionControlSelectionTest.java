@@ -81,13 +81,51 @@ class CongestionControlSelectionTest {
     @Test
     @DisplayName("[CC-008] without CC_ALGORITHM the endpoint's configured algorithm runs")
     void endpointDefaultApplies() {
-        final TwoNodeFixture fixed = new TwoNodeFixture(74).connect(1024, 0, null);
+        final TwoNodeFixture fixed = new TwoNodeFixture(74, LinkProfile.perfect(),
+            new EndpointConfig().congestionControl(CongestionControlAlgorithm.FIXED),
+            QueuePairCapabilities.defaults(), 4096).connect(1024, 0, null);
         assertThat(fixed.a.qp.congestionControlAlgorithm()).isEqualTo(CongestionControlAlgorithm.FIXED);
         assertThat(fixed.a.qp.congestionControl().windowPackets()).isEqualTo(1024);
-        final TwoNodeFixture delay = new TwoNodeFixture(75, LinkProfile.perfect(),
-            new EndpointConfig().congestionControl(CongestionControlAlgorithm.DEFAULT),
-            QueuePairCapabilities.defaults(), 4096).connect(1024, 0, null);
+        assertThat(fixed.a.qp.ccFallbackReason()).isNull();
+        assertThat(fixed.a.endpoint.counters().get(EndpointCounter.CC_FALLBACKS)).isZero();
+        final TwoNodeFixture delay = new TwoNodeFixture(75).connect(1024, ConnectHeader.CAP_ECN, null);
+        assertThat(new EndpointConfig().congestionControl()).isEqualTo(CongestionControlAlgorithm.DEFAULT);
         assertThat(delay.a.qp.congestionControlAlgorithm()).isEqualTo(CongestionControlAlgorithm.DEFAULT);
+        assertThat(delay.a.qp.congestionControl()).isInstanceOf(DelayBasedCongestionControl.class);
+        assertThat(delay.a.endpoint.counters().get(EndpointCounter.CC_FALLBACKS)).isZero();
+    }
+
+    @Test
+    @DisplayName("[CC-032] the endpoint default DEFAULT runs FIXED, and says why, where it would have only delay")
+    void defaultWithoutEcnOrAllowanceFallsBackToFixed() {
+        final TwoNodeFixture f = new TwoNodeFixture(77).connect(1024, ConnectHeader.CAP_GO_BACK_N, null);
+        assertThat(f.a.qp.requestedCongestionControlAlgorithm()).isEqualTo(CongestionControlAlgorithm.DEFAULT);
+        assertThat(f.a.qp.congestionControlAlgorithm()).isEqualTo(CongestionControlAlgorithm.FIXED);
+        assertThat(f.a.qp.congestionControl()).isInstanceOf(FixedWindowCongestionControl.class);
+        assertThat(f.a.qp.ccFallbackReason()).contains("ECN was not negotiated", "HOST_DELAY_ALLOWANCE", "[CC-032]");
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.CC_FALLBACKS)).isEqualTo(1);
+        assertThat(f.a.endpoint.asyncEvents().peekType()).isEqualTo(AsyncEventType.CC_FALLBACK);
+        assertThat(f.a.endpoint.asyncEvents().peekQpn()).isEqualTo(f.a.qp.qpn());
+
+        // Each way out of the fall-back: a host-delay allowance, no fall-back configured, an explicit CC_ALGORITHM.
+        for (final TwoNodeFixture g : new TwoNodeFixture[] {
+            new TwoNodeFixture(78, LinkProfile.perfect(), new EndpointConfig().hostDelayAllowanceNs(50_000),
+                QueuePairCapabilities.defaults(), 4096).connect(1024, 0, null),
+            new TwoNodeFixture(79, LinkProfile.perfect(), new EndpointConfig().delayOnlyFallback(false),
+                QueuePairCapabilities.defaults(), 4096).connect(1024, 0, null),
+            new TwoNodeFixture(80).connect(1024, 0, CongestionControlAlgorithm.DEFAULT)}) {
+            assertThat(g.a.qp.congestionControlAlgorithm()).isEqualTo(CongestionControlAlgorithm.DEFAULT);
+            assertThat(g.a.qp.ccFallbackReason()).isNull();
+            assertThat(g.a.endpoint.counters().get(EndpointCounter.CC_FALLBACKS)).isZero();
+            assertThat(g.a.endpoint.asyncEvents().isEmpty()).isTrue();
+        }
+    }
+
+    @Test
+    @DisplayName("[CC-008] the reason of a capability fall-back names the missing capability")
+    void capabilityFallbackNamesTheCapability() {
+        final TwoNodeFixture f = new TwoNodeFixture(81).connect(1024, 0, CongestionControlAlgorithm.DCQCN);
+        assertThat(f.a.qp.ccFallbackReason()).contains("DCQCN", "ECN capability", "[CC-008]");
     }
 
     @Test
