@@ -110,8 +110,12 @@ public enum EndpointCounter {
     CNPS_OUT,
     /** CNPs a DCQCN requester reacted to [CC-021]. */
     CNPS_IN,
-    /** Queue pairs whose CC_ALGORITHM fell back to DEFAULT for want of a capability [CC-008]. */
-    CC_FALLBACKS;
+    /** Queue pairs that run another algorithm than they asked for, with a reason [CC-008], [CC-032]. */
+    CC_FALLBACKS,
+    /** Request packets a responder received CE-marked on a QP with ECN negotiated [CC-020], [REL-018]. */
+    CE_MARKED_IN,
+    /** ACKs whose ECN_ECHO flag or grown CE Count told a requester of marks [REL-018]. */
+    ECN_ECHOES_IN;
 
     private static final EndpointCounter[] VALUES = values();
 

@@ -699,6 +699,9 @@ final class Requester {
             // Only feedback about the transmission it came from is attributed to a path [MP-005].
             qp.paths().onFeedback(nowNs, echoedPath, sample, ecnEcho);
         }
+        if (ceSeen) {
+            counters.increment(EndpointCounter.ECN_ECHOES_IN);
+        }
         if (delivered > 0 || ceSeen) {
             qp.congestionControl().onAck(nowNs, delivered, sample, ceSeen, echoedPath);
         }

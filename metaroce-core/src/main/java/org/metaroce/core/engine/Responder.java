@@ -294,6 +294,7 @@ final class Responder {
         }
         lastRequestNs = nowNs;
         if (ce && (qp.capabilities() & ConnectHeader.CAP_ECN) != 0) {
+            counters.increment(EndpointCounter.CE_MARKED_IN);
             noteCongestion(nowNs, psn);
         }
         if (cls == ReceiveWindow.NEW && psn != window.expectedPsn() && qp.isGoBackN()) {

@@ -142,6 +142,9 @@ class CongestionControlSelectionTest {
         assertThat(f.b.endpoint.counters().get(EndpointCounter.CNPS_OUT)).isEqualTo(1);
         assertThat(f.a.endpoint.counters().get(EndpointCounter.CNP_IGNORED)).isEqualTo(1);
         assertThat(f.a.endpoint.counters().get(EndpointCounter.CNPS_IN)).isZero();
+        // All 8 packets (8192 bytes, PMTU 1024) arrived marked, and A heard of the marks [REL-018].
+        assertThat(f.b.endpoint.counters().get(EndpointCounter.CE_MARKED_IN)).isEqualTo(8);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.ECN_ECHOES_IN)).isPositive();
     }
 
     /** Records the CE signal of every onAck; otherwise a fixed window of 64. */
