@@ -50,18 +50,18 @@ record BenchConfig(TestKind kind, int size, long iterations, long durationNs, lo
                    org.metaroce.core.congestion.CongestionControlAlgorithm cc) {
 
     /**
-     * Applies {@link #cc} to a data queue pair's parameters: its CC_ALGORITHM, and for RECEIVER_CREDIT
-     * the capability it needs, next to ECN where the device reads it.
+     * Applies {@link #cc} to a data queue pair's parameters: its CC_ALGORITHM, and the capabilities it
+     * needs: ECN wherever the device reads it (DCQCN needs it, DEFAULT runs on delay alone without
+     * it [CC-013]), RECEIVER_CREDIT for credit.
      */
     <T extends org.metaroce.core.connection.QpParams<T>> T applyCc(final T params, final boolean readsEcn) {
         if (cc == null) {
             return params;
         }
         params.congestionControl(cc);
-        if (cc == org.metaroce.core.congestion.CongestionControlAlgorithm.RECEIVER_CREDIT) {
-            params.capabilities(org.metaroce.core.wire.ConnectHeader.CAP_RECEIVER_CREDIT
-                | (readsEcn ? org.metaroce.core.wire.ConnectHeader.CAP_ECN : 0));
-        }
+        params.capabilities((readsEcn ? org.metaroce.core.wire.ConnectHeader.CAP_ECN : 0)
+            | (cc == org.metaroce.core.congestion.CongestionControlAlgorithm.RECEIVER_CREDIT
+            ? org.metaroce.core.wire.ConnectHeader.CAP_RECEIVER_CREDIT : 0));
         return params;
     }
 

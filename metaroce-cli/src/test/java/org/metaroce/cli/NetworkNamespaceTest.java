@@ -29,8 +29,8 @@ import org.metaroce.cli.faults.TwoHosts;
  * lossy variant also needs tc's netem qdisc and is skipped when the kernel lacks it.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class NetworkNamespaceTest {
-    static final String SKIP = "needs root and iproute2 network namespaces; CI runs as root";
+public class NetworkNamespaceTest {
+    public static final String SKIP = "needs root and iproute2 network namespaces; CI runs as root";
     static final long SETUP_TIMEOUT_S = 10;
     static final long RUN_TIMEOUT_S = 60;
     static final String MAIN = "org.metaroce.cli.Metaroce";
@@ -54,7 +54,7 @@ class NetworkNamespaceTest {
         }
     }
 
-    static synchronized boolean usable() {
+    public static synchronized boolean usable() {
         if (usable == null) {
             boolean ok;
             try {

@@ -184,7 +184,7 @@ public final class FaultsCommand implements Callable<Integer> {
     }
 
     /** @return this JVM's java and class path, starting the CLI's main class */
-    static List<String> launcher() {
+    public static List<String> launcher() {
         return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "--add-exports",
             "java.base/jdk.internal.misc=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED", "-cp",
             System.getProperty("java.class.path"), "org.metaroce.cli.Metaroce");

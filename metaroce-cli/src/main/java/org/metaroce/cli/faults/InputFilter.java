@@ -86,13 +86,6 @@ public final class InputFilter {
     }
 
     private TwoHosts.Output nftOutput(final String... args) throws IOException {
-        final String[] command = new String[args.length + 5];
-        command[0] = "ip";
-        command[1] = "netns";
-        command[2] = "exec";
-        command[3] = ns;
-        command[4] = "nft";
-        System.arraycopy(args, 0, command, 5, args.length);
-        return TwoHosts.run(command);
+        return TwoHosts.nft(ns, args);
     }
 }

@@ -35,7 +35,7 @@ public final class Trial {
     /** How long into a soak's measurement the first heap figure is taken (pools and JIT settled). */
     static final double SOAK_WARM_S = 5;
     /** Processes of trials under way, so a shutdown hook (Ctrl-C) can end them. */
-    static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
+    public static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
 
     /**
      * How trials run.
@@ -111,8 +111,8 @@ public final class Trial {
         final InputFilter atClient = new InputFilter(hosts.clientNs, hosts.clientIf);
         final List<Path> files = new ArrayList<>();
         final long bufferErrorsBefore = hosts.receiveBufferErrors();
-        Child server = null;
-        Child client = null;
+        NamespacedProcess server = null;
+        NamespacedProcess client = null;
         try {
             final boolean soak = fault.kind() == Fault.Kind.SOAK;
             if (fault.kind() == Fault.Kind.LOSS || soak) {
@@ -129,7 +129,7 @@ public final class Trial {
             final List<String> serverArgs = new ArrayList<>(List.of(tool));
             serverArgs.addAll(common);
             final List<String> launcher = soak ? paranoid(settings.launcher()) : settings.launcher();
-            server = new Child("server", hosts.serverNs, launcher, serverArgs, files);
+            server = new NamespacedProcess("server", hosts.serverNs, launcher, serverArgs, files);
             if (!server.awaitStdout(WAITING, TimeUnit.SECONDS.toNanos(settings.hangS()))) {
                 throw new IOException("the server did not start listening within " + settings.hangS() + " s: "
                     + server.stdout() + server.stderr());
@@ -145,7 +145,7 @@ public final class Trial {
             }
             clientArgs.addAll(common);
             final long start = System.nanoTime();
-            client = new Child("client", hosts.clientNs, launcher, clientArgs, files);
+            client = new NamespacedProcess("client", hosts.clientNs, launcher, clientArgs, files);
             final long bound = TimeUnit.SECONDS.toNanos(settings.hangS() + (long) Math.ceil(durationS
                 + (soak ? 0 : fault.seconds())));
             final long[] heapKb = {-1, -1, -1, -1}; // server early, client early, server late, client late
@@ -163,7 +163,7 @@ public final class Trial {
             if (fault.midRun() && client.awaitStderr(PROGRESS, bound)) {
                 switch (fault.kind()) {
                     case STALL -> {
-                        final Child stopped = fault.end() == Fault.End.SERVER ? server : client;
+                        final NamespacedProcess stopped = fault.end() == Fault.End.SERVER ? server : client;
                         stopped.signal("STOP");
                         sleep(fault.seconds());
                         stopped.signal("CONT");
@@ -222,7 +222,7 @@ public final class Trial {
                 TimeUnit.NANOSECONDS.toMillis(end - start),
                 killedAt != 0 ? TimeUnit.NANOSECONDS.toMillis(end - killedAt) : -1, error, soakNote);
         } finally {
-            for (final Child c : new Child[] {client, server}) {
+            for (final NamespacedProcess c : new NamespacedProcess[] {client, server}) {
                 if (c != null) {
                     c.destroy();
                 }
@@ -301,7 +301,7 @@ public final class Trial {
     }
 
     /** @return the tool's error line ("metaroce TOOL: ...") without the prefix, or "" */
-    static String errorLine(final String stderr) {
+    public static String errorLine(final String stderr) {
         for (final String line : stderr.split("\\R")) {
             if (line.startsWith("metaroce ")) {
                 final int colon = line.indexOf(": ");
@@ -309,79 +309,5 @@ public final class Trial {
             }
         }
         return "";
-    }
-
-    /** A CLI process in a namespace, its output going to files. */
-    private static final class Child {
-        final String name;
-        final Process process;
-        final Path out;
-        final Path err;
-
-        Child(final String name, final String ns, final List<String> launcher, final List<String> args,
-              final List<Path> files) throws IOException {
-            this.name = name;
-            out = Files.createTempFile("mrf-" + name, ".out");
-            err = Files.createTempFile("mrf-" + name, ".err");
-            files.add(out);
-            files.add(err);
-            final List<String> command = new ArrayList<>(launcher);
-            command.addAll(args);
-            // ip netns exec execs the command: this process's pid is the JVM's, which signal() needs.
-            process = new ProcessBuilder(TwoHosts.inNamespace(ns, command)).redirectOutput(out.toFile())
-                .redirectError(err.toFile()).start();
-            LIVE.add(process);
-        }
-
-        String stdout() {
-            return TwoHosts.read(out);
-        }
-
-        String stderr() {
-            return TwoHosts.read(err);
-        }
-
-        boolean awaitStdout(final Pattern pattern, final long timeoutNs) throws InterruptedException {
-            return await(pattern, out, timeoutNs);
-        }
-
-        boolean awaitStderr(final Pattern pattern, final long timeoutNs) throws InterruptedException {
-            return await(pattern, err, timeoutNs);
-        }
-
-        private boolean await(final Pattern pattern, final Path file, final long timeoutNs)
-            throws InterruptedException {
-            final long deadline = System.nanoTime() + timeoutNs;
-            while (process.isAlive() && System.nanoTime() - deadline < 0) {
-                if (pattern.matcher(TwoHosts.read(file)).find()) {
-                    return true;
-                }
-                Thread.sleep(20);
-            }
-            return false;
-        }
-
-        void signal(final String signal) throws IOException {
-            TwoHosts.must("kill", "-" + signal, Long.toString(process.pid()));
-        }
-
-        /** @return the exit code, or -1 when it did not exit in time (then it is destroyed) */
-        int await(final long timeoutNs) throws InterruptedException {
-            if (!process.waitFor(Math.max(0, timeoutNs), TimeUnit.NANOSECONDS)) {
-                destroy();
-                return -1;
-            }
-            LIVE.remove(process);
-            return process.exitValue();
-        }
-
-        void destroy() throws InterruptedException {
-            if (process.isAlive()) {
-                // SIGKILL ends a stopped process too.
-                process.destroyForcibly();
-                process.waitFor(10, TimeUnit.SECONDS);
-            }
-            LIVE.remove(process);
-        }
     }
 }

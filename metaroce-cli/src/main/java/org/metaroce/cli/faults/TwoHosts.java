@@ -132,6 +132,24 @@ public final class TwoHosts implements AutoCloseable {
         }
     }
 
+    /** Sets the MTU of both ends of the veth pair (jumbo frames, as an RDMA fabric has). */
+    public void linkMtu(final int mtu) throws IOException {
+        must("ip", "-n", serverNs, "link", "set", serverIf, "mtu", Integer.toString(mtu));
+        must("ip", "-n", clientNs, "link", "set", clientIf, "mtu", Integer.toString(mtu));
+    }
+
+    /** Runs {@code nft args...} inside namespace {@code ns}, capturing its output. */
+    public static Output nft(final String ns, final String... args) throws IOException {
+        final String[] command = new String[args.length + 5];
+        command[0] = "ip";
+        command[1] = "netns";
+        command[2] = "exec";
+        command[3] = ns;
+        command[4] = "nft";
+        System.arraycopy(args, 0, command, 5, args.length);
+        return run(command);
+    }
+
     /** @return {@code command} run inside namespace {@code ns} */
     public static List<String> inNamespace(final String ns, final List<String> command) {
         final List<String> c = new ArrayList<>(List.of("ip", "netns", "exec", ns));

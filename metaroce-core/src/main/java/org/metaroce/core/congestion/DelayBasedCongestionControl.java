@@ -349,7 +349,8 @@ public final class DelayBasedCongestionControl implements CongestionControl {
 
     @Override
     public String toString() {
-        return "DelayBased{cwnd=" + (long) cwnd + " B, baseRTT=" + baseRttNs() + " ns, srtt=" + srttNs
-            + " ns, T=" + (long) targetNs() + " ns, decreases=" + decreases + '}';
+        return "DelayBased{cwnd=" + (long) cwnd + " B, maxCwnd=" + (long) maxCwnd() + " B, baseRTT=" + baseRttNs()
+            + " ns, srtt=" + srttNs + " ns, T=" + (long) targetNs() + " ns, H=" + (long) unmarkedDelayNs
+            + " ns, decreases=" + decreases + '}';
     }
 }

@@ -828,7 +828,10 @@ public final class QueuePair {
      * @return e.g. "state RTS; send queue: 3 WRs outstanding ..."
      */
     public String describeSendSide(final long nowNs) {
-        return "state " + state + (requester == null ? "" : "; " + requester.describe(nowNs));
+        return "state " + state + (requester == null ? "" : "; " + requester.describe(nowNs))
+            + (congestionControl == null ? "" : "; congestion control " + algorithm + " " + congestionControl
+            + (congestionControl.nextSendTimeNs(nowNs) - nowNs > 0 ? ", next send paced in "
+            + String.format(java.util.Locale.ROOT, "%.3f s", (congestionControl.nextSendTimeNs(nowNs) - nowNs) / 1e9) : ""));
     }
 
     @Override
