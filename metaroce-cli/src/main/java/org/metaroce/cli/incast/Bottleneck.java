@@ -62,10 +62,15 @@ final class Bottleneck implements AutoCloseable {
     }
 
     /** What the counters held at one instant. */
-    record Sample(long nanoTime, long markedPackets, long droppedPackets, long[] portBytes) {
+    /**
+     * @param markedBytes bytes of the datagrams marked CE
+     * @param droppedBytes bytes of the datagrams dropped. Bytes, not datagrams: the input hook sees
+     *     a UDP GSO super-datagram unsegmented on veth (up to 15 MetaRoCE packets per drop)
+     */
+    record Sample(long nanoTime, long markedBytes, long droppedBytes, long[] portBytes) {
         @Override
         public String toString() {
-            return "marked " + markedPackets + ", dropped " + droppedPackets + ", per port " + Arrays.toString(portBytes);
+            return "marked " + markedBytes + " B, dropped " + droppedBytes + " B, per port " + Arrays.toString(portBytes);
         }
     }
 
@@ -87,9 +92,9 @@ final class Bottleneck implements AutoCloseable {
             }
             final String name = c.path("name").asText();
             if (name.equals(MARKED)) {
-                marked = c.path("packets").asLong();
+                marked = c.path("bytes").asLong();
             } else if (name.equals(DROPPED)) {
-                dropped = c.path("packets").asLong();
+                dropped = c.path("bytes").asLong();
             } else if (name.startsWith("p")) {
                 bytes[Integer.parseInt(name.substring(1))] = c.path("bytes").asLong();
             }

@@ -17,7 +17,7 @@ import java.util.Locale;
  */
 record IncastReport(String cc, long rateMbit, IncastRun.Outcome outcome, Bottleneck.Sample end) {
     static final String HEADER = "| cc | ran | through the bottleneck Mb/s | of R | Jain | senders' goodput Mb/s | "
-        + "retransmitted / delivered bytes | marked | dropped | CE received / echoes heard | verified | targets "
+        + "retransmitted / delivered bytes | marked MB | dropped MB | CE received / echoes heard | verified | targets "
         + "(>= 90 % of R, <= 1 %, >= 0.95) |\n|---|---|---|---|---|---|---|---|---|---|---|---|";
 
     /** @return each sender's rate through the bottleneck over the common window, in Mb/s */
@@ -71,8 +71,8 @@ record IncastReport(String cc, long rateMbit, IncastRun.Outcome outcome, Bottlen
         final boolean met = through >= IncastCommand.TARGET_GOODPUT * rateMbit && retx <= IncastCommand.TARGET_RETX
             && jain >= IncastCommand.TARGET_JAIN;
         final String ran = outcome.senders().isEmpty() ? "-" : outcome.senders().get(0).cc().replaceAll(";.*", "");
-        return String.format(Locale.ROOT, "| %s | %s | %.0f | %.2f | %.3f | %.0f | %.4f | %d | %d | %d / %d | %s | %s |",
-            cc, ran, through, through / rateMbit, jain, goodput, retx, end.markedPackets(), end.droppedPackets(),
+        return String.format(Locale.ROOT, "| %s | %s | %.0f | %.2f | %.3f | %.0f | %.4f | %.1f | %.1f | %d / %d | %s | %s |",
+            cc, ran, through, through / rateMbit, jain, goodput, retx, end.markedBytes() / 1e6, end.droppedBytes() / 1e6,
             outcome.senders().stream().mapToLong(IncastRun.Sender::ceMarked).sum(),
             outcome.senders().stream().mapToLong(IncastRun.Sender::ecnEchoes).sum(),
             completedAndVerified() ? "all" : "NO", met ? "met" : "not met");

@@ -43,7 +43,7 @@ class IncastCommandTest {
             new IncastRun.Sender(0.2, "passed", 0, 0, 0, "DEFAULT (ECN)", "")),
             List.of(sample(0, 0, 0), sample(1_000_000_000L, 25_000_000, 25_000_000),
                 sample(2_000_000_000L, 100_000_000, 50_000_000)), 4096, 2.0);
-        final IncastReport r = new IncastReport("default", 1000, o, new Bottleneck.Sample(0, 11, 2, new long[2]));
+        final IncastReport r = new IncastReport("default", 1000, o, new Bottleneck.Sample(0, 11_000_000, 2_500_000, new long[2]));
         assertThat(r.shares()).containsExactly(400.0, 200.0);
         final double[][] series = r.series();
         assertThat(series[0]).containsExactly(1.0, 2.0);
@@ -53,7 +53,7 @@ class IncastCommandTest {
         // 10 packets of 4096 bytes resent against 600 Mb/s × 2 s delivered.
         assertThat(r.retransmittedPerDelivered(4096, 2.0)).isCloseTo(40960 / 150e6, within(1e-12));
         assertThat(r.completedAndVerified()).isTrue();
-        assertThat(r.row()).startsWith("| default | DEFAULT (ECN) | 600 | 0.60 | 0.900 | 600 |").contains("| 11 | 2 | 7 / 3 |")
+        assertThat(r.row()).startsWith("| default | DEFAULT (ECN) | 600 | 0.60 | 0.900 | 600 |").contains("| 11.0 | 2.5 | 7 / 3 |")
             .endsWith("| all | not met |");
         assertThat(r.csv()).startsWith("t_s,sender0_mbit,sender1_mbit\n1.000,200.00,200.00\n");
     }
