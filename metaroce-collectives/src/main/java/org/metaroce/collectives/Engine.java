@@ -367,7 +367,7 @@ final class Engine {
             + l.regionChunks[(l.regionHead + l.regionCount - 1) % capacity] : l.sent;
         if (chunks <= 0 || bytes <= 0 || bytes > (long) chunks * chunkBytes || first < expected
             || l.regionCount == capacity) {
-            throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " granted a malformed region "
+            throw new RankDisagreementException(op + " on rank " + rank + ": rank " + l.peer + " granted a malformed region "
                 + "(chunks " + first + ".." + (first + chunks - 1) + ", " + bytes + " bytes; chunk " + expected
                 + " or later was due, " + l.regionCount + " regions pending): the ranks disagree on the operation's "
                 + "arguments, the order of calls or the latency threshold [COLL-033]", op, l.peer, null);
@@ -396,12 +396,12 @@ final class Engine {
             final int slot = (int) (l.consumed % l.localSlots);
             final int length = t.chunkLength(j);
             if (l.slotLength[slot] != length) {
-                throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " sent a chunk of "
+                throw new RankDisagreementException(op + " on rank " + rank + ": rank " + l.peer + " sent a chunk of "
                     + l.slotLength[slot] + " bytes where " + length + " were expected: the ranks disagree on the "
                     + "operation's arguments (count, type, root) or on the order of calls [COLL-009]", op, l.peer, null);
             }
             if (l.slotPlaced[slot] != t.placed) {
-                throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " wrote a chunk "
+                throw new RankDisagreementException(op + " on rank " + rank + ": rank " + l.peer + " wrote a chunk "
                     + (l.slotPlaced[slot] ? "into a region" : "into a slot") + " where " + (t.placed ? "a region"
                     : "a slot") + " was due: the ranks disagree on the operation's arguments (count, type, root), "
                     + "the order of calls or the latency threshold [COLL-034]", op, l.peer, null);
@@ -524,7 +524,7 @@ final class Engine {
                 final long first = l.regionFirst[h];
                 final long offset = (l.sent - first) * chunkBytes;
                 if (l.sent < first || offset + length > l.regionBytes[h]) {
-                    throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " granted a region "
+                    throw new RankDisagreementException(op + " on rank " + rank + ": rank " + l.peer + " granted a region "
                         + "for chunks " + first + ".." + (first + l.regionChunks[h] - 1) + " (" + l.regionBytes[h]
                         + " bytes) where chunk " + l.sent + " of " + length + " bytes is due: the ranks disagree on the "
                         + "operation's arguments or on the order of calls [COLL-034]", op, l.peer, null);
@@ -538,7 +538,7 @@ final class Engine {
                 }
             } else {
                 if (l.regionCount > 0 && l.regionFirst[l.regionHead] <= l.sent) {
-                    throw new CollectiveException(op + " on rank " + rank + ": rank " + l.peer + " granted a region "
+                    throw new RankDisagreementException(op + " on rank " + rank + ": rank " + l.peer + " granted a region "
                         + "for chunk " + l.sent + ", which this rank writes into a slot: the ranks disagree on the "
                         + "operation's arguments or on the order of calls [COLL-034]", op, l.peer, null);
                 }

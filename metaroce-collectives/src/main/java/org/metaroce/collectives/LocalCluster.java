@@ -252,7 +252,8 @@ public final class LocalCluster implements AutoCloseable {
      * @param timeout bound on the whole run
      * @param <T> result type
      * @return the results, by rank
-     * @throws Exception the first rank's failure (others attached as suppressed), or a timeout
+     * @throws Exception a rank's disagreement on the arguments when one failed so, else the first
+     *     rank's failure (the others attached as suppressed), or a timeout
      */
     public <T> List<T> run(final Function<Communicator, T> body, final java.time.Duration timeout) throws Exception {
         final List<Future<T>> futures = new ArrayList<>();
@@ -297,9 +298,32 @@ public final class LocalCluster implements AutoCloseable {
             }
         }
         if (failure != null) {
-            throw failure;
+            throw rootCauseFirst(failure);
         }
         return results;
+    }
+
+    /**
+     * @return the failure to report: a rank's {@link RankDisagreementException} when there is one (the
+     *     others only timed out waiting for that rank), with every other failure attached as
+     *     suppressed; else {@code first} as it is
+     */
+    static Exception rootCauseFirst(final Exception first) {
+        if (first instanceof RankDisagreementException) {
+            return first;
+        }
+        for (final Throwable t : first.getSuppressed()) {
+            if (t instanceof RankDisagreementException root) {
+                root.addSuppressed(first);
+                for (final Throwable other : first.getSuppressed()) {
+                    if (other != root) {
+                        root.addSuppressed(other);
+                    }
+                }
+                return root;
+            }
+        }
+        return first;
     }
 
     /**

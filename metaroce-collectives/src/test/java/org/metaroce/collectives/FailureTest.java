@@ -88,6 +88,20 @@ class FailureTest {
     }
 
     @Test
+    @DisplayName("COLL-028: a count that differs on one rank of four is reported as that, not as a timeout")
+    void aDisagreementIsTheReportedCause() throws Exception {
+        try (LocalCluster cluster = LocalCluster.start(4, config())) {
+            assertThatThrownBy(() -> cluster.run(c -> {
+                final int count = c.rank() == 2 ? 1000 : 1024;
+                final ByteBuffer b = Reference.direct(4L * count);
+                c.allReduce(b, count, DataType.FLOAT32, ReduceOp.SUM);
+                return null;
+            }, Duration.ofSeconds(60))).isInstanceOf(RankDisagreementException.class)
+                .hasMessageContaining("disagree");
+        }
+    }
+
+    @Test
     void misuseIsRejected() throws Exception {
         try (LocalCluster cluster = LocalCluster.start(2, config())) {
             final Communicator c = cluster.communicator(0);
@@ -95,6 +109,12 @@ class FailureTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("direct");
             assertThatThrownBy(() -> c.allReduce(Reference.direct(8), 4, DataType.INT32, ReduceOp.SUM))
                 .hasMessageContaining("8 bytes remaining, 16 needed");
+            // The platform's order is little-endian where this runs; a BIG_ENDIAN view summed byte-swapped.
+            final ByteBuffer bigEndian = Reference.direct(16).order(java.nio.ByteOrder.BIG_ENDIAN);
+            assertThatThrownBy(() -> c.allReduce(bigEndian, 4, DataType.FLOAT32, ReduceOp.SUM))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("send buffer is in BIG_ENDIAN order")
+                .hasMessageContaining("send.order(ByteOrder.nativeOrder())");
             assertThatThrownBy(() -> c.send(Reference.direct(8), 1, DataType.INT32, 0))
                 .hasMessageContaining("not this rank");
             assertThatThrownBy(() -> c.broadcast(Reference.direct(8), 1, DataType.INT32, 5))
