@@ -54,6 +54,17 @@ public final class Metaroce implements Runnable {
         cl.addSubcommand("sim", new CommandLine(new org.metaroce.cli.sim.SimCommand()));
         cl.addSubcommand("faults", new CommandLine(new org.metaroce.cli.faults.FaultsCommand()));
         cl.addSubcommand("incast", new CommandLine(new org.metaroce.cli.incast.IncastCommand()));
+        // One line that names the problem and where the options are, instead of the whole usage
+        // (up to 130 lines) that scrolled the error away.
+        cl.setParameterExceptionHandler((ex, args) -> {
+            final CommandLine at = ex.getCommandLine();
+            final PrintWriter err = at.getErr();
+            err.println(at.getCommandSpec().qualifiedName() + ": " + ex.getMessage());
+            CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
+            err.println("Try '" + at.getCommandSpec().qualifiedName() + " --help' for the options.");
+            err.flush();
+            return 2;
+        });
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             final PrintWriter err = commandLine.getErr();
             if (ex instanceof BenchException) {

@@ -354,6 +354,10 @@ final class PerfCommand implements Callable<Integer> {
                 throw bad("--idle must be spin, backoff or block (got " + idle + ")");
             }
         }
+        if (kind != TestKind.ATOMIC_LAT && spec.commandLine().getParseResult() != null
+            && spec.commandLine().getParseResult().hasMatchedOption("--atomic-type")) {
+            throw bad("-A/--atomic-type applies to atomic_lat only; " + kind.command + " does not use it");
+        }
         final boolean compareSwap;
         switch (atomicType.toUpperCase(Locale.ROOT)) {
             case "FETCH_AND_ADD" -> compareSwap = false;

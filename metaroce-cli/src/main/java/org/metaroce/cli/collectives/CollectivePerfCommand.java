@@ -57,6 +57,10 @@ public final class CollectivePerfCommand implements Callable<Integer> {
         description = "sum, prod, min, max or all (default: ${DEFAULT-VALUE}; ignored without a reduction).")
     String op;
 
+    @Option(names = {"-i", "--stepbytes"}, hidden = true, paramLabel = "BYTES",
+        description = "nccl-tests' fixed increment: not supported (see the error).")
+    String stepBytes;
+
     @Option(names = {"-n", "--iters"}, defaultValue = "20", paramLabel = "N",
         description = "Timed iterations per size, out of place and in place alternating (default: "
             + "${DEFAULT-VALUE}).")
@@ -209,6 +213,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             final long e = parseSize(maxBytes);
             if (b < 0 || e < b || e > (1L << 30)) {
                 throw bad("-b/-e: need 0 <= minbytes <= maxbytes <= 1G (got " + b + ", " + e + ")");
+            }
+            if (stepBytes != null) {
+                throw bad("-i/--stepbytes (nccl-tests' fixed increment) is not supported: sizes grow by "
+                    + "-f/--stepfactor (default 2), which covers 8 B to 1 GiB in 28 steps instead of millions; "
+                    + "use -f 2 and -b/-e to choose the range");
             }
             if (stepFactor < 2) {
                 throw bad("-f must be >= 2 (got " + stepFactor + ")");

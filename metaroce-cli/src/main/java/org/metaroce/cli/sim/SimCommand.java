@@ -76,7 +76,8 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--time-limit-us", defaultValue = "100000", description = "virtual-time limit (default ${DEFAULT-VALUE} µs)")
     long timeLimitUs;
 
-    @Option(names = "--rate-gbps", defaultValue = "100", description = "host and fabric link rate: 25, 50, 100, 200 or 400 (default ${DEFAULT-VALUE})")
+    @Option(names = "--rate-gbps", defaultValue = "100", description = "host and fabric link rate in Gb/s: any that divides 8000 exactly, so that a byte's "
+        + "serialization is a whole number of picoseconds (10, 25, 40, 50, 100, 200, 400, ...; default ${DEFAULT-VALUE})")
     long rateGbps;
 
     @Option(names = "--loss", defaultValue = "0.01", description = "loss scenario: loss probability of the lossy link (default ${DEFAULT-VALUE})")
@@ -109,7 +110,7 @@ public final class SimCommand implements Callable<Integer> {
                 default -> throw new IllegalArgumentException("unknown topology '" + topology + "': leafspine, fattree or switch");
             };
             if (rateGbps <= 0 || 8_000_000_000_000L % (rateGbps * 1_000_000_000L) != 0) {
-                throw new IllegalArgumentException("--rate-gbps must divide 8000 exactly (25, 50, 100, 200, 400...), got "
+                throw new IllegalArgumentException("--rate-gbps must divide 8000 exactly (10, 25, 40, 50, 100, 200, 400, ...), got "
                     + rateGbps);
             }
             if (hosts < 2) {
