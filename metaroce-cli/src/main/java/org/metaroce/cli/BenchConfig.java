@@ -40,7 +40,7 @@ import org.metaroce.netty.Transport;
  * @param countersJson print them as one JSON line per end instead of text
  * @param qpTimeoutNs each queue pair's TIMEOUT and retransmission timer floor
  * @param retryTimeoutNs each queue pair's RETRY_TIMEOUT [REL-060], 0 for none
- * @param cc the data queue pairs' CC_ALGORITHM, or null for the endpoint's default [CC-008], [CC-032]
+ * @param cc the data queue pairs' CC_ALGORITHM, or null for the endpoint's default [CC-008], [CC-034]
  */
 record BenchConfig(TestKind kind, int size, long iterations, long durationNs, long marginNs, long warmup, int qps, int mtu,
                    int paths, int txDepth, int rxDepth, boolean verify, boolean json, Transport transport,

@@ -268,7 +268,7 @@ final class ClientAgent extends Agent {
             + CmReason.name(e.reason()) + (text.isEmpty() ? "" : ": " + text) + ")");
     }
 
-    /** @return e.g. "DEFAULT (ECN)", or "FIXED (fall-back from DEFAULT: reason)" [CC-008], [CC-032] */
+    /** @return e.g. "DEFAULT (ECN)", or "FIXED (fall-back from DEFAULT: reason)" [CC-008], [CC-034] */
     static String describeCc(final QueuePair qp) {
         final StringBuilder b = new StringBuilder(qp.congestionControlAlgorithm().name());
         final java.util.List<String> caps = new java.util.ArrayList<>();

@@ -160,7 +160,7 @@ final class PerfCommand implements Callable<Integer> {
     @Option(names = "--cc", paramLabel = "default|fixed|dcqcn|credit",
         description = "Congestion control of the data queue pairs (CC_ALGORITHM, spec section 8). Default: the "
             + "endpoint's, which is DEFAULT with ECN where the transport reads the ECN field (native), and FIXED "
-            + "with a CC_FALLBACK where it does not [CC-032]. dcqcn needs ECN (native transport on both ends); "
+            + "with a CC_FALLBACK where it does not [CC-034]. dcqcn needs ECN (native transport on both ends); "
             + "credit offers the RECEIVER_CREDIT capability. The result table shows what ran.")
     String cc;
 

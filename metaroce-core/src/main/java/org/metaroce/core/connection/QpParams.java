@@ -130,7 +130,7 @@ public abstract class QpParams<T extends QpParams<T>> {
      *     0x0004 ECN); the connection uses the intersection [CM-019], which the connection manager
      *     sets as the QP's CAPABILITIES attribute at RTR. Default: ECN when the endpoint's datagram
      *     layer reads the IP ECN field of received datagrams ({@code EndpointConfig.datagramEcn()},
-     *     which the driver sets [ENC-016], [CC-032]), else none. Offer ECN only when it does.
+     *     which the driver sets [ENC-016], [CC-034]), else none. Offer ECN only when it does.
      * @return this
      */
     public T capabilities(final int flags) {
@@ -277,7 +277,7 @@ public abstract class QpParams<T extends QpParams<T>> {
     /**
      * @param endpoint the endpoint's configuration
      * @return the Capability Flags to offer: those set, else ECN when the endpoint's datagram layer
-     *     reads the ECN field [CC-032], else none
+     *     reads the ECN field [CC-034], else none
      */
     int offeredCapabilities(final org.metaroce.core.engine.EndpointConfig endpoint) {
         if (capabilities >= 0) {

@@ -21,7 +21,7 @@ public enum AsyncEventType {
      * The QP runs another congestion-control algorithm than the one it asked for: its CC_ALGORITHM
      * needs a capability that was not negotiated (RECEIVER_CREDIT or ECN), so it runs DEFAULT
      * [CC-008]; or it took DEFAULT from the endpoint without ECN and without a host-delay allowance,
-     * so it runs FIXED [CC-032]. {@code QueuePair.ccFallbackReason()} says which. Raised by the
+     * so it runs FIXED [CC-034]. {@code QueuePair.ccFallbackReason()} says which. Raised by the
      * RTR→RTS modify; not an error.
      */
     CC_FALLBACK

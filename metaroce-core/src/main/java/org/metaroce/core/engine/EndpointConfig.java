@@ -329,7 +329,7 @@ public final class EndpointConfig {
     /**
      * @param reads whether the datagram layer under this endpoint reads the ECN field of received
      *     datagrams (and sends ECT): then the connection manager offers the ECN capability unless the
-     *     application chose the capabilities [ENC-016], [CC-032], so that DEFAULT runs with marks.
+     *     application chose the capabilities [ENC-016], [CC-034], so that DEFAULT runs with marks.
      *     Set by the driver from its transport; false by default
      * @return this
      */
@@ -346,7 +346,7 @@ public final class EndpointConfig {
      * @param fallback whether a QP that takes DEFAULT from {@link #congestionControl()} (its RTR→RTS
      *     modify sets no CC_ALGORITHM) runs FIXED instead, raising CC_FALLBACK with
      *     {@code QueuePair.ccFallbackReason()}, when ECN was not negotiated and
-     *     {@link #hostDelayAllowanceNs()} is 0 [CC-032]. True by default: a software host's
+     *     {@link #hostDelayAllowanceNs()} is 0 [CC-034]. True by default: a software host's
      *     timestamps include its own scheduling delay, which delay-only DEFAULT takes for a queue.
      *     Set false where the timestamps see only the fabric (hardware timestamps, the simulator)
      * @return this

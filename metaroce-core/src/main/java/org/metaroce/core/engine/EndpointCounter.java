@@ -110,7 +110,7 @@ public enum EndpointCounter {
     CNPS_OUT,
     /** CNPs a DCQCN requester reacted to [CC-021]. */
     CNPS_IN,
-    /** Queue pairs that run another algorithm than they asked for, with a reason [CC-008], [CC-032]. */
+    /** Queue pairs that run another algorithm than they asked for, with a reason [CC-008], [CC-034]. */
     CC_FALLBACKS,
     /** Request packets a responder received CE-marked on a QP with ECN negotiated [CC-020], [REL-018]. */
     CE_MARKED_IN,

@@ -83,7 +83,7 @@ public final class QueuePair {
     /** Negotiated Capability Flags (the CAPABILITIES attribute, set at INIT→RTR). */
     private int capabilities;
     private CongestionControlAlgorithm requestedAlgorithm;
-    /** Why the algorithm run differs from the one requested [CC-008], [CC-032]; null when it does not. */
+    /** Why the algorithm run differs from the one requested [CC-008], [CC-034]; null when it does not. */
     private String ccFallbackReason;
     private CongestionControlAlgorithm algorithm = CongestionControlAlgorithm.FIXED;
 
@@ -216,7 +216,7 @@ public final class QueuePair {
     /**
      * @return the algorithm the requester runs: the CC_ALGORITHM attribute, the endpoint's default
      *     when the attribute was not set, DEFAULT when the requested one lacks its capability
-     *     [CC-008], or FIXED when the endpoint default DEFAULT would run on delay alone [CC-032]
+     *     [CC-008], or FIXED when the endpoint default DEFAULT would run on delay alone [CC-034]
      */
     public CongestionControlAlgorithm congestionControlAlgorithm() {
         return algorithm;
@@ -225,7 +225,7 @@ public final class QueuePair {
     /**
      * @return why {@link #congestionControlAlgorithm()} differs from
      *     {@link #requestedCongestionControlAlgorithm()} (the CC_FALLBACK event's reason), or null
-     *     when it does not [CC-008], [CC-032]
+     *     when it does not [CC-008], [CC-034]
      */
     public String ccFallbackReason() {
         return ccFallbackReason;
@@ -416,7 +416,7 @@ public final class QueuePair {
     /**
      * Builds the algorithm of CC_ALGORITHM for RTS: falling back to DEFAULT without its capability
      * [CC-008], and from an endpoint default of DEFAULT to FIXED where the delay signal alone cannot
-     * be trusted [CC-032].
+     * be trusted [CC-034].
      */
     private void startCongestionControl(final QpAttributes attrs) {
         final EndpointConfig config = endpoint.config();
@@ -437,7 +437,7 @@ public final class QueuePair {
             ccFallbackReason = "ECN was not negotiated (the peer or this endpoint's datagram layer cannot read the "
                 + "ECN field) and HOST_DELAY_ALLOWANCE is 0, so DEFAULT would have only delay, which this host's "
                 + "scheduling inflates; running FIXED. Negotiate ECN, set EndpointConfig.hostDelayAllowanceNs, or "
-                + "set CC_ALGORITHM explicitly [CC-032]";
+                + "set CC_ALGORITHM explicitly [CC-034]";
         }
         congestionControl = CongestionControls.create(algorithm, pathMtu, config.linkRateBitsPerSecond(),
             (capabilities & ConnectHeader.CAP_ECN) != 0,

@@ -38,7 +38,7 @@ class AsyncEventTest {
         f.a.qp.postSend(new SendRequest(1).wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
             .addSge(f.a.address(0), 64, f.a.mr.lkey()).remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey() + 1));
         assertThat(f.runUntilCompletions(1, 0)).isTrue();
-        // Each side first reports that the endpoint default DEFAULT runs as FIXED without ECN [CC-032].
+        // Each side first reports that the endpoint default DEFAULT runs as FIXED without ECN [CC-034].
         assertThat(drain(f.b.endpoint)).containsExactly(AsyncEventType.CC_FALLBACK, AsyncEventType.QP_ACCESS_ERR);
         assertThat(drain(f.a.endpoint)).containsExactly(AsyncEventType.CC_FALLBACK, AsyncEventType.QP_FATAL);
     }

@@ -96,13 +96,13 @@ class CongestionControlSelectionTest {
     }
 
     @Test
-    @DisplayName("[CC-032] the endpoint default DEFAULT runs FIXED, and says why, where it would have only delay")
+    @DisplayName("[CC-034] the endpoint default DEFAULT runs FIXED, and says why, where it would have only delay")
     void defaultWithoutEcnOrAllowanceFallsBackToFixed() {
         final TwoNodeFixture f = new TwoNodeFixture(77).connect(1024, ConnectHeader.CAP_GO_BACK_N, null);
         assertThat(f.a.qp.requestedCongestionControlAlgorithm()).isEqualTo(CongestionControlAlgorithm.DEFAULT);
         assertThat(f.a.qp.congestionControlAlgorithm()).isEqualTo(CongestionControlAlgorithm.FIXED);
         assertThat(f.a.qp.congestionControl()).isInstanceOf(FixedWindowCongestionControl.class);
-        assertThat(f.a.qp.ccFallbackReason()).contains("ECN was not negotiated", "HOST_DELAY_ALLOWANCE", "[CC-032]");
+        assertThat(f.a.qp.ccFallbackReason()).contains("ECN was not negotiated", "HOST_DELAY_ALLOWANCE", "[CC-034]");
         assertThat(f.a.endpoint.counters().get(EndpointCounter.CC_FALLBACKS)).isEqualTo(1);
         assertThat(f.a.endpoint.asyncEvents().peekType()).isEqualTo(AsyncEventType.CC_FALLBACK);
         assertThat(f.a.endpoint.asyncEvents().peekQpn()).isEqualTo(f.a.qp.qpn());

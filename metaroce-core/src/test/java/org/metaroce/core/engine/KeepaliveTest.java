@@ -33,7 +33,7 @@ class KeepaliveTest {
         assertThat(f.a.endpoint.counters().get(EndpointCounter.KEEPALIVES_OUT)).isEqualTo(5);
         assertThat(f.a.endpoint.counters().get(EndpointCounter.PEERS_DEAD)).isEqualTo(1);
         assertThat(f.a.qp.isPeerDead()).isTrue();
-        // The first event is the RTS modify's CC_FALLBACK (default DEFAULT without ECN runs FIXED [CC-032]).
+        // The first event is the RTS modify's CC_FALLBACK (default DEFAULT without ECN runs FIXED [CC-034]).
         assertThat(f.a.endpoint.asyncEvents().peekType()).isEqualTo(AsyncEventType.CC_FALLBACK);
         f.a.endpoint.asyncEvents().remove();
         assertThat(f.a.endpoint.asyncEvents().peekType()).isEqualTo(AsyncEventType.QP_FATAL);
