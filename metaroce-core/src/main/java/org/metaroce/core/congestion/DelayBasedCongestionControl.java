@@ -16,7 +16,7 @@ package org.metaroce.core.congestion;
  *       small windows tolerate more delay (many senders add noise, and a collapsed window has few
  *       samples to filter), and delay the hosts add is not the fabric's [CC-023], [CC-027];</li>
  *   <li>q below T: fast additive increase, up to FAST_AI packets per RTT scaled by the remaining
- *       headroom (T − q) / T; q at or above T without ECN: multiplicative decrease by
+ *       headroom (T − q) / T, at most the bytes acknowledged [CC-033]; q at or above T without ECN: multiplicative decrease by
  *       max(1 − β(q − T)/q, 1 − MAX_MDF) [CC-012], [CC-013]; with ECN visible, the quadrants of
  *       [CC-012];</li>
  *   <li>at most one decrease per SRTT, and ACKs inside that time neither increase nor decrease
@@ -265,8 +265,11 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         if (q < target) {
             if (!ce && mayGrow) {
                 // Additive, scaled by headroom: an increase proportional to cwnd would keep the
-                // ratio of competing windows forever (MIMD never converges to fairness).
-                cwnd += FAST_AI * pmtu * (acked / cwnd) * (target - q) / target;
+                // ratio of competing windows forever (MIMD never converges to fairness). At most
+                // the bytes acknowledged, so the window at most doubles per round trip: below
+                // FAST_AI packets the formula adds more than an ACK acknowledges, and below one
+                // packet (one ACK per PMTU / cwnd round trips) one ACK multiplied the window [CC-033].
+                cwnd += Math.min(FAST_AI * pmtu * (acked / cwnd) * (target - q) / target, acked);
             }
             // ECN with low delay: hold; the path selector moves traffic away from the marking path.
             // High delay with a recent mark (below): a queue at a switch, decrease [CC-012].

@@ -343,13 +343,15 @@ public final class Endpoint implements DatagramEndpoint {
         schedule.collectDue(nowNs);
         final int n = schedule.size();
         if (n > 0) {
-            // Start with a different QP each time so one busy QP cannot always go first. Only the
-            // ready queue pairs are visited, in the same rotating order; polling any other one
-            // before its deadline would do nothing (see PollSchedule).
+            // Round robin over the queue pairs that have something to send [CC-032]: the poll
+            // starts where the previous one stopped, so each QP that is held back by the sink gets
+            // its turn before any QP gets a second. Only the ready queue pairs are visited;
+            // polling any other one before its deadline would do nothing (see PollSchedule).
             final int start = pollCursor % n;
             final int version = schedule.structureVersion();
             final int budget = config.maxPacketsPerPoll();
             int index = schedule.nextReady(start, n);
+            int resume = start;
             boolean wrapped = false;
             while (!counting.full) {
                 if (index < 0) {
@@ -369,6 +371,11 @@ public final class Endpoint implements DatagramEndpoint {
                 if (counting.full || sent >= budget) {
                     schedule.keepReady(qp);
                 }
+                // The next poll starts after this QP if it had its turn, or at it if the sink was
+                // already full when it came. (Advancing the start by one position per poll, as
+                // before, gave a QP the sink in proportion to the run of idle positions in front
+                // of it: a new QP behind a recently created busy one got one turn in n.)
+                resume = counting.full && sent == 0 ? index : index + 1;
                 if (schedule.structureVersion() != version) {
                     // A queue pair was created or destroyed under the poll: positions moved. The
                     // ones not visited keep their ready bit and get their deadline back.
@@ -377,7 +384,7 @@ public final class Endpoint implements DatagramEndpoint {
                 }
                 index = schedule.nextReady(index + 1, wrapped ? start : n);
             }
-            pollCursor = (pollCursor + 1) % n;
+            pollCursor = resume % n;
         }
         sinkFull = counting.full;
         return emitted;

@@ -38,6 +38,25 @@ class DelayBasedCongestionControlTest {
     }
 
     @Test
+    @DisplayName("[CC-033] fast increase adds at most the bytes acknowledged: small and sub-packet windows at most double per RTT")
+    void fastIncreaseAddsAtMostWhatTheAckAcknowledged() {
+        // A quarter-packet window (CONGESTION_WINDOW) and an ACK of one packet at q = 0: the
+        // formula alone adds FAST_AI x PMTU x 4 = 32 packets, the cap one packet.
+        final DelayBasedCongestionControl sub = new DelayBasedCongestionControl(PMTU, GBPS_100, false, PMTU / 4.0, 0);
+        sub.onAck(0, 1, 10_000, false, 0);
+        assertThat(sub.windowBytes()).isCloseTo(PMTU / 4.0 + PMTU, within(1.0));
+        // Two packets: the formula would add FAST_AI / 2 = 4 packets for one acknowledged.
+        final DelayBasedCongestionControl two = new DelayBasedCongestionControl(PMTU, GBPS_100, false, 2.0 * PMTU, 0);
+        two.onAck(0, 1, 10_000, false, 0);
+        assertThat(two.windowBytes()).isCloseTo(3.0 * PMTU, within(1.0));
+        // Thirty packets: FAST_AI x PMTU x A / cwnd is below A, the cap does not bind.
+        final DelayBasedCongestionControl big = new DelayBasedCongestionControl(PMTU, GBPS_100, false, 30.0 * PMTU, 0);
+        big.onAck(0, 1, 10_000, false, 0);
+        assertThat(big.windowBytes()).isCloseTo(30.0 * PMTU + DelayBasedCongestionControl.FAST_AI * PMTU / 30.0,
+            within(1.0));
+    }
+
+    @Test
     void decreasesAtMostOncePerSrtt() {
         final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
         cc.onAck(0, 1, 10_000, false, 0);
