@@ -1009,7 +1009,7 @@ final class Responder {
         final int j = ownHead;
         final boolean nack = ownReason[j] != 0;
         final Opcode opcode = nack ? Opcode.NACK : Opcode.ACK;
-        final int pathId = qp.paths().next(nowNs);
+        final int pathId = qp.paths().nextForResponder(nowNs);
         final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
@@ -1033,7 +1033,7 @@ final class Responder {
     /** A CNP: Destination QPN the peer, PSN of the CE-marked packet, no extension headers [CC-020], [WIRE-065]. */
     private boolean emitCnp(final long nowNs, final TransmitSink sink) {
         final Opcode opcode = Opcode.CNP;
-        final int pathId = qp.paths().next(nowNs);
+        final int pathId = qp.paths().nextForResponder(nowNs);
         final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
@@ -1050,7 +1050,7 @@ final class Responder {
 
     private boolean emitCoalescedAck(final long nowNs, final TransmitSink sink) {
         final Opcode opcode = Opcode.ACK;
-        final int pathId = qp.paths().next(nowNs);
+        final int pathId = qp.paths().nextForResponder(nowNs);
         final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
@@ -1085,7 +1085,7 @@ final class Responder {
 
     private boolean emitAtomicResponse(final long nowNs, final TransmitSink sink) {
         final Opcode opcode = Opcode.ATOMIC_RESPONSE;
-        final int pathId = qp.paths().next(nowNs);
+        final int pathId = qp.paths().nextForResponder(nowNs);
         final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
@@ -1125,7 +1125,7 @@ final class Responder {
             qp.enterError(AsyncEventType.QP_ACCESS_ERR);
             return true;
         }
-        final int pathId = qp.paths().next(nowNs);
+        final int pathId = qp.paths().nextForResponder(nowNs);
         final int offset = sink.claim(opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;

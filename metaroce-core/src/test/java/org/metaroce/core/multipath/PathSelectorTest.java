@@ -21,6 +21,43 @@ class PathSelectorTest {
         }
     }
 
+    /**
+     * [MP-022] the responder's packets follow a sequence of their own: requests alternating with
+     * ACKs still take every path in turn (with one shared counter they would take paths 0 and 2
+     * only), and the responder's packets rotate over all paths too [MP-017].
+     */
+    @Test
+    void responderPacketsDoNotAdvanceTheRequestSequence() {
+        final PathSelector s = new PathSelector(FOUR);
+        final int[] requests = new int[4];
+        final int[] acks = new int[4];
+        for (int i = 0; i < 400; i++) {
+            final int r = s.next(i);
+            assertThat(r).isEqualTo(i % 4);
+            requests[r]++;
+            acks[s.nextForResponder(i)]++;
+        }
+        assertThat(requests).containsOnly(100);
+        assertThat(acks).containsOnly(100);
+    }
+
+    /** [MP-022] with penalties the responder's sequence uses the same weights as the requester's [MP-017]. */
+    @Test
+    void responderSequenceFollowsTheSameWeights() {
+        final PathSelector s = new PathSelector(new int[] {1, 2});
+        s.onLoss(0, 1);
+        s.onLoss(0, 1);
+        final int[] requests = new int[2];
+        final int[] responses = new int[2];
+        for (int i = 0; i < 1000; i++) {
+            requests[s.next(0)]++;
+            responses[s.nextForResponder(0)]++;
+        }
+        // Weights 1 and 1/4, time frozen: 800 and 200 in both sequences.
+        assertThat(requests).containsExactly(800, 200);
+        assertThat(responses).containsExactly(800, 200);
+    }
+
     /** [MP-009] penalty factors and [MP-011] the floor. */
     @Test
     void penaltiesMultiplyAndNeverGoBelowTheFloor() {
