@@ -550,7 +550,9 @@ public final class ReferenceBackend implements AgentBackend {
 
     private static void postResult(final int status, final ObjectNode reply) {
         if (status != PostStatus.OK) {
-            throw new AgentException(AgentException.FAILED, "post failed: " + PostStatus.describe(status));
+            // The refusal code travels as the reply's status [CONF-021].
+            throw new AgentException(AgentException.FAILED, "post failed: " + PostStatus.describe(status),
+                PostStatus.describe(status));
         }
         reply.put("status", "OK");
     }
@@ -621,6 +623,10 @@ public final class ReferenceBackend implements AgentBackend {
                 o.put("byte_len", Integer.toUnsignedLong(wc.byteLen()));
                 if (wc.hasImm()) {
                     o.put("imm", Integer.toUnsignedLong(wc.immData()));
+                }
+                if (wc.opcode().name().startsWith("RECV")) {
+                    // Whether the message was solicited [OPS-035, OPS-040, CONF-021].
+                    o.put("solicited", (wc.wcFlags() & WorkCompletion.WC_SOLICITED) != 0);
                 }
                 o.put("qp_num", wc.qpNum());
                 o.put("src_qp", wc.srcQp());

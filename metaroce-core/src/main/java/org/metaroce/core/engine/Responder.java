@@ -379,6 +379,10 @@ final class Responder {
                     if (!matchReceive(nowNs, recv, opcode, buffer, offset, psn, messageOffset, messageLength, ce)) {
                         return;
                     }
+                    if ((flags & Flags.SOLICITED) != 0) {
+                        // WRITE_WITH_IMM can be solicited too [OPS-040].
+                        recv.solicited = true;
+                    }
                 }
                 if (payloadLength > 0 && mr != null) {
                     mr.buffer().putBytes((int) (mr.offsetOf(va) + messageOffset), buffer, payloadOffset, payloadLength);
@@ -872,7 +876,8 @@ final class Responder {
 
     private boolean push(final RecvWqe recv, final WcStatus status) {
         final boolean ok = qp.recvCq().push(recv.wrId, status, recv.opcode, (int) recv.messageLength,
-            recv.immData, recv.hasImm ? WorkCompletion.WC_WITH_IMM : 0, qp.qpn(), qp.destQpnOrZero());
+            recv.immData, (recv.hasImm ? WorkCompletion.WC_WITH_IMM : 0)
+                | (recv.solicited ? WorkCompletion.WC_SOLICITED : 0), qp.qpn(), qp.destQpnOrZero());
         if (!ok) {
             counters.increment(EndpointCounter.CQ_OVERFLOWS);
         }
