@@ -428,6 +428,12 @@ public final class ReferenceBackend implements AgentBackend {
                 throw new AgentException(AgentException.UNSUPPORTED, "DCQCN needs ECN, which this driver cannot offer");
             }
             p.congestionControl(a);
+        } else {
+            // Absent options take the defaults of table 4.3 [CONF-011]: CC_ALGORITHM DEFAULT [CC-008],
+            // not the library's EndpointConfig.congestionControl() (FIXED, for reasons given in
+            // docs/implementation-status.md), so the default-algorithm cases judge the algorithm
+            // the specification names as the default.
+            p.congestionControl(CongestionControlAlgorithm.DEFAULT);
         }
         if (req.hasNonNull("congestion_window")) {
             p.congestionWindowPackets(Json.requireInt(req, "congestion_window", 1, QpAttributes.MAX_CONGESTION_WINDOW));

@@ -322,7 +322,10 @@ final class OperationCases {
             }, "OPS-006", "OPS-009", "OPS-010", "WIRE-032"));
 
         l.add(must("ops.iut-solicited", S, "SOLICITED is carried on the packets of a solicited SEND only", ctx -> {
-            final Setup s = setup(ctx);
+            // TIMEOUT 100 ms: the tester withholds the first ACK while the agent posts the second WR; with
+            // the 1 ms default an RTO could fire first and leave a conforming window at one packet,
+            // which then holds the second WR back [CC-015, CC-001].
+            final Setup s = setup(ctx, QpOptions.defaults().timeoutUs(100_000));
             final Mr local = ctx.regMr(64, 1, "LOCAL_WRITE");
             ctx.postSend(s.c(), 1, "SEND", local, 0, 16, o -> o.putArray("flags").add("SIGNALED").add("SOLICITED"));
             ctx.postSend(s.c(), 2, "SEND", local, 0, 16, o -> { });
@@ -335,7 +338,10 @@ final class OperationCases {
 
         l.add(must("ops.iut-read-request", S, "the IUT's READ_REQUEST reserves N PSNs; its next request follows them",
             ctx -> {
-                final Setup s = setup(ctx);
+                // TIMEOUT 100 ms: the tester withholds the first ACK while the agent posts the second WR; with
+                // the 1 ms default an RTO could fire first and leave a conforming window at one packet,
+                // which then holds the second WR back [CC-015, CC-001].
+                final Setup s = setup(ctx, QpOptions.defaults().timeoutUs(100_000));
                 final Mr local = ctx.regMr(4096, 0, "LOCAL_WRITE");
                 ctx.postSend(s.c(), 1, "RDMA_READ", local, 0, 3000, o -> {
                     o.put("remote_addr", 65536);
@@ -359,7 +365,10 @@ final class OperationCases {
 
         l.add(must("ops.completion-order", S, "a later WR acknowledged first does not complete before the earlier one",
             ctx -> {
-                final Setup s = setup(ctx);
+                // TIMEOUT 100 ms: the tester withholds the first ACK while the agent posts the second WR; with
+                // the 1 ms default an RTO could fire first and leave a conforming window at one packet,
+                // which then holds the second WR back [CC-015, CC-001].
+                final Setup s = setup(ctx, QpOptions.defaults().timeoutUs(100_000));
                 final Mr local = ctx.regMr(64, 1, "LOCAL_WRITE");
                 for (int i = 1; i <= 2; i++) {
                     ctx.postSend(s.c(), i, "RDMA_WRITE", local, 0, 16, o -> {
