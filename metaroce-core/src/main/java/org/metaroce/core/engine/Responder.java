@@ -1118,8 +1118,9 @@ final class Responder {
         final Opcode opcode = Opcode.READ_RESPONSE;
         final MemoryRegion mr = readRegion[0];
         if (mr != null && !mr.isValid()) {
-            // Deregistered while the READ was being answered: the requester gets REM_ACCESS_ERR.
-            final int psn = readPsn[0] + k;
+            // Deregistered while the READ was being answered: the requester gets REM_ACCESS_ERR, with
+            // the READ_REQUEST's PSN as NACK PSN whatever response was next [MEM-006].
+            final int psn = readPsn[0];
             removeRead(0);
             counters.increment(EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
             ownReasonOnly(NackReason.REMOTE_ACCESS.code(), psn, nowNs);
