@@ -1067,7 +1067,8 @@ final class Requester {
         }
     }
 
-    private long reorderWindowNs() {
+    /** @return the current reorder window of the time-based loss detection (package-private for tests) [REL-024] */
+    long reorderWindowNs() {
         final long floor = reorderFloorNs();
         final long window = Math.max(floor, Math.min(reorderWindowNs, reorderCeilingNs()));
         // Ordinary skew between paths is not loss [REL-024].

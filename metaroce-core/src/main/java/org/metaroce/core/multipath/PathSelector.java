@@ -398,4 +398,14 @@ public final class PathSelector {
     public long srttNs(final int pathId) {
         return srttNs[pathId];
     }
+
+    /** @return the path's smallest RTT sample, 0 before its first sample [MP-004] */
+    public long minRttNs(final int pathId) {
+        return minRttNs[pathId] == Long.MAX_VALUE ? 0 : minRttNs[pathId];
+    }
+
+    /** @return when the path's latest RTT sample was taken, 0 before its first [MP-004] */
+    public long lastSampleNs(final int pathId) {
+        return lastSampleNs[pathId];
+    }
 }

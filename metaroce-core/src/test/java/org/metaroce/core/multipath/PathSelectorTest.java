@@ -58,6 +58,35 @@ class PathSelectorTest {
         assertThat(responses).containsExactly(800, 200);
     }
 
+    /**
+     * [MP-004] per path: entropy value, weight, smoothed RTT (EWMA with gain 1/8 of the samples
+     * attributed to it) and minimum RTT, time of the latest sample, counts of losses, trims and ECN
+     * echoes; a sample on one path changes nothing on another [MP-005].
+     */
+    @Test
+    void keepsTheStateOfEachPath() {
+        final PathSelector s = new PathSelector(FOUR);
+        assertThat(s.entropy(2)).isEqualTo(50002);
+        s.onFeedback(1_000, 1, 80_000, false);
+        assertThat(s.srttNs(1)).as("the first sample").isEqualTo(80_000);
+        s.onFeedback(2_000, 1, 160_000, false);
+        assertThat(s.srttNs(1)).as("7/8 x 80 + 1/8 x 160 us").isEqualTo(90_000);
+        s.onFeedback(3_000, 1, 40_000, false);
+        assertThat(s.srttNs(1)).isEqualTo(90_000 - (50_000 >> 3));
+        assertThat(s.minRttNs(1)).isEqualTo(40_000);
+        assertThat(s.lastSampleNs(1)).isEqualTo(3_000);
+        assertThat(s.srttNs(0)).isZero();
+        assertThat(s.minRttNs(0)).isZero();
+        assertThat(s.lastSampleNs(0)).isZero();
+        s.onLoss(4_000, 2);
+        s.onTrim(4_000, 3);
+        s.onFeedback(4_000, 0, 0, true);
+        assertThat(new long[] {s.losses(2), s.trims(3), s.ecnEchoes(0)}).containsExactly(1, 1, 1);
+        assertThat(new long[] {s.losses(0), s.trims(0), s.ecnEchoes(1)}).containsExactly(0, 0, 0);
+        assertThat(s.weight(2)).isEqualTo(0.5);
+        assertThat(s.weight(1)).isEqualTo(1.0);
+    }
+
     /** [MP-009] penalty factors and [MP-011] the floor. */
     @Test
     void penaltiesMultiplyAndNeverGoBelowTheFloor() {
@@ -102,6 +131,7 @@ class PathSelectorTest {
     /** [MP-014] a retransmission avoids the path of the lost transmission. */
     @Test
     void retransmissionTakesTheHeaviestOtherPath() {
+        // [REL-033] a retransmission uses another path than the lost transmission.
         final PathSelector s = new PathSelector(FOUR);
         s.onLoss(0, 0);
         s.onTrim(0, 1);
