@@ -77,7 +77,7 @@ def build(opcode_name, bh, ext, payload=b"", trimmed=False):
                 key = name + "." + field
                 if isinstance(v, bytes):
                     fields[key] = v.hex()
-                elif v > 2 ** 53:
+                elif v >= 2 ** 53:  # 2^53 - 1 is the largest exact JSON number (3.8, v1.0.1)
                     fields[key] = str(v)
                 else:
                     fields[key] = v

@@ -84,6 +84,21 @@ final class BrokenBackend implements AgentBackend {
         };
     }
 
+    /**
+     * No congestion window at all: a QP opened without CC options runs FIXED with the largest
+     * window, so only the responder's Credit limits it (what the library's own default, FIXED at
+     * the receive window, amounts to) [CC-001, CC-008, CC-010, CC-013].
+     */
+    static java.util.function.Consumer<ObjectNode> noCongestionWindow() {
+        return r -> {
+            final String cmd = r.path("cmd").asText();
+            if ((cmd.equals(AgentProtocol.LISTEN) || cmd.equals(AgentProtocol.CONNECT)) && !r.hasNonNull("cc_algorithm")) {
+                r.put("cc_algorithm", "FIXED");
+                r.put("congestion_window", org.metaroce.core.verbs.QpAttributes.MAX_CONGESTION_WINDOW);
+            }
+        };
+    }
+
     /** Drops a QP option: the implementation ignores it and uses its default. */
     static java.util.function.Consumer<ObjectNode> ignoresOption(final String option) {
         return r -> r.remove(option);

@@ -240,6 +240,12 @@ class MutationTest {
     }
 
     @Test
+    void hasNoCongestionWindow() {
+        optionMutant("no congestion window (default options run FIXED at the largest window)",
+            BrokenBackend.noCongestionWindow(), "cc.default-initial-window", "cc.default-delay-reaction");
+    }
+
+    @Test
     void exceedsInitialWindow() {
         optionMutant("exceeds the initial window (CONGESTION_WINDOW ignored)",
             BrokenBackend.ignoresOption("congestion_window"), "cc.initial-window", "cc.fixed-window");

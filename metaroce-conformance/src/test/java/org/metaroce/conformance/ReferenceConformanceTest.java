@@ -3,6 +3,9 @@ package org.metaroce.conformance;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.Test;
 import org.metaroce.conformance.cases.Catalog;
@@ -13,20 +16,55 @@ import org.metaroce.conformance.suite.Verdict;
 
 /** The whole suite against the reference implementation's agent: every MUST case passes [CONF-001]. */
 class ReferenceConformanceTest {
+    /**
+     * The catalogue's size: a case dropped from {@link Catalog} (or one added without updating
+     * docs/conformance.md) fails here instead of silently changing what the suite checks.
+     */
+    static final int CASES = 167;
+
+    /**
+     * The cases the reference skips, and why: only these may SKIP, so a case that starts skipping
+     * (an agent answer turned UNSUPPORTED, a feature no longer declared) fails the test.
+     *
+     * @param nativeTransport whether the reference runs on the native transport, where it reads CE
+     *     marks and declares ECN [ENC-016]
+     */
+    static Set<String> expectedSkips(final boolean nativeTransport) {
+        final Set<String> skips = new TreeSet<>();
+        // A SHOULD case (SEC-001, QP-001's randomness): SHOULD cases run only in strict mode [CONF-003].
+        skips.add("cm.qpn-random");
+        if (!nativeTransport) {
+            // Needs the ECN feature, which the reference declares only where it reads CE marks.
+            skips.add("cc.ecn-echo-reaction");
+        }
+        return skips;
+    }
+
     @Test
     void referenceImplementationPassesEveryMustCase() {
         final long seed = Long.getLong("conformance.seed", 20261130L);
         System.out.println("conformance seed " + seed);
+        final List<String> filter = List.of(System.getProperty("conformance.cases", "").split(",")).stream()
+            .filter(s -> !s.isBlank()).toList();
         try (ReferenceAgentFixture agent = new ReferenceAgentFixture()) {
             final SuiteRunner runner = new SuiteRunner(SuiteConfig.of(agent.control(), seed)
-                .withSections(List.of(System.getProperty("conformance.cases", "").split(",")).stream()
-                    .filter(s -> !s.isBlank()).toList()));
+                .withSections(filter));
             final List<CaseResult> results = runner.run(Catalog.all(), r -> System.out.println(r.verdict() + " "
                 + r.testCase().id() + (r.verdict() == Verdict.FAIL ? "\n   expected: " + r.expected()
                 + "\n   actual:   " + r.actual() : r.message() != null ? " (" + r.message() + ")" : "")
                 + " " + r.durationMs() + " ms"));
             assertThat(results).filteredOn(r -> r.verdict() == Verdict.FAIL || r.verdict() == Verdict.INCONCLUSIVE)
                 .isEmpty();
+            if (filter.isEmpty()) {
+                assertThat(Catalog.all()).as("cases in the catalogue").hasSize(CASES);
+                assertThat(results).as("cases run").hasSize(CASES);
+                final Set<String> skipped = results.stream().filter(r -> r.verdict() == Verdict.SKIP)
+                    .map(r -> r.testCase().id()).collect(Collectors.toCollection(TreeSet::new));
+                assertThat(skipped).as("the skipped cases").isEqualTo(
+                    expectedSkips(org.metaroce.netty.linux.NativeUdp.isAvailable()));
+                assertThat(results).filteredOn(r -> r.verdict() == Verdict.PASS).as("passed")
+                    .hasSize(CASES - skipped.size());
+            }
         }
     }
 

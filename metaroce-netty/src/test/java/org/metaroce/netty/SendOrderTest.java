@@ -23,6 +23,7 @@ class SendOrderTest {
     @ParameterizedTest(name = "preserveSendOrder={0} burst={1} {2}")
     @CsvSource({"true,1,AUTO", "true,16,AUTO", "false,16,AUTO", "true,16,NIO"})
     void sprayedWriteArrivesInSendOrderWhenPreserved(final boolean preserve, final int burst, final Transport transport) {
+        // [MP-021] packets leave in the order they were chosen, whatever the socket.
         final int length = 1 << 20;
         try (DevicePair pair = new DevicePair(transport, ThreadingMode.INVOKER, 4,
             c -> c.preserveSendOrder(preserve)

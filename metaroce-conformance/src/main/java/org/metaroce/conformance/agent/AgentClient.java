@@ -79,7 +79,8 @@ public final class AgentClient implements AutoCloseable {
             }
             if (!reply.path("ok").asBoolean(false)) {
                 throw new AgentException(reply.path("error").asText(AgentException.FAILED),
-                    request.path("cmd").asText() + ": " + reply.path("message").asText());
+                    request.path("cmd").asText() + ": " + reply.path("message").asText(),
+                    reply.hasNonNull("status") ? reply.get("status").asText() : null);
             }
             return reply;
         } catch (final SocketTimeoutException ex) {

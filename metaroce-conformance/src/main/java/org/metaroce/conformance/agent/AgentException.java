@@ -21,14 +21,32 @@ public final class AgentException extends RuntimeException {
     public static final String VERSION = "VERSION";
 
     private final String code;
+    /** The refusal code of a refused post (QP-015, QP-016), or null [CONF-021]. */
+    private final String status;
 
     /**
      * @param code one of the constants of this class
      * @param message what went wrong, for people
      */
     public AgentException(final String code, final String message) {
+        this(code, message, null);
+    }
+
+    /**
+     * @param code one of the constants of this class
+     * @param message what went wrong, for people
+     * @param status the refusal code of a refused post ({@code INVALID_QP_STATE}, {@code QUEUE_FULL},
+     *     {@code INVALID_ARGUMENT}), sent as the reply's {@code status} [CONF-021]; null for none
+     */
+    public AgentException(final String code, final String message, final String status) {
         super(message);
         this.code = code;
+        this.status = status;
+    }
+
+    /** @return the refusal code of a refused post, or null */
+    public String status() {
+        return status;
     }
 
     /** @return the error code */

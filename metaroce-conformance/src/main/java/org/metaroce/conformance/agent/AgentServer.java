@@ -139,6 +139,9 @@ public final class AgentServer implements AutoCloseable {
             reply.put("ok", false);
             reply.put("error", ex.code());
             reply.put("message", ex.getMessage());
+            if (ex.status() != null) {
+                reply.put("status", ex.status());
+            }
         } catch (final RuntimeException ex) {
             LOG.warn("agent command failed unexpectedly: {}", line, ex);
             reply.removeAll();

@@ -428,6 +428,12 @@ public final class ReferenceBackend implements AgentBackend {
                 throw new AgentException(AgentException.UNSUPPORTED, "DCQCN needs ECN, which this driver cannot offer");
             }
             p.congestionControl(a);
+        } else {
+            // Absent options take the defaults of table 4.3 [CONF-011]: CC_ALGORITHM DEFAULT [CC-008],
+            // not the library's EndpointConfig.congestionControl() (FIXED, for reasons given in
+            // docs/implementation-status.md), so the default-algorithm cases judge the algorithm
+            // the specification names as the default.
+            p.congestionControl(CongestionControlAlgorithm.DEFAULT);
         }
         if (req.hasNonNull("congestion_window")) {
             p.congestionWindowPackets(Json.requireInt(req, "congestion_window", 1, QpAttributes.MAX_CONGESTION_WINDOW));
@@ -550,7 +556,9 @@ public final class ReferenceBackend implements AgentBackend {
 
     private static void postResult(final int status, final ObjectNode reply) {
         if (status != PostStatus.OK) {
-            throw new AgentException(AgentException.FAILED, "post failed: " + PostStatus.describe(status));
+            // The refusal code travels as the reply's status [CONF-021].
+            throw new AgentException(AgentException.FAILED, "post failed: " + PostStatus.describe(status),
+                PostStatus.describe(status));
         }
         reply.put("status", "OK");
     }
@@ -621,6 +629,10 @@ public final class ReferenceBackend implements AgentBackend {
                 o.put("byte_len", Integer.toUnsignedLong(wc.byteLen()));
                 if (wc.hasImm()) {
                     o.put("imm", Integer.toUnsignedLong(wc.immData()));
+                }
+                if (wc.opcode().name().startsWith("RECV")) {
+                    // Whether the message was solicited [OPS-035, OPS-040, CONF-021].
+                    o.put("solicited", (wc.wcFlags() & WorkCompletion.WC_SOLICITED) != 0);
                 }
                 o.put("qp_num", wc.qpNum());
                 o.put("src_qp", wc.srcQp());

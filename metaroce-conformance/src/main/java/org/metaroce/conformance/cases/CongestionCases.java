@@ -117,6 +117,52 @@ final class CongestionCases {
                 initialWindow(ctx, "DEFAULT", 6, "CC-010, CC-001");
             }, "CC-010", "CC-001", "CC-008"));
 
+        // The default algorithm with default options: no agent extension, so every IUT runs these
+        // (v1.0.1; before, the default algorithm was judged only with the optional cc extension,
+        // and an IUT without any congestion window passed).
+        l.add(must("cc.default-initial-window", S, "a QP with default options (DEFAULT, LINK_RATE 100 Gb/s) sends "
+            + "about one BDP before the first ACK, well under the first Credit of 64", ctx -> {
+                // PMTU 8192: one BDP at the defaults, 100 Gb/s x BASE_RTT_INIT 10 us = 125,000 bytes,
+                // is 15 packets [CC-010], while the Credit before the first ACK admits 64 [REL-019].
+                final int pmtu = 8192;
+                final Setup s = setup(ctx, QpOptions.defaults().pmtu(pmtu).timeoutUs(100_000));
+                final TesterQp t = s.t();
+                longWrite(ctx, s, 64);
+                final List<Packet> seen = new ArrayList<>();
+                final Set<Integer> first = newOffsets(ctx, t, t.iutInitialPsn, 60, seen);
+                check(!first.isEmpty(), "the IUT starts the WRITE", "nothing within 60 ms");
+                // Bound: twice the default BDP, so that an IUT configured for a link of up to
+                // 200 Gb/s passes too; one without a congestion window sends all 64.
+                final int bound = 2 * (125_000 / pmtu);
+                check(first.size() <= bound, "at most " + bound + " packets (twice one default BDP of "
+                    + (125_000 / pmtu) + ") before the first ACK [CC-010, CC-001, CC-008]", first.size()
+                    + " PSNs, highest offset " + max(first));
+            }, "CC-010", "CC-001", "CC-008"));
+
+        l.add(must("cc.default-delay-reaction", S, "a QP with default options shrinks its window when ACKs report a "
+            + "round trip grown by 8 ms", ctx -> {
+                // As cc.delay-reaction, without the cc extension: the QP runs its default CC_ALGORITHM
+                // (DEFAULT, CC-008) from its default initial window (one BDP, 30 packets of 4096
+                // bytes, CC-010). Credit 32 lets a window of that size show in the control phase.
+                final Setup s = setup(ctx, QpOptions.defaults().pmtu(4096).timeoutUs(100_000).retryCnt(7));
+                final TesterQp t = s.t();
+                final int total = 2048;
+                longWrite(ctx, s, total);
+                final AckClock clock = new AckClock(ctx, t, t.iutInitialPsn).credit(32);
+                final int controlMax = clock.run(30, 400);
+                check(controlMax >= 2, "the IUT sends a window of packets in the control phase [CC-010]",
+                    "at most " + controlMax + " outstanding");
+                clock.hold(8_000_000L, false);
+                clock.run(90, total);
+                final int before = clock.newPackets();
+                final int lateMax = clock.run(70, total);
+                check(clock.newPackets() < total, "the WRITE still has data to send (the IUT is not "
+                    + "application-limited)", clock.newPackets() + " of " + total + " PSNs sent");
+                check(lateMax <= controlMax / 2, "outstanding packets under 8 ms of added delay at most half the "
+                    + "control phase's " + controlMax + " [CC-013, CC-003, CC-001, CC-008]", lateMax + " outstanding ("
+                    + (clock.newPackets() - before) + " new PSNs in the last 70 ms)");
+            }, "CC-013", "CC-003", "CC-001", "CC-008"));
+
         l.add(mustFeature("cc.fixed-window", "FIXED keeps the window at CONGESTION_WINDOW, before and after ACKs",
             "FIXED", ctx -> {
                 ctx.requireExtension("cc");

@@ -198,12 +198,13 @@ final class ConnectionCases {
                     + "[CM-025]");
                 checkEq(r1.sourceQpn(), r2.sourceQpn(), "the same server QPN [CM-025]");
                 checkEq(r1.initialPsn(), r2.initialPsn(), "the same initial PSN [CM-025]");
+                sameExceptTimestamp(r1, r2, "the re-sent CONNECT_REPLY [CM-041]");
                 ctx.call(AgentProtocol.ACCEPTED, o -> {
                     o.put("service_id", service);
                     o.put("timeout_ms", EXPECT_MS);
                 });
                 noAcceptedConnection(ctx, service, "a second time [CM-025]");
-            }, "CM-025"));
+            }, "CM-025", "CM-041"));
 
         l.add(must("cm.reply-retransmit", S, "without READY_TO_USE the server retransmits CONNECT_REPLY, not before "
             + "100 ms", ctx -> {
@@ -223,7 +224,8 @@ final class ConnectionCases {
                 final long gapNs = (r2.timestamp() - r1.timestamp()) & 0xFFFF_FFFFL;
                 check(gapNs >= 100_000_000L, "no retransmission before CM_RETRANSMIT_INITIAL = 100 ms [CM-022, GEN-004]",
                     String.format("%.3f ms between the two Transmit Timestamps", gapNs / 1e6));
-            }, "CM-022", "GEN-004"));
+                sameExceptTimestamp(r1, r2, "the retransmitted CONNECT_REPLY [CM-041]");
+            }, "CM-022", "CM-041", "GEN-004"));
 
         l.add(must("cm.disconnect", S, "DISCONNECT_REQUEST is answered DISCONNECT_REPLY and the QP enters ERR", ctx -> {
             final Setup s = setup(ctx);
@@ -403,5 +405,25 @@ final class ConnectionCases {
                 advance(t);
             }, "CM-034", "CM-035"));
         return l;
+    }
+
+    /**
+     * A CM packet repeated by retransmission or re-sending carries the same bytes as the first
+     * except the Transmit Timestamp (its own send time, WIRE-013) and the Integrity Check [CM-041].
+     */
+    static void sameExceptTimestamp(final Packet first, final Packet again, final String what) {
+        final byte[] a = first.bytes();
+        final byte[] b = again.bytes();
+        checkEq(a.length, b.length, what + ": length");
+        for (int i = 0; i < a.length - 4; i++) {
+            if (i >= org.metaroce.core.wire.BaseHeader.TIMESTAMP_OFFSET
+                && i < org.metaroce.core.wire.BaseHeader.TIMESTAMP_OFFSET + 4) {
+                continue;
+            }
+            if (a[i] != b[i]) {
+                check(false, what + ": every byte but the Transmit Timestamp and the Integrity Check as in the first",
+                    String.format("byte %d is 0x%02x, was 0x%02x", i, b[i] & 0xFF, a[i] & 0xFF));
+            }
+        }
     }
 }

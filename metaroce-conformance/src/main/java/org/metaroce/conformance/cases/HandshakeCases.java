@@ -148,7 +148,7 @@ final class HandshakeCases {
                 LowerTester.sleep(50);
                 checkEq("ERR", ctx.qpState(s.c()), "QP state after a valid packet: ERR until reset [QP-019]");
                 Steps.checkUntouched(ctx, s.mr(), 8, 8, 0, "by a request to a QP in ERR [QP-011]");
-            }, "CM-027", "CM-030", "QP-019", "GEN-004"));
+            }, "CM-027", "CM-030", "CM-042", "QP-019", "GEN-004"));
         return l;
     }
 }

@@ -81,6 +81,30 @@ final class OperationCases {
             checkMemory(ctx, buf, 0, data, "the SEND's bytes in the receive buffer [OPS-011]");
         }, "OPS-011", "OPS-030", "OPS-035"));
 
+        l.add(must("ops.recv-solicited", S, "receive completions report whether the SEND was solicited", ctx -> {
+            final Setup s = setup(ctx);
+            final Mr buf = ctx.regMr(256, 0, "LOCAL_WRITE");
+            ctx.postRecv(s.c(), 1, buf, 0, 128);
+            ctx.postRecv(s.c(), 2, buf, 128, 128);
+            final TesterQp t = s.t();
+            final int psn = t.sendPsn;
+            // The first SEND solicited, the second not [OPS-040].
+            for (int k = 0; k < 2; k++) {
+                ctx.tester().inject(t.request(Opcode.SEND).psn(t.sendPsn).flags(Flags.LAST | (k == 0 ? Flags.SOLICITED : 0))
+                    .messageOffset(0).messageLength(16).rsn(k).payload(pattern(16, k)).build());
+                advance(t);
+            }
+            ctx.expect(ackWithCum(t, psn + 2), EXPECT_MS, "an ACK of both SENDs [REL-008]");
+            final List<JsonNode> wc = ctx.poll(s.c(), "recv", 2, EXPECT_MS);
+            checkEq(2, wc.size(), "receive completions");
+            for (int k = 0; k < 2; k++) {
+                checkEq((long) k + 1, wc.get(k).get("wr_id").asLong(), "wr_id of completion " + k + " [OPS-033]");
+                check(wc.get(k).has("solicited"), "a 'solicited' field in the receive completion [CONF-021]",
+                    wc.get(k).toString());
+                checkEq(k == 0, wc.get(k).get("solicited").asBoolean(), "solicited of SEND " + k + " [OPS-035, OPS-040]");
+            }
+        }, "OPS-035", "OPS-040", "CONF-021"));
+
         l.add(must("ops.send-multi-reordered", S, "a 3-packet SEND arriving out of order is placed and completes "
             + "only when whole", ctx -> {
                 final Setup s = setup(ctx);
@@ -184,7 +208,7 @@ final class OperationCases {
                 checkEq(0x01020304L, wc.path("imm").asLong(-1), "immediate [OPS-018]");
                 checkMemory(ctx, s.mr(), 0, data, "the data in the target region [OPS-016]");
                 checkUntouched(ctx, buf, 0, 64, 0, "receive buffer of a WRITE_WITH_IMM [OPS-018]");
-            }, "OPS-018", "OPS-035"));
+            }, "OPS-018", "OPS-035", "REL-062"));
 
         l.add(must("ops.read-multi", S, "a 2500-byte READ at PMTU 1024 is answered by 3 correct READ_RESPONSEs", ctx -> {
             final Setup s = setup(ctx);
@@ -298,7 +322,10 @@ final class OperationCases {
             }, "OPS-006", "OPS-009", "OPS-010", "WIRE-032"));
 
         l.add(must("ops.iut-solicited", S, "SOLICITED is carried on the packets of a solicited SEND only", ctx -> {
-            final Setup s = setup(ctx);
+            // TIMEOUT 100 ms: the tester withholds the first ACK while the agent posts the second WR; with
+            // the 1 ms default an RTO could fire first and leave a conforming window at one packet,
+            // which then holds the second WR back [CC-015, CC-001].
+            final Setup s = setup(ctx, QpOptions.defaults().timeoutUs(100_000));
             final Mr local = ctx.regMr(64, 1, "LOCAL_WRITE");
             ctx.postSend(s.c(), 1, "SEND", local, 0, 16, o -> o.putArray("flags").add("SIGNALED").add("SOLICITED"));
             ctx.postSend(s.c(), 2, "SEND", local, 0, 16, o -> { });
@@ -311,7 +338,10 @@ final class OperationCases {
 
         l.add(must("ops.iut-read-request", S, "the IUT's READ_REQUEST reserves N PSNs; its next request follows them",
             ctx -> {
-                final Setup s = setup(ctx);
+                // TIMEOUT 100 ms: the tester withholds the first ACK while the agent posts the second WR; with
+                // the 1 ms default an RTO could fire first and leave a conforming window at one packet,
+                // which then holds the second WR back [CC-015, CC-001].
+                final Setup s = setup(ctx, QpOptions.defaults().timeoutUs(100_000));
                 final Mr local = ctx.regMr(4096, 0, "LOCAL_WRITE");
                 ctx.postSend(s.c(), 1, "RDMA_READ", local, 0, 3000, o -> {
                     o.put("remote_addr", 65536);
@@ -335,7 +365,10 @@ final class OperationCases {
 
         l.add(must("ops.completion-order", S, "a later WR acknowledged first does not complete before the earlier one",
             ctx -> {
-                final Setup s = setup(ctx);
+                // TIMEOUT 100 ms: the tester withholds the first ACK while the agent posts the second WR; with
+                // the 1 ms default an RTO could fire first and leave a conforming window at one packet,
+                // which then holds the second WR back [CC-015, CC-001].
+                final Setup s = setup(ctx, QpOptions.defaults().timeoutUs(100_000));
                 final Mr local = ctx.regMr(64, 1, "LOCAL_WRITE");
                 for (int i = 1; i <= 2; i++) {
                     ctx.postSend(s.c(), i, "RDMA_WRITE", local, 0, 16, o -> {

@@ -58,7 +58,9 @@ final class QpCases {
         l.add(dropped("qp.qpn0-data", "a data opcode addressed to QPN 0 is dropped unanswered", "UNKNOWN_QPN",
             s -> write(s, 0, data).destQpn(0).build(), "QP-024", "WIRE-010"));
         l.add(dropped("qp.peer-mismatch", "a packet from the wrong source QPN is dropped unanswered", "PEER_MISMATCH",
-            s -> write(s, 0, data).srcQpn(s.t().qpn ^ 0x400001).build(), "QP-025", "SEC-004"));
+            s -> write(s, 0, data).srcQpn(s.t().qpn ^ 0x400001).build(), "QP-025", "SEC-004",
+            // A correct Integrity Check does not make the packet authentic [SEC-011].
+            "SEC-011"));
         l.add(dropped("qp.oversize-pmtu", "a payload above the QP's PMTU (1024) is dropped", "OVERSIZE",
             s -> write(s, 0, pattern(2048, 1)).build(), "QP-026"));
 

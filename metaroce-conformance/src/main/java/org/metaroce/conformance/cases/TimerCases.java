@@ -169,29 +169,42 @@ final class TimerCases {
                 checkEq("ERR", ctx.awaitQpState(c, "ERR", EXPECT_MS), "QP state [CM-031]");
             }, "CM-004", "CM-031"));
 
-        l.add(must("qp.rtr-sends-no-request", QpCases.S, "a QP in RTR sends no request; the WR starts once the QP "
-            + "is in RTS", ctx -> {
+        l.add(must("qp.rtr-sends-no-request", QpCases.S, "a send WR posted in RTR is refused with INVALID_QP_STATE "
+            + "and nothing is sent; the same WR posted once the QP is in RTS goes out", ctx -> {
                 final IutConnection c = ctx.connect(QpOptions.defaults(), false, ctx.random().nextInt());
                 final TesterQp t = c.tester();
+                checkEq("RTR", ctx.qpState(c), "the server's QP before READY_TO_USE [CM-013]");
                 final org.metaroce.conformance.suite.Mr local = ctx.regMr(64, 1, "LOCAL_WRITE");
+                final java.util.function.Consumer<com.fasterxml.jackson.databind.node.ObjectNode> target = o -> {
+                    o.put("remote_addr", 4096);
+                    o.put("rkey", 3);
+                };
+                // Table 4.6: a post in RTR fails INVALID_QP_STATE and creates no WR [QP-015]. v1.0
+                // of this case also accepted a post that was kept and sent after RTS (v1.0.1).
+                String refusal = null;
                 try {
-                    ctx.postSend(c, 1, "RDMA_WRITE", local, 0, 64, o -> {
-                        o.put("remote_addr", 4096);
-                        o.put("rkey", 3);
-                    });
+                    ctx.postSend(c, 1, "RDMA_WRITE", local, 0, 64, target);
                 } catch (final org.metaroce.conformance.agent.AgentException ex) {
-                    // Refusing the post in RTR is the verbs behaviour too: nothing can be sent.
-                    ctx.expectNone(t::isRequest, QUIET_MS, "no request from a QP in RTR [QP-012]");
-                    return;
+                    check(org.metaroce.conformance.agent.AgentException.FAILED.equals(ex.code()),
+                        "the post refused with error FAILED [CONF-021]", ex.code() + ": " + ex.getMessage());
+                    refusal = String.valueOf(ex.status());
                 }
+                checkEq("INVALID_QP_STATE", refusal, "status of a send WR posted in RTR [QP-015, CONF-021]");
                 ctx.expectNone(t::isRequest, QUIET_MS, "no request from a QP in RTR [QP-012]");
                 ctx.tester().inject(t.cm(Opcode.READY_TO_USE).build());
-                final Packet w = ctx.expect(t::isRequest, EXPECT_MS, "the WRITE once the QP is in RTS [QP-012]");
+                checkEq("RTS", ctx.awaitQpState(c, "RTS", EXPECT_MS), "the QP after READY_TO_USE [CM-013]");
+                ctx.expectNone(t::isRequest, QUIET_MS, "nothing sent for the refused WR once in RTS [QP-015]");
+                ctx.postSend(c, 2, "RDMA_WRITE", local, 0, 64, target);
+                final Packet w = ctx.expect(t::isRequest, EXPECT_MS, "the WRITE posted in RTS [QP-015]");
                 ctx.tester().inject(t.ack(w, w.psn() + 1).build());
                 final List<JsonNode> wc = ctx.poll(c, "send", 1, EXPECT_MS);
                 check(!wc.isEmpty(), "a completion of the WRITE", "none");
+                checkEq(2L, wc.get(0).get("wr_id").asLong(), "the completion is the WR posted in RTS, not the refused "
+                    + "one [QP-015]");
                 checkEq("SUCCESS", wc.get(0).get("status").asText(), "status");
-            }, "QP-012"));
+                check(ctx.poll(c, "send", 1, QUIET_MS).isEmpty(), "no completion for the refused WR [QP-015]",
+                    "a second completion");
+            }, "QP-012", "QP-015", "CONF-021"));
         return l;
     }
 }

@@ -115,7 +115,8 @@ final class WireCases {
                     check(p.integrityValid(), "a valid CRC-32C Integrity Check [WIRE-040]", "bad check on " + p);
                     checkEq(s.t().qpn, p.destQpn(), "Destination QPN at offset 5 [WIRE-010]");
                 }
-            }, "WIRE-002", "WIRE-005", "WIRE-010", "WIRE-011", "WIRE-012", "WIRE-040"));
+            // The datagram is exactly one packet: header at byte 0, Integrity Check last [ENC-001].
+            }, "WIRE-002", "WIRE-005", "WIRE-010", "WIRE-011", "WIRE-012", "WIRE-040", "ENC-001"));
 
         l.add(must("ops.write-segmentation", OperationCases.S, "a 3000-byte WRITE at PMTU 1024 is sent as 3 "
             + "self-describing packets", ctx -> {

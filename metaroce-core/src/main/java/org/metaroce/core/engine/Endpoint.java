@@ -204,6 +204,8 @@ public final class Endpoint implements DatagramEndpoint {
         } while (qpn == WireConstants.CONNECTION_MANAGER_QPN || queuePairs.containsKey(qpn)
             || quarantinedQpns.contains(qpn));
         final QueuePair qp = new QueuePair(this, qpn, pd, sendCq, recvCq, caps);
+        // The domain cannot close while the QP exists [MEM-002].
+        pd.attachQueuePair();
         queuePairs.put(qpn, qp);
         pollOrder.add(qp);
         schedule.add(qp);
@@ -224,6 +226,7 @@ public final class Endpoint implements DatagramEndpoint {
         pollOrder.remove(qp);
         schedule.remove(qp);
         qp.onDestroyed();
+        qp.pd().detachQueuePair();
         if (connectionManager != null) {
             connectionManager.onQueuePairDestroyed(qp);
         }

@@ -524,6 +524,11 @@ public final class QueuePair {
         return PostStatus.OK;
     }
 
+    /** @return the requester half (package-private: the engine's tests read its estimators) */
+    Requester requester() {
+        return requester;
+    }
+
     /** @return the responder half (package-private: the engine's tests model its answers) */
     Responder responder() {
         return responder;

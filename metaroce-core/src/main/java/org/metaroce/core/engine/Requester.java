@@ -92,6 +92,17 @@ final class Requester {
     private int probeTimestamp;
     private boolean probeSent;
     private final EndpointCounter[] slotLossCause;
+    /**
+     * Per slot, whether the responder answered its latest transmission with NACK PSN_WINDOW, and
+     * the Cumulative PSN it had then. Such a packet stays outstanding and is sent again only when
+     * a later ACK moves the Cumulative PSN past that point and its Credit admits the PSN, or by
+     * the probe, RACK or retransmission timer, never in reaction to the NACK itself: an immediate
+     * resend answered by the same NACK repeats without end within one instant [REL-061].
+     */
+    private final boolean[] slotWindowNacked;
+    private final int[] slotWindowNackCumulative;
+    /** Slots with {@link #slotWindowNacked} set; while 0 ACK processing skips the scan. */
+    private int windowNacked;
 
     private int sndUna;
     private int sndNxt;
@@ -198,6 +209,8 @@ final class Requester {
         slotState = new byte[windowSize];
         slotKind = new byte[windowSize];
         slotLossCause = new EndpointCounter[windowSize];
+        slotWindowNacked = new boolean[windowSize];
+        slotWindowNackCumulative = new int[windowSize];
     }
 
     /** Called on RTR→RTS: the first PSN this side sends and the timers' parameters. */
@@ -651,6 +664,7 @@ final class Requester {
         }
         boolean ceSeen = ecnEcho;
         if (!Psn.before(cumulative, creditCumulative)) {
+            final boolean advanced = cumulative != creditCumulative;
             creditCumulative = cumulative;
             creditLimit = AckHeader.credit(buffer, ackOffset) & 0xFFFF_FFFFL;
             qp.congestionControl().onCredit(nowNs, creditLimit);
@@ -658,6 +672,9 @@ final class Requester {
             final int ceCount = AckHeader.ceCount(buffer, ackOffset);
             ceSeen |= ceCount - lastCeCount > 0;
             lastCeCount = ceCount;
+            if (advanced && windowNacked > 0) {
+                resendAdmittedWindowNacks();
+            }
         }
         // The slot of an already delivered PSN keeps its record until the PSN one window later
         // reuses it, so a late DUPLICATE report can still be judged.
@@ -730,8 +747,13 @@ final class Requester {
                 }
             }
             case PSN_WINDOW -> {
-                if (slotState[s] == IN_FLIGHT) {
-                    markLost(psn, EndpointCounter.RETRANSMITS_PSN_WINDOW);
+                // Not resent now [REL-061]: it waits, outstanding, for an ACK that admits it or for
+                // the probe, RACK or retransmission timer. Retransmissions are exempt from the
+                // credit [REL-019], so an immediate resend would meet the same full window again.
+                if (slotState[s] == IN_FLIGHT && !slotWindowNacked[s]) {
+                    slotWindowNacked[s] = true;
+                    slotWindowNackCumulative[s] = creditCumulative;
+                    windowNacked++;
                 }
             }
             case RNR -> {
@@ -924,6 +946,7 @@ final class Requester {
         if (state == DELIVERED || state == FREE) {
             return false;
         }
+        clearWindowNack(s);
         switch (state) {
             case IN_FLIGHT -> inFlight--;
             case LOST -> lostCount--;
@@ -1047,7 +1070,8 @@ final class Requester {
         }
     }
 
-    private long reorderWindowNs() {
+    /** @return the current reorder window of the time-based loss detection (package-private for tests) [REL-024] */
+    long reorderWindowNs() {
         final long floor = reorderFloorNs();
         final long window = Math.max(floor, Math.min(reorderWindowNs, reorderCeilingNs()));
         // Ordinary skew between paths is not loss [REL-024].
@@ -1086,8 +1110,32 @@ final class Requester {
         }
     }
 
+    /**
+     * After an ACK moved the Cumulative PSN forward: every packet a PSN_WINDOW NACK answered while
+     * the cumulative point was before the new one, and that the new Credit admits, is sent again
+     * [REL-061]. Each such resend needs the cumulative point to move, so NACKs cannot make it
+     * repeat within one instant.
+     */
+    private void resendAdmittedWindowNacks() {
+        for (int psn = sndUna; psn != sndNxt && windowNacked > 0; psn++) {
+            final int s = psn & windowMask;
+            if (slotWindowNacked[s] && Psn.before(slotWindowNackCumulative[s], creditCumulative)
+                && (long) (psn - creditCumulative) < creditLimit) {
+                markRequestLost(psn, EndpointCounter.RETRANSMITS_PSN_WINDOW);
+            }
+        }
+    }
+
+    private void clearWindowNack(final int s) {
+        if (slotWindowNacked[s]) {
+            slotWindowNacked[s] = false;
+            windowNacked--;
+        }
+    }
+
     private void markLost(final int psn, final EndpointCounter cause) {
         final int s = psn & windowMask;
+        clearWindowNack(s);
         if (slotState[s] == IN_FLIGHT) {
             inFlight--;
         } else if (slotState[s] == RNR_WAIT) {
@@ -1363,6 +1411,8 @@ final class Requester {
         }
         nextToStart = tail;
         java.util.Arrays.fill(slotState, FREE);
+        java.util.Arrays.fill(slotWindowNacked, false);
+        windowNacked = 0;
         inFlight = 0;
         lostCount = 0;
         rnrWaitCount = 0;
@@ -1381,6 +1431,8 @@ final class Requester {
         head = tail;
         nextToStart = tail;
         java.util.Arrays.fill(slotState, FREE);
+        java.util.Arrays.fill(slotWindowNacked, false);
+        windowNacked = 0;
         inFlight = 0;
         lostCount = 0;
         rnrWaitCount = 0;

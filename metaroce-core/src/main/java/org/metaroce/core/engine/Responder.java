@@ -380,6 +380,10 @@ final class Responder {
                     if (!matchReceive(nowNs, recv, opcode, buffer, offset, psn, messageOffset, messageLength, ce)) {
                         return;
                     }
+                    if ((flags & Flags.SOLICITED) != 0) {
+                        // WRITE_WITH_IMM can be solicited too [OPS-040].
+                        recv.solicited = true;
+                    }
                 }
                 if (payloadLength > 0 && mr != null) {
                     mr.buffer().putBytes((int) (mr.offsetOf(va) + messageOffset), buffer, payloadOffset, payloadLength);
@@ -873,7 +877,8 @@ final class Responder {
 
     private boolean push(final RecvWqe recv, final WcStatus status) {
         final boolean ok = qp.recvCq().push(recv.wrId, status, recv.opcode, (int) recv.messageLength,
-            recv.immData, recv.hasImm ? WorkCompletion.WC_WITH_IMM : 0, qp.qpn(), qp.destQpnOrZero());
+            recv.immData, (recv.hasImm ? WorkCompletion.WC_WITH_IMM : 0)
+                | (recv.solicited ? WorkCompletion.WC_SOLICITED : 0), qp.qpn(), qp.destQpnOrZero());
         if (!ok) {
             counters.increment(EndpointCounter.CQ_OVERFLOWS);
         }
@@ -1010,7 +1015,7 @@ final class Responder {
         final int j = ownHead;
         final boolean nack = ownReason[j] != 0;
         final Opcode opcode = nack ? Opcode.NACK : Opcode.ACK;
-        final int pathId = qp.paths().next(nowNs);
+        final int pathId = qp.paths().nextForResponder(nowNs);
         final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
@@ -1034,7 +1039,7 @@ final class Responder {
     /** A CNP: Destination QPN the peer, PSN of the CE-marked packet, no extension headers [CC-020], [WIRE-065]. */
     private boolean emitCnp(final long nowNs, final TransmitSink sink) {
         final Opcode opcode = Opcode.CNP;
-        final int pathId = qp.paths().next(nowNs);
+        final int pathId = qp.paths().nextForResponder(nowNs);
         final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
@@ -1051,7 +1056,7 @@ final class Responder {
 
     private boolean emitCoalescedAck(final long nowNs, final TransmitSink sink) {
         final Opcode opcode = Opcode.ACK;
-        final int pathId = qp.paths().next(nowNs);
+        final int pathId = qp.paths().nextForResponder(nowNs);
         final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
@@ -1086,7 +1091,7 @@ final class Responder {
 
     private boolean emitAtomicResponse(final long nowNs, final TransmitSink sink) {
         final Opcode opcode = Opcode.ATOMIC_RESPONSE;
-        final int pathId = qp.paths().next(nowNs);
+        final int pathId = qp.paths().nextForResponder(nowNs);
         final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
@@ -1114,8 +1119,9 @@ final class Responder {
         final Opcode opcode = Opcode.READ_RESPONSE;
         final MemoryRegion mr = readRegion[0];
         if (mr != null && !mr.isValid()) {
-            // Deregistered while the READ was being answered: the requester gets REM_ACCESS_ERR.
-            final int psn = readPsn[0] + k;
+            // Deregistered while the READ was being answered: the requester gets REM_ACCESS_ERR, with
+            // the READ_REQUEST's PSN as NACK PSN whatever response was next [MEM-006].
+            final int psn = readPsn[0];
             removeRead(0);
             counters.increment(EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
             ownReasonOnly(NackReason.REMOTE_ACCESS.code(), psn, nowNs);
@@ -1126,7 +1132,7 @@ final class Responder {
             qp.enterError(AsyncEventType.QP_ACCESS_ERR);
             return true;
         }
-        final int pathId = qp.paths().next(nowNs);
+        final int pathId = qp.paths().nextForResponder(nowNs);
         final int offset = sink.claim(opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;

@@ -22,6 +22,13 @@ public final class PathSelector {
     private final int[] entropies;
     private final double[] weights;
     private final double[] current;
+    /**
+     * The responder's own weighted round-robin state over the same weights: its packets
+     * (responses, ACKs, NACKs, CNPs) must not advance the requester's sequence, or a QP whose
+     * requests and ACKs alternate would send all its requests on every other path [MP-022].
+     */
+    private final double[] responderCurrent;
+    private int responderRoundRobin;
     private final long[] srttNs;
     private final long[] minRttNs;
     private final long[] lastSampleNs;
@@ -65,6 +72,7 @@ public final class PathSelector {
         final int n = entropies.length;
         weights = new double[n];
         current = new double[n];
+        responderCurrent = new double[n];
         srttNs = new long[n];
         minRttNs = new long[n];
         lastSampleNs = new long[n];
@@ -139,6 +147,41 @@ public final class PathSelector {
             }
         }
         current[best] -= total;
+        sent[best]++;
+        return best;
+    }
+
+    /**
+     * Picks the path of a packet the responder sends (READ or atomic response, ACK, NACK, CNP):
+     * the same policy and weights as {@link #next}, but a sequence of its own, so that responder
+     * traffic does not shift which paths the QP's new requests take [MP-017, MP-022].
+     *
+     * @param nowNs current time (for the decay of penalties)
+     * @return the path index
+     */
+    public int nextForResponder(final long nowNs) {
+        final int n = entropies.length;
+        if (n == 1) {
+            sent[0]++;
+            return 0;
+        }
+        if (penalised == 0) {
+            final int chosen = responderRoundRobin;
+            responderRoundRobin = chosen + 1 == n ? 0 : chosen + 1;
+            sent[chosen]++;
+            return chosen;
+        }
+        double total = 0;
+        int best = 0;
+        for (int i = 0; i < n; i++) {
+            decay(i, nowNs);
+            responderCurrent[i] += weights[i];
+            total += weights[i];
+            if (responderCurrent[i] > responderCurrent[best]) {
+                best = i;
+            }
+        }
+        responderCurrent[best] -= total;
         sent[best]++;
         return best;
     }
@@ -298,6 +341,7 @@ public final class PathSelector {
             if (penalised++ == 0) {
                 // Leaving plain rotation: the weighted state starts where the rotation stands.
                 java.util.Arrays.fill(current, 0.0);
+                java.util.Arrays.fill(responderCurrent, 0.0);
             }
         }
         weights[pathId] = Math.max(W_MIN, weights[pathId] * factor);
@@ -353,5 +397,15 @@ public final class PathSelector {
     /** @return the path's smoothed RTT, 0 before its first sample */
     public long srttNs(final int pathId) {
         return srttNs[pathId];
+    }
+
+    /** @return the path's smallest RTT sample, 0 before its first sample [MP-004] */
+    public long minRttNs(final int pathId) {
+        return minRttNs[pathId] == Long.MAX_VALUE ? 0 : minRttNs[pathId];
+    }
+
+    /** @return when the path's latest RTT sample was taken, 0 before its first [MP-004] */
+    public long lastSampleNs(final int pathId) {
+        return lastSampleNs[pathId];
     }
 }

@@ -20,6 +20,8 @@ public final class ProtectionDomain implements AutoCloseable {
     private final int handle;
     private final MemoryKeySpace keySpace;
     private int regionCount;
+    /** Live queue pairs created in this domain: it cannot close while one exists [MEM-002]. */
+    private int queuePairCount;
     private boolean closed;
 
     /**
@@ -53,6 +55,31 @@ public final class ProtectionDomain implements AutoCloseable {
      */
     public int regionCount() {
         return regionCount;
+    }
+
+    /** @return live queue pairs of this domain */
+    public int queuePairCount() {
+        return queuePairCount;
+    }
+
+    /**
+     * Counts a queue pair created in this domain (called by the endpoint that creates it).
+     *
+     * @throws IllegalStateException if the domain is closed
+     */
+    public void attachQueuePair() {
+        if (closed) {
+            throw new IllegalStateException("protection domain " + handle + " is closed");
+        }
+        queuePairCount++;
+    }
+
+    /** Forgets a destroyed queue pair of this domain (called by the endpoint that destroys it). */
+    public void detachQueuePair() {
+        if (queuePairCount == 0) {
+            throw new IllegalStateException("protection domain " + handle + " has no queue pair to detach");
+        }
+        queuePairCount--;
     }
 
     /**
@@ -183,6 +210,10 @@ public final class ProtectionDomain implements AutoCloseable {
             throw new IllegalStateException("protection domain " + handle + " still has "
                 + regionCount + " registered memory region(s); deregister them before closing");
         }
+        if (queuePairCount > 0) {
+            throw new IllegalStateException("protection domain " + handle + " still has "
+                + queuePairCount + " queue pair(s); destroy them before closing");
+        }
         closed = true;
     }
 
@@ -203,6 +234,7 @@ public final class ProtectionDomain implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "ProtectionDomain{handle=" + handle + ", regions=" + regionCount + ", closed=" + closed + "}";
+        return "ProtectionDomain{handle=" + handle + ", regions=" + regionCount + ", queuePairs=" + queuePairCount
+            + ", closed=" + closed + "}";
     }
 }

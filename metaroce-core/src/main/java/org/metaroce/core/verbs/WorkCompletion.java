@@ -8,6 +8,11 @@ package org.metaroce.core.verbs;
 public final class WorkCompletion {
     /** {@link #wcFlags()} bit: {@link #immData()} is valid (as IBV_WC_WITH_IMM). */
     public static final int WC_WITH_IMM = 1;
+    /**
+     * {@link #wcFlags()} bit of a receive completion: the message was sent with SOLICITED, so it
+     * wakes a completion channel armed for solicited completions only [OPS-035, OPS-040].
+     */
+    public static final int WC_SOLICITED = 2;
 
     private long wrId;
     private WcStatus status;
@@ -26,7 +31,7 @@ public final class WorkCompletion {
      * @param opcode what completed
      * @param byteLen bytes transferred (receives: bytes received)
      * @param immData immediate data, meaningful when {@code wcFlags} has {@link #WC_WITH_IMM}
-     * @param wcFlags {@link #WC_WITH_IMM} or 0
+     * @param wcFlags {@link #WC_WITH_IMM} and {@link #WC_SOLICITED} bits
      * @param qpNum local QP number the work request belonged to
      * @param srcQp remote QP number (receives)
      * @return this

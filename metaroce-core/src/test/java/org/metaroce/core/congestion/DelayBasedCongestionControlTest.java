@@ -13,14 +13,17 @@ class DelayBasedCongestionControlTest {
 
     @Test
     void startsAtOneBdpOfTheInitialBaseRtt() {
+        // [CC-010] one BDP at BASE_RTT_INIT; [CC-006] the initial window is within MAX_CWND (1.5 BDP).
         final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
         // 100 Gb/s x 10 us = 125,000 bytes.
         assertThat(cc.windowBytes()).isCloseTo(125_000, within(1.0));
         assertThat(cc.windowPackets()).isEqualTo(30);
+        assertThat(cc.windowBytes()).as("initial window within MAX_CWND = 1.5 BDP").isLessThanOrEqualTo(1.5 * 125_000);
     }
 
     @Test
     void lowDelayGrowsTheWindowFastAndHighDelayShrinksIt() {
+        // Without ECN, delay alone drives the window [CC-013, CC-004]: no CE mark is ever reported here.
         final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
         long now = 0;
         cc.onAck(now, 1, 10_000, false, 0); // baseRTT 10 us, q = 0
@@ -72,6 +75,7 @@ class DelayBasedCongestionControlTest {
 
     @Test
     void lossHalvesTrimTakesAQuarterTimeoutResetsToOnePacket() {
+        // [CC-015] and, with no CE marks at all, the loss signals work [CC-004, CC-003].
         final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
         final double w = cc.windowBytes();
         cc.onLoss(1_000_000, 0, false);
@@ -85,6 +89,7 @@ class DelayBasedCongestionControlTest {
 
     @Test
     void windowIsClampedAndPacedBelowOnePacket() {
+        // [CC-006, CC-016] the window stays within [MIN_CWND, MAX_CWND]; [CC-002] pacing below one packet.
         final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
         cc.onAck(0, 1, 10_000, false, 0);
         for (int i = 0; i < 1000; i++) {
@@ -103,6 +108,7 @@ class DelayBasedCongestionControlTest {
 
     @Test
     void oneCongestedPathDoesNotCollapseTheWindow() {
+        // [CC-011] the delay signal is the median over the paths with fresh samples, not the worst path.
         final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
         long now = 0;
         for (int p = 0; p < 4; p++) {

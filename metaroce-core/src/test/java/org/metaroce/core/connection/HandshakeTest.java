@@ -149,8 +149,18 @@ class HandshakeTest {
         System.out.println(server.cm + " / " + client.cm);
     }
 
+    /** [CM-021] private data is at most 256 bytes: more is refused when the connection is set up. */
+    @Test
+    void privateDataIsLimitedTo256Bytes() {
+        final ConnectParams ok = new ConnectParams().privateData(new byte[256]);
+        assertThat(ok).isNotNull();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new ConnectParams().privateData(new byte[257]))
+            .isInstanceOf(IllegalArgumentException.class);
+    }
+
     @Test
     void applicationRejectReachesTheClientWithPrivateData() {
+        // [CM-012] a rejecting application: CONNECT_REJECT REJECTED_BY_APPLICATION with its private data.
         final CmFixture f = new CmFixture(2, LinkProfile.perfect());
         final Node server = f.node(SERVER_PORT, new CmConfig());
         final Node client = f.node(CLIENT_PORT, new CmConfig());

@@ -142,11 +142,14 @@ class StatelessServerTest {
 
     @Test
     void verifiedRequestIsDeliveredOnceAndDuplicatesRepeatTheAnswer() {
+        // [CM-012] table lookup, one entry, one CONNECT_REQUEST event with the private data, QP to RTR, CONNECT_REPLY; [CM-021] nothing delivered before the cookie is verified.
         final Harness h = new Harness(2, new CmConfig());
         h.listen();
         final byte[] data = {1, 2, 3, 4};
         final UnsafeBuffer first = Packets.request(CLIENT_QPN, SERVICE, 99, null, data);
         final UnsafeBuffer cookie = Packets.cookieOf(h.exchange(T0, first, CLIENT).get(0).packet());
+        assertThat(h.events).as("no event, no private data, for a request without a verified cookie [CM-021]")
+            .isEmpty();
         final UnsafeBuffer second = Packets.request(CLIENT_QPN, SERVICE, 99, cookie, data);
         assertThat(h.exchange(T0 + MS, second, CLIENT)).isEmpty();
         assertThat(h.events).hasSize(1);
@@ -321,6 +324,7 @@ class StatelessServerTest {
 
     @Test
     void rotationKeepsThePreviousSecretForOneLifetime() {
+        // [SEC-013] cookie secrets are rotated [CM-017].
         final Harness h = new Harness(7, new CmConfig().secretRotationNs(8 * S));
         h.listen();
         final long t = T0 + 500 * MS; // the secret starts here
@@ -344,6 +348,7 @@ class StatelessServerTest {
 
     @Test
     void restartedServerRechallengesOldCookies() {
+        // [SEC-013] each server draws its own random secret: a restarted one verifies none of the old cookies.
         final Harness before = new Harness(8, new CmConfig());
         before.listen();
         final UnsafeBuffer cookie = Packets.cookieOf(

@@ -153,8 +153,9 @@ public class EngineFuzzTest {
                 // corpus was grown, so that the settle phase (30 s, 20,000 steps) sees every dead
                 // or wedged QP reach ERR; the default 15 s would outlast it. Fixed, so committed
                 // inputs keep their meaning. (With -Dmetaroce.fuzz.retryTimeoutNs=20000000, 16 of
-                // the 611 inputs leave a QP in RTS with sends outstanding at the end of the settle
-                // phase: a NACK PSN_WINDOW / retransmission storm, see docs/fuzzing.md.)
+                // the 611 inputs used to leave a QP in RTS with sends outstanding at the end of the
+                // settle phase, a NACK PSN_WINDOW / retransmission storm; since the requester no
+                // longer resends on PSN_WINDOW [REL-061] all pass, see docs/fuzzing.md.)
                 .retryTimeoutNs(Long.getLong("metaroce.fuzz.retryTimeoutNs", 0L));
             if (keepalive) {
                 config.keepaliveIdleNs(2_000_000).keepaliveIntervalNs(500_000).keepaliveProbes(2);

@@ -22,6 +22,7 @@ class KeepaliveTest {
 
     @Test
     void aSilentPeerIsDeclaredDeadAfterFiveProbes() {
+        // [CM-038] the fixture connects the QPs by hand, without the CM: keepalive applies all the same.
         final TwoNodeFixture f = TwoNodeFixture.countingRetriesOnly(6002).connect(1024);
         f.wire.runFor(1_000);
         f.wire.filter(PacketFilter.dropMatching((from, to, buf, off, len) -> true));

@@ -77,6 +77,28 @@ class OperationsTest {
         assertSameBytes(f.a.mr.buffer(), 2000, f.b.mr.buffer(), 30_000, 1000);
     }
 
+    /**
+     * [OPS-035, OPS-040] the receive completion says whether the message was solicited: SEND and
+     * WRITE_WITH_IMM posted with SOLICITED set the flag, the same operations without it do not.
+     */
+    @Test
+    void receiveCompletionsReportSolicited() {
+        final TwoNodeFixture f = new TwoNodeFixture(22).connect(512);
+        for (int i = 0; i < 4; i++) {
+            f.b.qp.postRecv(new RecvRequest(1).wrId(10 + i).addSge(f.b.address(i * 1000L), 1000, f.b.mr.lkey()));
+        }
+        final WrOpcode[] ops = {WrOpcode.SEND, WrOpcode.SEND, WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.RDMA_WRITE_WITH_IMM};
+        for (int i = 0; i < 4; i++) {
+            final boolean solicited = i % 2 == 0;
+            f.a.qp.postSend(new SendRequest(1).wrId(i).opcode(ops[i]).immData(i)
+                .sendFlags(SendFlags.SIGNALED | (solicited ? SendFlags.SOLICITED : 0))
+                .addSge(f.a.address(0), 100, f.a.mr.lkey()).remoteAddr(f.b.address(50_000)).rkey(f.b.mr.rkey()));
+        }
+        assertThat(f.runUntilCompletions(4, 4)).isTrue();
+        assertThat(f.b.recvCompletions).extracting(wc -> (wc.wcFlags() & WorkCompletion.WC_SOLICITED) != 0)
+            .containsExactly(true, false, true, false);
+    }
+
     @ParameterizedTest(name = "WRITE of {0} bytes")
     @ValueSource(ints = {0, 7, 4096, 65536, 300_001})
     void writePlacesDataAtTheRemoteAddress(final int length) {

@@ -21,6 +21,72 @@ class PathSelectorTest {
         }
     }
 
+    /**
+     * [MP-022] the responder's packets follow a sequence of their own: requests alternating with
+     * ACKs still take every path in turn (with one shared counter they would take paths 0 and 2
+     * only), and the responder's packets rotate over all paths too [MP-017].
+     */
+    @Test
+    void responderPacketsDoNotAdvanceTheRequestSequence() {
+        final PathSelector s = new PathSelector(FOUR);
+        final int[] requests = new int[4];
+        final int[] acks = new int[4];
+        for (int i = 0; i < 400; i++) {
+            final int r = s.next(i);
+            assertThat(r).isEqualTo(i % 4);
+            requests[r]++;
+            acks[s.nextForResponder(i)]++;
+        }
+        assertThat(requests).containsOnly(100);
+        assertThat(acks).containsOnly(100);
+    }
+
+    /** [MP-022] with penalties the responder's sequence uses the same weights as the requester's [MP-017]. */
+    @Test
+    void responderSequenceFollowsTheSameWeights() {
+        final PathSelector s = new PathSelector(new int[] {1, 2});
+        s.onLoss(0, 1);
+        s.onLoss(0, 1);
+        final int[] requests = new int[2];
+        final int[] responses = new int[2];
+        for (int i = 0; i < 1000; i++) {
+            requests[s.next(0)]++;
+            responses[s.nextForResponder(0)]++;
+        }
+        // Weights 1 and 1/4, time frozen: 800 and 200 in both sequences.
+        assertThat(requests).containsExactly(800, 200);
+        assertThat(responses).containsExactly(800, 200);
+    }
+
+    /**
+     * [MP-004] per path: entropy value, weight, smoothed RTT (EWMA with gain 1/8 of the samples
+     * attributed to it) and minimum RTT, time of the latest sample, counts of losses, trims and ECN
+     * echoes; a sample on one path changes nothing on another [MP-005].
+     */
+    @Test
+    void keepsTheStateOfEachPath() {
+        final PathSelector s = new PathSelector(FOUR);
+        assertThat(s.entropy(2)).isEqualTo(50002);
+        s.onFeedback(1_000, 1, 80_000, false);
+        assertThat(s.srttNs(1)).as("the first sample").isEqualTo(80_000);
+        s.onFeedback(2_000, 1, 160_000, false);
+        assertThat(s.srttNs(1)).as("7/8 x 80 + 1/8 x 160 us").isEqualTo(90_000);
+        s.onFeedback(3_000, 1, 40_000, false);
+        assertThat(s.srttNs(1)).isEqualTo(90_000 - (50_000 >> 3));
+        assertThat(s.minRttNs(1)).isEqualTo(40_000);
+        assertThat(s.lastSampleNs(1)).isEqualTo(3_000);
+        assertThat(s.srttNs(0)).isZero();
+        assertThat(s.minRttNs(0)).isZero();
+        assertThat(s.lastSampleNs(0)).isZero();
+        s.onLoss(4_000, 2);
+        s.onTrim(4_000, 3);
+        s.onFeedback(4_000, 0, 0, true);
+        assertThat(new long[] {s.losses(2), s.trims(3), s.ecnEchoes(0)}).containsExactly(1, 1, 1);
+        assertThat(new long[] {s.losses(0), s.trims(0), s.ecnEchoes(1)}).containsExactly(0, 0, 0);
+        assertThat(s.weight(2)).isEqualTo(0.5);
+        assertThat(s.weight(1)).isEqualTo(1.0);
+    }
+
     /** [MP-009] penalty factors and [MP-011] the floor. */
     @Test
     void penaltiesMultiplyAndNeverGoBelowTheFloor() {
@@ -65,6 +131,7 @@ class PathSelectorTest {
     /** [MP-014] a retransmission avoids the path of the lost transmission. */
     @Test
     void retransmissionTakesTheHeaviestOtherPath() {
+        // [REL-033] a retransmission uses another path than the lost transmission.
         final PathSelector s = new PathSelector(FOUR);
         s.onLoss(0, 0);
         s.onTrim(0, 1);

@@ -159,6 +159,7 @@ class ProtectionDomainTest {
 
     @Test
     void domainLookupsHideOtherDomainsKeys() {
+        // [MEM-001] a domain's key lookups (which the engine uses) find only its own regions.
         final ProtectionDomain other = new ProtectionDomain(8, keys);
         final MemoryRegion mine = pd.registerMemory(ByteBuffer.allocateDirect(8), 0);
         final MemoryRegion theirs = other.registerMemory(ByteBuffer.allocateDirect(8), 0);
@@ -172,6 +173,7 @@ class ProtectionDomainTest {
 
     @Test
     void closeFailsWhileRegionsAreRegisteredAndNamesHowMany() {
+        // [MEM-002] busy while regions belong to it (QPs: QueuePairLifecycleTest).
         final MemoryRegion a = pd.registerMemory(ByteBuffer.allocateDirect(8), 0);
         final MemoryRegion b = pd.registerMemory(ByteBuffer.allocateDirect(8), 0);
         assertThatThrownBy(pd::close)

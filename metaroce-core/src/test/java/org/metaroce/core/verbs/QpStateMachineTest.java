@@ -19,6 +19,7 @@ class QpStateMachineTest {
 
     @Test
     void legalityMatchesTheExpectedMatrixExhaustively() {
+        // [QP-004] exactly the moves of table 4.4 are legal.
         final QpState[] states = QpState.values();
         assertThat(EXPECTED).hasSize(states.length);
         for (final QpState from : states) {
@@ -34,6 +35,7 @@ class QpStateMachineTest {
 
     @Test
     void describesAnIllegalMoveWithTheAllowedTargets() {
+        // [QP-004] the error text names both states and the legal targets.
         assertThat(QpStateMachine.describeIllegal(QpState.RTR, QpState.SQD))
             .isEqualTo("illegal QP state transition RTR -> SQD: RTR may only move to RTS, RESET or ERR");
         assertThat(QpStateMachine.describeIllegal(QpState.RESET, QpState.RTS))

@@ -37,6 +37,7 @@ class ResultCodesTest {
 
     @Test
     void wcStatusHasTheLibibverbsNamesInOrder() {
+        // [GEN-007] libibverbs names without the IBV_ prefix.
         assertThat(WcStatus.values()).extracting(Enum::name).containsExactly(
             "SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_PROT_ERR", "WR_FLUSH_ERR", "REM_INV_REQ_ERR",
             "REM_ACCESS_ERR", "REM_OP_ERR", "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR", "FATAL_ERR");
@@ -58,6 +59,7 @@ class ResultCodesTest {
 
     @Test
     void qpStateHasTheLibibverbsNames() {
+        // [GEN-007] libibverbs names without the IBV_ prefix.
         assertThat(QpState.values()).extracting(Enum::name)
             .containsExactly("RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR");
         for (final QpState state : QpState.values()) {

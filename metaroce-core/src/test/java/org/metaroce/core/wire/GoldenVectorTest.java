@@ -65,6 +65,7 @@ class GoldenVectorTest {
     @ParameterizedTest(name = "{0} decodes ({1})")
     @MethodSource("vectorsAndBackings")
     void decodesToTheVectorFields(final GoldenVectors.Vector vector, final Backing backing) {
+        // [CONF-006] every vector decodes to exactly its fields, Integrity Check included.
         final int offset = 7; // an odd offset proves nothing assumes alignment
         final MutableDirectBuffer buffer = allocate(backing, vector.bytes().length + offset + 5);
         buffer.putBytes(offset, vector.bytes());
@@ -110,6 +111,7 @@ class GoldenVectorTest {
     @ParameterizedTest(name = "{0} encodes ({1})")
     @MethodSource("vectorsAndBackings")
     void encodesToTheVectorBytes(final GoldenVectors.Vector vector, final Backing backing) {
+        // [CONF-006] every vector's fields encode to exactly its hex.
         final Opcode opcode = Opcode.valueOf(vector.opcode());
         final int offset = 3;
         final MutableDirectBuffer buffer = allocate(backing, vector.bytes().length + offset + 8);
@@ -163,6 +165,7 @@ class GoldenVectorTest {
 
     @Test
     void headerLengthsMatchSpecificationTable() {
+        // [WIRE-004] the opcode alone gives the extension headers, hence the header length and payload offset.
         // Table in specification 3.4, transcribed independently of the Opcode enum's arithmetic.
         assertThat(Opcode.SEND.headerLength()).isEqualTo(40);
         assertThat(Opcode.READ_RESPONSE.headerLength()).isEqualTo(40);
