@@ -241,8 +241,25 @@ class MutationTest {
 
     @Test
     void hasNoCongestionWindow() {
-        optionMutant("no congestion window (default options run FIXED at the largest window)",
-            BrokenBackend.noCongestionWindow(), "cc.default-initial-window", "cc.default-delay-reaction");
+        // cc.default-delay-reaction judges outstanding packets over wall-clock windows of tens of
+        // milliseconds: on a loaded 2-core host the mutant's sender can be too slow to show its
+        // window in one run (seen once in a full build). A case that fails the mutant in any of three
+        // runs has detected it; one that never does still fails this test.
+        final String name = "no congestion window (default options run FIXED at the largest window)";
+        final List<String> killers = List.of("cc.default-initial-window", "cc.default-delay-reaction");
+        final Map<String, Verdict> verdicts = new java.util.HashMap<>();
+        int attempt = 0;
+        do {
+            attempt++;
+            final List<String> survivors = verdicts.isEmpty() ? killers : verdicts.entrySet().stream()
+                .filter(e -> e.getValue() != Verdict.FAIL).map(Map.Entry::getKey).toList();
+            try (AgentServer broken = new AgentServer(new BrokenBackend(new ReferenceBackend(
+                InetAddress.getLoopbackAddress(), 0), BrokenBackend.sameCompletions(), BrokenBackend.noCongestionWindow()),
+                InetAddress.getLoopbackAddress(), 0)) {
+                verdicts.putAll(run(broken.address(), null, survivors));
+            }
+        } while (attempt < 3 && !verdicts.values().stream().allMatch(v -> v == Verdict.FAIL));
+        assertKilled(name, verdicts, killers);
     }
 
     @Test

@@ -57,6 +57,7 @@ public final class DeviceConfig {
     private int dataDscp = DEFAULT_DATA_DSCP;
     private int controlDscp = DEFAULT_CONTROL_DSCP;
     private boolean gro;
+    private boolean ownerThreadChecks = true;
     private ReceivePath receivePath = ReceivePath.AUTO;
     private int receiveBufferBytes = 4 * 1024 * 1024;
     private int sendBufferBytes = 1024 * 1024;
@@ -543,6 +544,22 @@ public final class DeviceConfig {
      */
     public DeviceConfig gro(final boolean enabled) {
         this.gro = enabled;
+        return this;
+    }
+
+    public boolean ownerThreadChecks() {
+        return ownerThreadChecks;
+    }
+
+    /**
+     * @param enabled whether the endpoint's queue pairs, protection domains and the endpoint itself
+     *     refuse calls from any thread but the device's owning thread (IllegalStateException naming
+     *     both threads), instead of corrupting the single-threaded engine silently. On by default; a
+     *     reference comparison per call, so turn it off only to measure that
+     * @return this
+     */
+    public DeviceConfig ownerThreadChecks(final boolean enabled) {
+        this.ownerThreadChecks = enabled;
         return this;
     }
 

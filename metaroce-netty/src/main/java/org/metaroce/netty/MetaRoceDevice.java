@@ -126,6 +126,7 @@ public final class MetaRoceDevice implements AutoCloseable {
                         + "FastThreadLocalThread.runWithFastThreadLocal(...)", Thread.currentThread().getName());
                 }
                 eventLoop = new ManualIoEventLoop(Thread.currentThread(), DriverLoop.ioHandlerFactory(transport));
+                nameOwner();
                 try {
                     receivePath = resolveReceivePath(config, transport, false);
                     openChannels();
@@ -199,6 +200,7 @@ public final class MetaRoceDevice implements AutoCloseable {
                 if (!loop.isRunning()) {
                     throw new RejectedExecutionException("driver " + loop.name() + " is stopping");
                 }
+                nameOwner();
                 try {
                     openChannels();
                 } catch (final Throwable t) {
@@ -214,6 +216,16 @@ public final class MetaRoceDevice implements AutoCloseable {
                 loop.stopAndJoin();
             }
             throw asUnchecked("cannot open device " + config, t);
+        }
+    }
+
+    /** Makes the calling thread (the owning thread) the only one the endpoint's objects accept. */
+    private void nameOwner() {
+        if (config.ownerThreadChecks()) {
+            endpoint.owningThread().set(Thread.currentThread(), mode == ThreadingMode.INVOKER
+                ? "an INVOKER device is owned by the thread that built it; call it there"
+                : "hand the call to it with MetaRoceDevice.call/submit/execute, or post with WorkRequestPoster "
+                    + "(DeviceConfig.ownerThreadChecks(false) turns this check off)");
         }
     }
 

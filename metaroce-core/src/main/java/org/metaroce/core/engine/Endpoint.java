@@ -30,6 +30,7 @@ import org.metaroce.core.wire.WireCounters;
  */
 public final class Endpoint implements DatagramEndpoint {
     /** Completion queues created here (see {@link #completionsPushed()}). */
+    private final org.metaroce.core.verbs.OwningThread owningThread = new org.metaroce.core.verbs.OwningThread();
     private CompletionQueue[] completionQueues = new CompletionQueue[0];
     private final EndpointConfig config;
     private final RandomSource random;
@@ -149,7 +150,17 @@ public final class Endpoint implements DatagramEndpoint {
 
     /** @return a new protection domain (verbs ibv_alloc_pd) */
     public ProtectionDomain allocateProtectionDomain() {
-        return new ProtectionDomain(nextPdHandle++, keySpace);
+        owningThread.check("allocateProtectionDomain");
+        return new ProtectionDomain(nextPdHandle++, keySpace, owningThread);
+    }
+
+    /**
+     * @return the thread allowed to call this endpoint and its queue pairs and protection domains;
+     *     a driver names it, and until then nothing is checked. Completion queues are exempt: another
+     *     thread may consume them (single producer, single consumer)
+     */
+    public org.metaroce.core.verbs.OwningThread owningThread() {
+        return owningThread;
     }
 
     /**
@@ -157,6 +168,7 @@ public final class Endpoint implements DatagramEndpoint {
      * @return a new completion queue
      */
     public CompletionQueue createCompletionQueue(final int capacity) {
+        owningThread.check("createCompletionQueue");
         final CompletionQueue cq = new CompletionQueue(capacity);
         final CompletionQueue[] now = java.util.Arrays.copyOf(completionQueues, completionQueues.length + 1);
         now[now.length - 1] = cq;
@@ -187,6 +199,7 @@ public final class Endpoint implements DatagramEndpoint {
      */
     public QueuePair createQueuePair(final ProtectionDomain pd, final CompletionQueue sendCq,
                                      final CompletionQueue recvCq, final QueuePairCapabilities caps) {
+        owningThread.check("createQueuePair");
         if (pd == null || sendCq == null || recvCq == null || caps == null) {
             throw new IllegalArgumentException("pd, sendCq, recvCq and caps are all required");
         }
@@ -220,6 +233,7 @@ public final class Endpoint implements DatagramEndpoint {
      * @param qp the queue pair
      */
     public void destroyQueuePair(final QueuePair qp) {
+        owningThread.check("destroyQueuePair");
         if (queuePairs.remove(qp.qpn()) == null) {
             throw new IllegalArgumentException("queue pair " + qp.qpn() + " does not belong to this endpoint");
         }

@@ -318,6 +318,7 @@ public final class QueuePair {
      * @throws IllegalArgumentException if a required attribute is missing or inconsistent
      */
     public void modify(final QpState target, final QpAttributes attrs) {
+        endpoint.owningThread().check("modify");
         if (destroyed) {
             throw new IllegalStateException("queue pair " + qpn + " was destroyed");
         }
@@ -459,6 +460,7 @@ public final class QueuePair {
      * @return {@link PostStatus#OK} or the reason it was refused
      */
     public int postSend(final SendRequest wr) {
+        endpoint.owningThread().check("postSend");
         if (state != QpState.RTS && state != QpState.SQD && state != QpState.ERR) {
             return PostStatus.INVALID_QP_STATE;
         }
@@ -493,6 +495,7 @@ public final class QueuePair {
      * @return {@link PostStatus#OK} or the reason it was refused
      */
     public int postRecv(final RecvRequest wr) {
+        endpoint.owningThread().check("postRecv");
         if (state == QpState.RESET) {
             return PostStatus.INVALID_QP_STATE;
         }

@@ -28,12 +28,24 @@ public final class ProtectionDomain implements AutoCloseable {
      * @param pdHandle the domain's number, for logs and diagnostics
      * @param keySpace the device-wide key space this domain allocates keys from
      */
+    private final OwningThread owningThread;
+
     public ProtectionDomain(final int pdHandle, final MemoryKeySpace keySpace) {
+        this(pdHandle, keySpace, new OwningThread());
+    }
+
+    /**
+     * @param pdHandle the handle
+     * @param keySpace where keys come from
+     * @param owningThread the endpoint's owning thread, checked on registration and deregistration
+     */
+    public ProtectionDomain(final int pdHandle, final MemoryKeySpace keySpace, final OwningThread owningThread) {
         if (keySpace == null) {
             throw new NullPointerException("keySpace");
         }
         this.handle = pdHandle;
         this.keySpace = keySpace;
+        this.owningThread = owningThread;
     }
 
     /**
@@ -102,6 +114,7 @@ public final class ProtectionDomain implements AutoCloseable {
      * @throws IllegalStateException if the domain is closed
      */
     public MemoryRegion registerMemory(final ByteBuffer directBuffer, final int access) {
+        owningThread.check("registerMemory");
         checkOpen();
         if (directBuffer == null) {
             throw new NullPointerException("directBuffer");
@@ -133,6 +146,7 @@ public final class ProtectionDomain implements AutoCloseable {
      * @throws IllegalStateException if the domain is closed
      */
     public MemoryRegion registerMemory(final UnsafeBuffer buffer, final int access) {
+        owningThread.check("registerMemory");
         checkOpen();
         if (buffer == null) {
             throw new NullPointerException("buffer");
@@ -160,6 +174,7 @@ public final class ProtectionDomain implements AutoCloseable {
      * @throws IllegalStateException if it was already deregistered
      */
     public void deregister(final MemoryRegion region) {
+        owningThread.check("deregister");
         if (region == null) {
             throw new NullPointerException("region");
         }
