@@ -79,10 +79,7 @@ public final class InputFilter {
     }
 
     private void nft(final String... args) throws IOException {
-        final TwoHosts.Output r = nftOutput(args);
-        if (r.exit() != 0) {
-            throw new IOException("nft " + String.join(" ", args) + " in " + ns + " failed: " + r);
-        }
+        TwoHosts.mustNft(ns, args);
     }
 
     private TwoHosts.Output nftOutput(final String... args) throws IOException {

@@ -150,6 +150,14 @@ public final class TwoHosts implements AutoCloseable {
         return run(command);
     }
 
+    /** Runs {@code nft args...} inside namespace {@code ns}; it must succeed. */
+    public static void mustNft(final String ns, final String... args) throws IOException {
+        final Output r = nft(ns, args);
+        if (r.exit() != 0) {
+            throw new IOException("nft " + String.join(" ", args) + " in " + ns + " failed: " + r);
+        }
+    }
+
     /** @return {@code command} run inside namespace {@code ns} */
     public static List<String> inNamespace(final String ns, final List<String> command) {
         final List<String> c = new ArrayList<>(List.of("ip", "netns", "exec", ns));

@@ -435,10 +435,10 @@ public final class QueuePair {
             // Delay-only DEFAULT on a host whose timestamps include its own scheduling delay takes
             // that delay for a queue and starves (docs/congestion-control.md, host jitter table).
             algorithm = CongestionControlAlgorithm.FIXED;
-            ccFallbackReason = "ECN was not negotiated (the peer or this endpoint's datagram layer cannot read the "
-                + "ECN field) and HOST_DELAY_ALLOWANCE is 0, so DEFAULT would have only delay, which this host's "
-                + "scheduling inflates; running FIXED. Negotiate ECN, set EndpointConfig.hostDelayAllowanceNs, or "
-                + "set CC_ALGORITHM explicitly [CC-034]";
+            ccFallbackReason = "ECN was not negotiated (both ends must offer it, and only a datagram layer that "
+                + "reads the ECN field may) and HOST_DELAY_ALLOWANCE is 0, so DEFAULT would have only delay, which "
+                + "this host's scheduling inflates; running FIXED. Negotiate ECN, set "
+                + "EndpointConfig.hostDelayAllowanceNs, or set CC_ALGORITHM explicitly [CC-034]";
         }
         congestionControl = CongestionControls.create(algorithm, pathMtu, config.linkRateBitsPerSecond(),
             (capabilities & ConnectHeader.CAP_ECN) != 0,
