@@ -47,7 +47,7 @@ public final class FaultsCommand implements Callable<Integer> {
     @Option(names = "--soak-seconds", defaultValue = "60", paramLabel = "SECONDS",
         description = "Soak: measured seconds, at least 15 (default: ${DEFAULT-VALUE}). Both ends run with Netty's "
             + "leak detector at PARANOID; their live heap (jcmd GC.class_histogram) is taken 5 s into the "
-            + "measurement and 5 s before its end and may grow at most 10% + 1 MiB.")
+            + "measurement and 5 s before its end and may grow at most 10%% + 1 MiB.")
     double soakSeconds;
 
     @Option(names = "--soak-loss", defaultValue = "1", paramLabel = "PERCENT",
