@@ -354,11 +354,15 @@ final class DriverLoop implements Runnable {
                 LOG.warn("event loop of driver {} did not terminate", name);
             }
         } finally {
-            if (nativeWaiter != null) {
-                nativeWaiter.close();
+            try {
+                if (nativeWaiter != null) {
+                    nativeWaiter.close();
+                }
+                FastThreadLocal.removeAll();
+            } finally {
+                // Whatever the close threw, the loop has ended: stopAndJoin must not wait 30 s for it.
+                terminated.complete(null);
             }
-            FastThreadLocal.removeAll();
-            terminated.complete(null);
         }
     }
 }

@@ -36,6 +36,8 @@ public final class Epoll implements AutoCloseable {
     private static final int EVENT_SIZE = PACKED ? 12 : 16;
     private static final int DATA_OFFSET = PACKED ? 4 : 8;
 
+    /** Set once by {@link #close}; read and written under this object's monitor. */
+    private boolean closed;
     private final Arena arena;
     private final int epfd;
     private final int eventfd;
@@ -171,8 +173,16 @@ public final class Epoll implements AutoCloseable {
         return readyEvents[checkIndex(i)];
     }
 
-    /** Makes the current or next {@link #await} return; any thread, any number of times. */
-    public void wakeUp() {
+    /**
+     * Makes the current or next {@link #await} return; any thread, any number of times, also after
+     * {@link #close} (then it does nothing). Serialised with close: a write racing the close would
+     * hold the arena's memory while it is freed (the close then failed and the driver thread died
+     * before it reported its end), or write into a descriptor number already reused.
+     */
+    public synchronized void wakeUp() {
+        if (closed) {
+            return;
+        }
         try {
             final long ignored = (long) Libc.WRITE.invokeExact(eventfd, one, 8L);
         } catch (final RuntimeException | Error ex) {
@@ -182,9 +192,13 @@ public final class Epoll implements AutoCloseable {
         }
     }
 
-    /** Closes the epoll instance and the eventfd (watched sockets stay open). */
+    /** Closes the epoll instance and the eventfd (watched sockets stay open); later calls do nothing. */
     @Override
-    public void close() {
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
         closeQuietly(eventfd);
         closeQuietly(epfd);
         arena.close();
