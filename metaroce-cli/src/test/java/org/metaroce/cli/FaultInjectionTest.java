@@ -165,7 +165,11 @@ class FaultInjectionTest {
         // Root cause first: the retransmission timer's RETRY_EXC_ERR, or keepalive's "peer dead" when
         // the control connection noticed first [REL-029], [CM-030].
         assertThat(r.error()).as("the client's error: %s", r).containsPattern("RETRY_EXC_ERR|peer dead");
+        // The target is the upper bound. The budget is silence counted from the last packet
+        // heard [CM-030], not from the kill: on the idle control connection that packet is the last
+        // keepalive exchange, up to KEEPALIVE_IDLE (1 s) before the kill, so the end may come 2.0 s
+        // after it (seen: 2410 and 2465 ms) and no earlier.
         assertThat(r.errorAfterMs()).as("ms from the kill to the client's exit (budget %d ms + 1 s): %s",
-            RETRY_BUDGET_MS, r).isBetween(RETRY_BUDGET_MS - 500, RETRY_BUDGET_MS + 1000);
+            RETRY_BUDGET_MS, r).isBetween(RETRY_BUDGET_MS - 1000, RETRY_BUDGET_MS + 1000);
     }
 }
