@@ -57,6 +57,8 @@ public final class MetaRoceDevice implements AutoCloseable {
     private final Endpoint endpoint;
     private final PeerTable peers;
     private final DriverCounters counters;
+    /** The counters file's writer, or null; set once open, then used by the owning thread only. */
+    private volatile CounterPublisher counterPublisher;
     private final ManyToOneConcurrentArrayQueue<Runnable> commands;
     private final Consumer<Runnable> commandRunner = this::runCommand;
     private final ManualIoEventLoop eventLoop;
@@ -152,8 +154,42 @@ public final class MetaRoceDevice implements AutoCloseable {
             }
             default -> throw new IllegalArgumentException("unknown threading mode " + mode);
         }
+        counterPublisher = openCounterFile();
         LOG.debug("opened {} device on {} with entropy ports {} ({}, gso={}, gro={}, receive path {})", mode,
             localAddress, java.util.Arrays.toString(entropyPorts), transport, gsoActive, config.gro(), receivePath);
+    }
+
+    /**
+     * Opens the device's counters file (see {@link CounterDirectory}) unless configured off. A
+     * device that cannot write one (no space, no permission) runs without it: observability must
+     * not stop the transport.
+     */
+    private CounterPublisher openCounterFile() {
+        final ObservabilityConfig obs = config.observability();
+        if (!obs.counters()) {
+            return null;
+        }
+        final java.nio.file.Path base = obs.countersBase() != null ? obs.countersBase() : CounterDirectory.base();
+        try {
+            CounterDirectory.deleteStale(base);
+            CounterDirectory.createProcessDirectory(base);
+            return new CounterPublisher(CounterDirectory.deviceFile(base, endpointPort()), obs.countersCapacity(),
+                "device " + localAddress + " entropy ports " + java.util.Arrays.toString(entropyPorts) + " "
+                    + transport + " " + mode, endpoint, counters, entropyPorts, endpointPort(),
+                obs.countersIntervalNs());
+        } catch (final RuntimeException ex) {
+            LOG.warn("device {} runs without a counters file: {}", localAddress, ex.toString());
+            return null;
+        }
+    }
+
+    /**
+     * @return the device's counters file (read with {@link CounterFile#reader()}), or null when it
+     *     has none; it is unmapped and deleted when the device closes
+     */
+    public CounterFile counterFile() {
+        final CounterPublisher publisher = counterPublisher;
+        return publisher == null ? null : publisher.file();
     }
 
     /**
@@ -624,12 +660,21 @@ public final class MetaRoceDevice implements AutoCloseable {
         }
         work += sink.flush();
         counters.increment(DriverCounter.DUTY_CYCLES);
+        final CounterPublisher publisher = counterPublisher;
+        if (publisher != null) {
+            publisher.onDutyCycle(nowNs);
+        }
         return work;
     }
 
     /** Owning thread: the endpoint's next deadline, or {@link Long#MAX_VALUE} once closed. */
     long nextDeadlineNsOnLoop() {
-        return cleanedUp ? Long.MAX_VALUE : endpoint.nextDeadlineNs();
+        if (cleanedUp) {
+            return Long.MAX_VALUE;
+        }
+        final CounterPublisher publisher = counterPublisher;
+        final long deadline = endpoint.nextDeadlineNs();
+        return publisher == null ? deadline : Math.min(deadline, publisher.nextDeadlineNs());
     }
 
     /** @return whether commands wait for the owning thread */
@@ -819,6 +864,10 @@ public final class MetaRoceDevice implements AutoCloseable {
         closed.set(true);
         if (sink != null) {
             sink.close();
+        }
+        final CounterPublisher publisher = counterPublisher;
+        if (publisher != null) {
+            publisher.close();
         }
         failQueuedCommands();
         if (loop != null) {

@@ -418,6 +418,22 @@ public final class Endpoint implements DatagramEndpoint {
         return activeSenders;
     }
 
+    /**
+     * The live queue pair at {@code index} in creation order, for tools that visit every QP without
+     * allocating (observability samplers); indexes shift when a QP is destroyed. Owning thread.
+     *
+     * @param index 0 to {@link #queuePairCount()} - 1
+     * @return the queue pair
+     */
+    public QueuePair queuePairAt(final int index) {
+        return pollOrder.get(index);
+    }
+
+    /** @return the installed connection-manager handler, or null (see {@link #connectionManager(ConnectionManagerHandler)}) */
+    public ConnectionManagerHandler connectionManager() {
+        return connectionManager;
+    }
+
     /** @return number of live queue pairs */
     public int queuePairCount() {
         return queuePairs.size();

@@ -171,6 +171,26 @@ public final class QueuePair {
         return destroyed ? 0 : requester.queued();
     }
 
+    /**
+     * Request packets this QP's requester transmitted, retransmissions included (0 once destroyed).
+     * Owning thread; observability tools sample it there.
+     *
+     * @return the count
+     */
+    public long packetsSent() {
+        return destroyed ? 0 : requester.transmissions();
+    }
+
+    /**
+     * Retransmissions by this QP's requester, all causes (0 once destroyed); the endpoint's
+     * {@link EndpointCounter} RETRANSMITS_* counters split them by cause over all QPs.
+     *
+     * @return the count
+     */
+    public long retransmits() {
+        return destroyed ? 0 : requester.retransmits();
+    }
+
     /** @return receive work requests posted and not yet completed (0 once destroyed: they were discarded) */
     public int postedReceives() {
         return destroyed ? 0 : responder.postedReceives();

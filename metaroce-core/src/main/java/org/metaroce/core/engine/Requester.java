@@ -99,6 +99,8 @@ final class Requester {
     private int lostCount;
     private int rnrWaitCount;
     private long txSeq;
+    /** Retransmissions of this QP (all causes), for per-QP observability; the endpoint counts them by cause. */
+    private long retransmits;
     private int nextMsn;
     private int nextRsn;
     private int outstandingReadAtomic;
@@ -231,6 +233,16 @@ final class Requester {
 
     int nextPsn() {
         return sndNxt;
+    }
+
+    /** @return packets transmitted, first transmissions and retransmissions alike */
+    long transmissions() {
+        return txSeq;
+    }
+
+    /** @return retransmissions, all causes */
+    long retransmits() {
+        return retransmits;
     }
 
     int oldestUnackedPsn() {
@@ -382,6 +394,7 @@ final class Requester {
                 break;
             }
             counters.increment(slotLossCause[s]);
+            retransmits++;
             fullWindowRetransmitAllowed = false;
             if (slotLossCause[s] == EndpointCounter.RETRANSMITS_RNR) {
                 slotRnrRetransmissions[s]++;
