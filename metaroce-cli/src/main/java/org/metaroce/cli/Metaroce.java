@@ -53,6 +53,7 @@ public final class Metaroce implements Runnable {
         cl.addSubcommand("all_to_all_perf", CollectivePerfCommand.commandLine("all_to_all_perf"));
         cl.addSubcommand("sim", new CommandLine(new org.metaroce.cli.sim.SimCommand()));
         cl.addSubcommand("faults", new CommandLine(new org.metaroce.cli.faults.FaultsCommand()));
+        cl.addSubcommand("stat", new CommandLine(new org.metaroce.cli.stat.StatCommand()));
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             final PrintWriter err = commandLine.getErr();
             if (ex instanceof BenchException) {
