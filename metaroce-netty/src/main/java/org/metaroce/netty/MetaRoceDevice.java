@@ -59,6 +59,10 @@ public final class MetaRoceDevice implements AutoCloseable {
     private final DriverCounters counters;
     /** The counters file's writer, or null; set once open, then used by the owning thread only. */
     private volatile CounterPublisher counterPublisher;
+    /** Records received packets when a capture is configured, else null. */
+    private final CapturingEndpoint capturingEndpoint;
+    /** Records sent packets when a capture is configured, else null; set once the sockets are bound. */
+    private volatile CapturingSink capturingSink;
     private final ManyToOneConcurrentArrayQueue<Runnable> commands;
     private final Consumer<Runnable> commandRunner = this::runCommand;
     private final ManualIoEventLoop eventLoop;
@@ -111,7 +115,10 @@ public final class MetaRoceDevice implements AutoCloseable {
         this.endpoint.peerDirectory(peers);
         this.counters = new DriverCounters(config.entropyPortCount());
         this.commands = new ManyToOneConcurrentArrayQueue<>(config.commandQueueCapacity());
-        this.receiver = new ReceiveDispatcher(endpoint, peers, counters);
+        final PcapWriter capture = config.observability().capture();
+        this.capturingEndpoint = capture != null && config.observability().captureReceived()
+            ? new CapturingEndpoint(endpoint, capture, peers) : null;
+        this.receiver = new ReceiveDispatcher(capturingEndpoint != null ? capturingEndpoint : endpoint, peers, counters);
         if (config.inboundFaults() != null) {
             receiver.injectFaults(config.inboundFaults(), config.maxDatagramBytes());
         }
@@ -155,6 +162,12 @@ public final class MetaRoceDevice implements AutoCloseable {
             default -> throw new IllegalArgumentException("unknown threading mode " + mode);
         }
         counterPublisher = openCounterFile();
+        if (capture != null) {
+            if (capturingEndpoint != null) {
+                capturingEndpoint.localAddress(localAddress);
+            }
+            capturingSink = new CapturingSink(capture, peers, localAddress, entropyPorts);
+        }
         LOG.debug("opened {} device on {} with entropy ports {} ({}, gso={}, gro={}, receive path {})", mode,
             localAddress, java.util.Arrays.toString(entropyPorts), transport, gsoActive, config.gro(), receivePath);
     }
@@ -653,7 +666,8 @@ public final class MetaRoceDevice implements AutoCloseable {
         final long nowNs = System.nanoTime();
         sink.beginCycle();
         try {
-            work += endpoint.poll(nowNs, sink);
+            final CapturingSink capturing = capturingSink;
+            work += endpoint.poll(nowNs, capturing == null ? sink : capturing.wrap(sink));
         } catch (final Throwable t) {
             counters.increment(DriverCounter.ENGINE_ERRORS);
             logError("endpoint.poll threw", t);

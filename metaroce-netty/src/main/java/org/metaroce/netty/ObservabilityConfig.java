@@ -17,6 +17,8 @@ public final class ObservabilityConfig {
     private Path countersBase;
     private long countersIntervalNs = DEFAULT_COUNTERS_INTERVAL_NS;
     private int countersCapacity = DEFAULT_COUNTERS_CAPACITY;
+    private PcapWriter capture;
+    private boolean captureReceived = true;
 
     /** @return whether the device writes a counters file */
     public boolean counters() {
@@ -81,6 +83,33 @@ public final class ObservabilityConfig {
                 + capacity);
         }
         this.countersCapacity = capacity;
+        return this;
+    }
+
+    /** @return where the device records its packets, or null (no capture: the default) */
+    public PcapWriter capture() {
+        return capture;
+    }
+
+    /** @return whether received packets are recorded too (else only those the device sends) */
+    public boolean captureReceived() {
+        return captureReceived;
+    }
+
+    /**
+     * Records every MetaRoCE packet the device sends, and with {@code received} every one it
+     * receives, into {@code writer}: one record per packet as on the wire (GSO batches appear as
+     * their segments). The caller owns the writer and closes it after the device. Devices sharing
+     * a writer (both ends in one process) record only what they send, so that each packet appears
+     * once.
+     *
+     * @param writer the capture file, or null for none
+     * @param received whether to record received packets too
+     * @return this
+     */
+    public ObservabilityConfig capture(final PcapWriter writer, final boolean received) {
+        this.capture = writer;
+        this.captureReceived = received;
         return this;
     }
 }

@@ -13,6 +13,7 @@ import org.metaroce.netty.QpCounter;
 /** Renders samples of a process's counters files: a text table with rates, or one JSON document. */
 final class StatView {
     private static final QpState[] STATES = QpState.values();
+    private static final String STATE_SUFFIX = " " + QpCounter.STATE.name();
 
     private final Pattern filter;
     private final boolean showZeros;
@@ -47,25 +48,56 @@ final class StatView {
             final CounterSample before = previous.get(s.file);
             b.append("== ").append(s.description).append("  (published ").append(Math.max(0, nowMs - s.heartbeatMs))
                 .append(" ms ago)\n");
-            b.append(String.format(Locale.ROOT, "  %-44s %18s %16s%n", "COUNTER", "VALUE", "RATE/s"));
+            row(b, "COUNTER", "VALUE", "RATE/s");
             for (final CounterSample.Counter c : s.counters) {
                 if (!shown(c)) {
                     continue;
                 }
                 final double rate = s.ratePerSecond(before, c);
-                b.append(String.format(Locale.ROOT, "  %-44s %18s %16s%n", c.label(), format(c),
-                    Double.isNaN(rate) ? "" : String.format(Locale.ROOT, "%,.0f", rate)));
+                row(b, c.label(), format(c), Double.isNaN(rate) ? "" : grouped(Math.round(rate)));
             }
         }
         return b.toString();
     }
 
+    /** One line: label left-aligned in 44 columns, value in 18 and rate in 16 right-aligned (no String.format: a refresh stays cheap). */
+    private static void row(final StringBuilder b, final String label, final String value, final String rate) {
+        b.append("  ").append(label);
+        pad(b, 44 - label.length() + 1 + 18 - value.length());
+        b.append(value);
+        pad(b, 1 + 16 - rate.length());
+        b.append(rate).append('\n');
+    }
+
+    private static void pad(final StringBuilder b, final int n) {
+        for (int i = 0; i < n; i++) {
+            b.append(' ');
+        }
+    }
+
     private static String format(final CounterSample.Counter c) {
-        if (c.type() == CounterType.QP_GAUGE && c.label().endsWith(" " + QpCounter.STATE.name())
+        if (c.type() == CounterType.QP_GAUGE && c.label().endsWith(STATE_SUFFIX)
             && c.value() >= 0 && c.value() < STATES.length) {
             return STATES[(int) c.value()].name();
         }
-        return String.format(Locale.ROOT, "%,d", c.value());
+        return grouped(c.value());
+    }
+
+    /** @return the value with thousands separated by commas */
+    static String grouped(final long value) {
+        final String text = Long.toString(value);
+        final String digits = value < 0 ? text.substring(1) : text;
+        final StringBuilder b = new StringBuilder(digits.length() + digits.length() / 3 + 1);
+        if (value < 0) {
+            b.append('-');
+        }
+        for (int i = 0; i < digits.length(); i++) {
+            if (i > 0 && (digits.length() - i) % 3 == 0) {
+                b.append(',');
+            }
+            b.append(digits.charAt(i));
+        }
+        return b.toString();
     }
 
     /**

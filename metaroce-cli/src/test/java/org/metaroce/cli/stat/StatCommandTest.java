@@ -108,6 +108,15 @@ class StatCommandTest {
         }
     }
 
+    @Test
+    void valuesAreGroupedByThousands() {
+        assertThat(StatView.grouped(0)).isEqualTo("0");
+        assertThat(StatView.grouped(999)).isEqualTo("999");
+        assertThat(StatView.grouped(1_234_567)).isEqualTo("1,234,567");
+        assertThat(StatView.grouped(-1000)).isEqualTo("-1,000");
+        assertThat(StatView.grouped(Long.MIN_VALUE)).isEqualTo("-9,223,372,036,854,775,808");
+    }
+
     private static void patchPid(final Path file, final long pid) throws Exception {
         try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
             java.nio.file.StandardOpenOption.WRITE)) {
