@@ -40,12 +40,14 @@ import org.metaroce.netty.Transport;
  * @param countersJson print them as one JSON line per end instead of text
  * @param qpTimeoutNs each queue pair's TIMEOUT and retransmission timer floor
  * @param retryTimeoutNs each queue pair's RETRY_TIMEOUT [REL-060], 0 for none
+ * @param capture the packet capture (--pcap), or null
  */
 record BenchConfig(TestKind kind, int size, long iterations, long durationNs, long marginNs, long warmup, int qps, int mtu,
                    int paths, int txDepth, int rxDepth, boolean verify, boolean json, Transport transport,
                    Mode mode, Idle idle, InetAddress bind, InetSocketAddress server, int port, boolean loopback,
                    int loopbackThreads, long connectTimeoutNs, boolean gso, int burst, boolean gro, boolean compareSwap,
-                   boolean progress, boolean counters, boolean countersJson, long qpTimeoutNs, long retryTimeoutNs) {
+                   boolean progress, boolean counters, boolean countersJson, long qpTimeoutNs, long retryTimeoutNs,
+                   Capture capture) {
 
     /**
      * Retransmission timeout before a queue pair's first RTT sample (its TIMEOUT attribute): at

@@ -192,6 +192,12 @@ final class PerfCommand implements Callable<Integer> {
             + "{\"counters\":\"client\",\"outcome\":\"ok|failed\",\"retransmits\":N,\"endpoint\":{...},...}.")
     boolean countersJson;
 
+    @Option(names = "--pcap", paramLabel = "FILE",
+        description = "Record every MetaRoCE packet of this end (with --loopback: of both ends) into a pcap file, one "
+            + "record per packet as on the wire, for Wireshark with docs/wireshark/metaroce.lua. Stops recording "
+            + "at 256 MiB.")
+    java.nio.file.Path pcap;
+
     PerfCommand(final TestKind kind) {
         this.kind = kind;
     }
@@ -383,7 +389,7 @@ final class PerfCommand implements Callable<Integer> {
             rxDepth, verify, json, concrete, resolvedMode, resolvedIdle, bindAddress, server, port, loopback, threads,
             (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters || countersJson,
             countersJson || counters && json,
-            4096L << qpTimeoutExponent, (long) (retryTimeout * 1e9));
+            4096L << qpTimeoutExponent, (long) (retryTimeout * 1e9), pcap == null ? null : Capture.open(pcap, loopback));
     }
 
     // ------------------------------------------------------------------ running
@@ -391,6 +397,16 @@ final class PerfCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         final BenchConfig config = resolve();
+        try {
+            return callWith(config);
+        } finally {
+            if (config.capture() != null) {
+                config.capture().close(spec.commandLine().getErr());
+            }
+        }
+    }
+
+    private Integer callWith(final BenchConfig config) {
         // The benchmark threads drive their devices in INVOKER mode and so run Netty's send and
         // receive paths: on a FastThreadLocalThread Netty's object pools (Recycler) work from fast
         // thread-locals instead of missing, which cut the echo side's allocation to about a third.
