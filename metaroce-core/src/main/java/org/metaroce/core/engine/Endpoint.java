@@ -36,6 +36,7 @@ public final class Endpoint implements DatagramEndpoint {
     private final EndpointCounters counters = new EndpointCounters();
     private final AsyncEvents asyncEvents = new AsyncEvents(1024);
     private final WireCounters wireCounters = new WireCounters();
+    private final EventTrace trace = new EventTrace(EventTrace.DEFAULT_CAPACITY);
     private final PacketValidator validator = new PacketValidator(wireCounters);
     private final PacketWriter writer = new PacketWriter();
     private final MemoryKeySpace keySpace;
@@ -100,6 +101,16 @@ public final class Endpoint implements DatagramEndpoint {
                 qp.enterError(AsyncEventType.QP_FATAL);
             }
         }
+    }
+
+    /** @return the trace of what the queue pairs did (owning thread) */
+    public EventTrace trace() {
+        return trace;
+    }
+
+    /** @return the latest time the endpoint was given: its notion of now */
+    long nowNs() {
+        return latestNs;
     }
 
     /** @return counters of the wire-format checks, per drop reason */

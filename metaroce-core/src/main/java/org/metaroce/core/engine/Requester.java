@@ -395,6 +395,7 @@ final class Requester {
             }
             counters.increment(slotLossCause[s]);
             retransmits++;
+            qp.trace(nowNs, TraceEvent.RETRANSMIT, psn, slotLossCause[s].ordinal(), slotTransmissions[s], window);
             fullWindowRetransmitAllowed = false;
             if (slotLossCause[s] == EndpointCounter.RETRANSMITS_RNR) {
                 slotRnrRetransmissions[s]++;
@@ -769,6 +770,7 @@ final class Requester {
                 final int units = NackHeader.rnrTimer(buffer, nackOffset);
                 final long delay = units == 0 ? qp.minRnrTimerNs() : units * 10_000L;
                 rnrResumeNs = Math.min(rnrResumeNs, nowNs + delay);
+                qp.trace(nowNs, TraceEvent.RNR_NACK, psn, consecutiveRnr, 0, delay);
             }
             case REMOTE_ACCESS, INVALID_REQUEST, REMOTE_OPERATION -> {
                 qp.recordFailure("the peer refused the request at PSN " + Integer.toUnsignedString(psn) + " with NACK "
@@ -1140,6 +1142,7 @@ final class Requester {
             }
             rtt.onTimeout();
             qp.congestionControl().onRetransmitTimeout(nowNs);
+            qp.trace(nowNs, TraceEvent.RTO_EXPIRED, sndUna, consecutiveTimeouts, inFlight, rtt.rtoNs());
             // Only the oldest outstanding packet is retransmitted [REL-028]. On a host that was
             // descheduled the others are usually late, not lost: their ACKs then show the expiry
             // was spurious [REL-058]; if instead the retransmission is acknowledged first, the
@@ -1173,6 +1176,7 @@ final class Requester {
         final long probe = nextTailProbeNs(rto);
         if (probe > 0 && nowNs >= tailProbeBaseNs() + probe) {
             tailProbes++;
+            qp.trace(nowNs, TraceEvent.TAIL_PROBE, sndUna, tailProbes, 0, 0);
             if (slotKind[sndUna & windowMask] == KIND_READ && slotState[sndUna & windowMask] == IN_FLIGHT) {
                 // The oldest outstanding READ has no response: its request is the likely loss, and
                 // the responder holds every later READ behind it (OPS-024), so a probe of the newest
@@ -1337,6 +1341,7 @@ final class Requester {
         if (wqe.error == null) {
             wqe.error = status;
         }
+        qp.trace(TraceEvent.WR_FAILED, sndUna, status.ordinal(), 0, 0);
         qp.enterError(AsyncEventType.QP_FATAL);
     }
 
