@@ -54,6 +54,7 @@ public final class Metaroce implements Runnable {
         cl.addSubcommand("sim", new CommandLine(new org.metaroce.cli.sim.SimCommand()));
         cl.addSubcommand("faults", new CommandLine(new org.metaroce.cli.faults.FaultsCommand()));
         cl.addSubcommand("stat", new CommandLine(new org.metaroce.cli.stat.StatCommand()));
+        cl.addSubcommand("trace", new CommandLine(new org.metaroce.cli.stat.TraceCommand()));
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             final PrintWriter err = commandLine.getErr();
             if (ex instanceof BenchException) {

@@ -17,6 +17,7 @@ import org.agrona.concurrent.SystemEpochClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersManager;
 import org.agrona.concurrent.status.CountersReader;
+import org.metaroce.core.engine.EventTrace;
 
 /**
  * A device's counters file: a memory-mapped file holding a small header and an Agrona counters
@@ -31,10 +32,17 @@ import org.agrona.concurrent.status.CountersReader;
  *  16  long  pid of the writing process
  *  24  long  epoch ms the file was created
  *  32  long  epoch ms of the latest publication (a reader's "last update")
- *  40  int   length of the description (ASCII), which follows at 44 (at most 980 bytes)
+ *  40  int   length of the description (ASCII), which follows at 64 (at most 960 bytes)
+ *  44  int   trace capacity, records (a power of two; 0: no trace)
+ *  48  long  trace position: records written so far, stored with release after the records
  * 1024       counters metadata buffer ({@link CountersReader#METADATA_LENGTH} per counter)
  *            counters values buffer ({@link CountersReader#COUNTER_LENGTH} per counter)
+ *            trace ring: record {@code n} at {@code (n % capacity) * EventTrace.RECORD_BYTES}
  * </pre>
+ *
+ * <p>The trace ring holds copies of the engine's {@code EventTrace} records; a reader copies the
+ * records it wants, then re-reads the position: records older than position - capacity may have
+ * been overwritten meanwhile and are discarded.
  *
  * <p>Writer: {@link #create}, owned by one thread. Readers: {@link #map}, any process.
  */
@@ -54,7 +62,9 @@ public final class CounterFile implements AutoCloseable {
     private static final int START_MS_OFFSET = 24;
     private static final int HEARTBEAT_MS_OFFSET = 32;
     private static final int DESCRIPTION_LENGTH_OFFSET = 40;
-    private static final int DESCRIPTION_OFFSET = 44;
+    private static final int TRACE_CAPACITY_OFFSET = 44;
+    private static final int TRACE_POSITION_OFFSET = 48;
+    private static final int DESCRIPTION_OFFSET = 64;
     private static final int MAX_DESCRIPTION_LENGTH = HEADER_LENGTH - DESCRIPTION_OFFSET;
 
     private final Path path;
@@ -62,6 +72,8 @@ public final class CounterFile implements AutoCloseable {
     private final UnsafeBuffer header;
     private final CountersReader reader;
     private final CountersManager manager;
+    private final UnsafeBuffer trace;
+    private final int traceCapacity;
     private boolean closed;
 
     private CounterFile(final Path path, final MappedByteBuffer mapped, final boolean writer) {
@@ -72,6 +84,9 @@ public final class CounterFile implements AutoCloseable {
         final int valuesLength = header.getInt(VALUES_LENGTH_OFFSET);
         final AtomicBuffer metadata = new UnsafeBuffer(mapped, HEADER_LENGTH, metadataLength);
         final AtomicBuffer values = new UnsafeBuffer(mapped, HEADER_LENGTH + metadataLength, valuesLength);
+        traceCapacity = header.getInt(TRACE_CAPACITY_OFFSET);
+        trace = new UnsafeBuffer(mapped, HEADER_LENGTH + metadataLength + valuesLength,
+            traceCapacity * EventTrace.RECORD_BYTES);
         if (writer) {
             // Freed counter ids are reused at once: the writer frees a QP's counters only after
             // it published their final values, and a reader sees the slot relabelled.
@@ -94,12 +109,32 @@ public final class CounterFile implements AutoCloseable {
      * @throws UncheckedIOException if the file cannot be created
      */
     public static CounterFile create(final Path path, final int capacity, final String description) {
+        return create(path, capacity, 0, description);
+    }
+
+    /**
+     * Creates (replacing any old one) and maps a counters file with room for {@code capacity}
+     * counters and a trace ring of {@code traceCapacity} records, and marks it ready.
+     *
+     * @param path where
+     * @param capacity how many counters it holds
+     * @param traceCapacity trace records it holds: 0 or a power of two
+     * @param description what the file describes (e.g. the device's address), ASCII
+     * @return the writer's view
+     * @throws UncheckedIOException if the file cannot be created
+     */
+    public static CounterFile create(final Path path, final int capacity, final int traceCapacity,
+                                     final String description) {
         if (capacity < 1) {
             throw new IllegalArgumentException("capacity must be at least 1: " + capacity);
         }
+        if (traceCapacity < 0 || traceCapacity > 0 && !BitUtil.isPowerOfTwo(traceCapacity)) {
+            throw new IllegalArgumentException("trace capacity must be 0 or a power of two: " + traceCapacity);
+        }
         final int metadataLength = capacity * CountersReader.METADATA_LENGTH;
         final int valuesLength = capacity * CountersReader.COUNTER_LENGTH;
-        final long length = (long) HEADER_LENGTH + metadataLength + valuesLength;
+        final long length = (long) HEADER_LENGTH + metadataLength + valuesLength
+            + (long) traceCapacity * EventTrace.RECORD_BYTES;
         try {
             Files.deleteIfExists(path);
             final MappedByteBuffer mapped;
@@ -114,6 +149,7 @@ public final class CounterFile implements AutoCloseable {
             header.putInt(MAGIC_OFFSET, MAGIC);
             header.putInt(METADATA_LENGTH_OFFSET, metadataLength);
             header.putInt(VALUES_LENGTH_OFFSET, valuesLength);
+            header.putInt(TRACE_CAPACITY_OFFSET, traceCapacity);
             header.putLong(PID_OFFSET, ProcessHandle.current().pid());
             final long now = System.currentTimeMillis();
             header.putLong(START_MS_OFFSET, now);
@@ -160,7 +196,7 @@ public final class CounterFile implements AutoCloseable {
                 : " has layout version " + version + ", this reader knows " + VERSION));
         }
         final long needed = (long) HEADER_LENGTH + header.getInt(METADATA_LENGTH_OFFSET)
-            + header.getInt(VALUES_LENGTH_OFFSET);
+            + header.getInt(VALUES_LENGTH_OFFSET) + (long) header.getInt(TRACE_CAPACITY_OFFSET) * EventTrace.RECORD_BYTES;
         if (needed > mapped.capacity() || !BitUtil.isAligned(header.getInt(METADATA_LENGTH_OFFSET),
             CountersReader.METADATA_LENGTH)) {
             IoUtil.unmap(mapped);
@@ -185,6 +221,68 @@ public final class CounterFile implements AutoCloseable {
             throw new IllegalStateException("a reader's view cannot allocate counters");
         }
         return manager;
+    }
+
+    /** @return trace records the ring holds (0: the file has no trace) */
+    public int traceCapacity() {
+        return traceCapacity;
+    }
+
+    /** @return trace records written so far (the next record's sequence number) */
+    public long tracePosition() {
+        return header.getLongVolatile(TRACE_POSITION_OFFSET);
+    }
+
+    /**
+     * Copies trace records {@code from} (inclusive) to the current position into {@code into}, as
+     * long as they were not overwritten while being copied.
+     *
+     * @param from sequence number of the first record wanted
+     * @param into receives each record: a buffer and the record's offset in it, with its sequence number
+     * @return the sequence number after the last record copied (pass it as {@code from} next time)
+     */
+    public long readTrace(final long from, final TraceRecordConsumer into) {
+        if (traceCapacity == 0) {
+            return from;
+        }
+        final long end = tracePosition();
+        final long start = Math.max(from, end - traceCapacity);
+        final UnsafeBuffer copy = new UnsafeBuffer(new byte[(int) (end - start) * EventTrace.RECORD_BYTES]);
+        for (long n = start; n < end; n++) {
+            copy.putBytes((int) (n - start) * EventTrace.RECORD_BYTES, trace,
+                (int) (n & (traceCapacity - 1)) * EventTrace.RECORD_BYTES, EventTrace.RECORD_BYTES);
+        }
+        // Records the writer may have overwritten while they were being copied are dropped.
+        final long valid = Math.max(start, tracePosition() - traceCapacity);
+        for (long n = valid; n < end; n++) {
+            into.accept(n, copy, (int) (n - start) * EventTrace.RECORD_BYTES);
+        }
+        return end;
+    }
+
+    /** Receives trace records read from a {@link CounterFile}. */
+    @FunctionalInterface
+    public interface TraceRecordConsumer {
+        /**
+         * @param sequence the record's sequence number
+         * @param buffer holds the record (in {@link EventTrace}'s layout)
+         * @param offset where
+         */
+        void accept(long sequence, org.agrona.DirectBuffer buffer, int offset);
+    }
+
+    /**
+     * Writer: appends a record copied from an engine's trace ring (the position moves with
+     * {@link #publishTrace}).
+     */
+    void putTraceRecord(final long sequence, final org.agrona.DirectBuffer source, final int offset) {
+        trace.putBytes((int) (sequence & (traceCapacity - 1)) * EventTrace.RECORD_BYTES, source, offset,
+            EventTrace.RECORD_BYTES);
+    }
+
+    /** Writer: makes records before {@code position} visible to readers. */
+    void publishTrace(final long position) {
+        header.putLongRelease(TRACE_POSITION_OFFSET, position);
     }
 
     /** @return pid of the process that writes the file */

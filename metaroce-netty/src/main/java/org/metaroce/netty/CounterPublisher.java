@@ -11,6 +11,7 @@ import org.metaroce.core.engine.ConnectionManagerHandler;
 import org.metaroce.core.engine.Endpoint;
 import org.metaroce.core.engine.EndpointCounter;
 import org.metaroce.core.engine.EndpointCounters;
+import org.metaroce.core.engine.EventTrace;
 import org.metaroce.core.engine.QueuePair;
 import org.metaroce.core.wire.DropReason;
 import org.metaroce.core.wire.WireCounters;
@@ -48,6 +49,7 @@ final class CounterPublisher implements AutoCloseable {
     private ConnectionManager cm;
     private int[] cmIds;
     private long lastPublishNs;
+    private long traceCopied;
     private boolean dirty;
     private long epoch;
     private boolean closed;
@@ -78,7 +80,7 @@ final class CounterPublisher implements AutoCloseable {
     CounterPublisher(final Path path, final int capacity, final String description, final Endpoint endpoint,
                      final DriverCounters driver, final int[] entropyPorts, final int endpointPort,
                      final long intervalNs) {
-        this.file = CounterFile.create(path, capacity, description);
+        this.file = CounterFile.create(path, capacity, endpoint.trace().capacity(), description);
         this.manager = file.manager();
         this.endpoint = endpoint;
         this.driver = driver;
@@ -165,7 +167,23 @@ final class CounterPublisher implements AutoCloseable {
         }
         publishConnectionManager();
         publishQueuePairs();
+        publishTrace();
         file.heartbeat(System.currentTimeMillis());
+    }
+
+    /** Copies the engine's trace records written since the last publication (those not yet overwritten). */
+    private void publishTrace() {
+        final EventTrace trace = endpoint.trace();
+        final long end = trace.position();
+        if (end == traceCopied) {
+            return;
+        }
+        final int capacity = trace.capacity();
+        for (long n = Math.max(traceCopied, end - capacity); n < end; n++) {
+            file.putTraceRecord(n, trace.buffer(), (int) (n & (capacity - 1)) * EventTrace.RECORD_BYTES);
+        }
+        traceCopied = end;
+        file.publishTrace(end);
     }
 
     private void publishConnectionManager() {

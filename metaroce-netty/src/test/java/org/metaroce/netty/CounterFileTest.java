@@ -50,6 +50,14 @@ class CounterFileTest {
                 // The QP appears with the next publication, in RTS.
                 awaitValue(counters, qpPrefix + "STATE", QpState.RTS.ordinal());
                 assertThat(value(counters, "engine REQUEST_PACKETS_OUT")).isZero();
+                // The trace ring: A's QP went INIT, RTR, RTS.
+                final java.util.List<String> events = new java.util.ArrayList<>();
+                final long end = reader.readTrace(0, (n, buffer, offset) ->
+                    events.add(org.metaroce.core.engine.EventTrace.describe(buffer, offset, 0)));
+                assertThat(end).isEqualTo(events.size());
+                assertThat(events).filteredOn(e -> e.contains(String.format("QP 0x%06x", qpn)))
+                    .extracting(e -> e.substring(e.indexOf("STATE"))).containsExactly("STATE INIT", "STATE RTR", "STATE RTS");
+                assertThat(reader.readTrace(end, (n, buffer, offset) -> events.add("more"))).isEqualTo(end);
 
                 final int length = 1 << 20;
                 final int status = p.a.device.call(ep -> p.a.qp.postSend(new SendRequest(1).wrId(9)

@@ -149,7 +149,7 @@ public final class StatCommand implements Callable<Integer> {
     }
 
     /** Maps files that appeared (devices opened) and drops those that went (devices closed). */
-    private static void refresh(final Path processDir, final Map<Path, CounterFile> files) {
+    static void refresh(final Path processDir, final Map<Path, CounterFile> files) {
         final List<Path> present = CounterDirectory.files(processDir);
         files.entrySet().removeIf(e -> {
             if (!present.contains(e.getKey())) {
@@ -177,7 +177,7 @@ public final class StatCommand implements Callable<Integer> {
         return samples;
     }
 
-    private static List<Long> liveProcesses(final Path dir) {
+    static List<Long> liveProcesses(final Path dir) {
         final List<Long> live = new ArrayList<>();
         for (final long p : CounterDirectory.processes(dir)) {
             if (writerAlive(CounterDirectory.forProcess(dir, p))) {

@@ -109,6 +109,35 @@ class StatCommandTest {
     }
 
     @Test
+    void traceShowsTheStateChangesOfAQueuePair() throws Exception {
+        try (MetaRoceDevice a = device()) {
+            final int qpn = a.call(ep -> {
+                final org.metaroce.core.verbs.CompletionQueue cq = ep.createCompletionQueue(16);
+                final org.metaroce.core.engine.QueuePair qp = ep.createQueuePair(ep.allocateProtectionDomain(), cq, cq,
+                    org.metaroce.core.engine.QueuePairCapabilities.defaults());
+                qp.modify(org.metaroce.core.verbs.QpState.INIT, new org.metaroce.core.verbs.QpAttributes().port(1)
+                    .accessFlags(org.metaroce.core.verbs.AccessFlags.ALL));
+                return qp.qpn();
+            });
+            final String expected = String.format("QP 0x%06x STATE INIT", qpn);
+            Run r = null;
+            final long deadline = System.nanoTime() + 5_000_000_000L;
+            while (System.nanoTime() - deadline < 0) {
+                r = run("trace", "--dir", base.toString(), "--qp", String.format("0x%x", qpn), Long.toString(PID));
+                if (r.out().contains(expected)) {
+                    break;
+                }
+                Thread.sleep(20);
+            }
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(r.out()).contains(expected).contains("+0.000 ms");
+            // Another QP number: nothing.
+            assertThat(run("trace", "--dir", base.toString(), "--qp", Integer.toString(qpn + 1), Long.toString(PID))
+                .out()).doesNotContain("STATE");
+        }
+    }
+
+    @Test
     void valuesAreGroupedByThousands() {
         assertThat(StatView.grouped(0)).isEqualTo("0");
         assertThat(StatView.grouped(999)).isEqualTo("999");
