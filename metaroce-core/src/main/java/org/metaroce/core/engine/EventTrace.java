@@ -71,6 +71,19 @@ public final class EventTrace {
         position++;
     }
 
+    /**
+     * Records a connection-manager event of a QP's connection (the manager lives outside this
+     * package). Owning thread; allocates nothing.
+     *
+     * @param timeNs when
+     * @param qpn the connection's queue pair, or 0 before it has one
+     * @param cmEventType the {@code CmEventType} ordinal
+     * @param reason the event's reason code
+     */
+    public void recordConnectionEvent(final long timeNs, final int qpn, final int cmEventType, final int reason) {
+        record(timeNs, qpn, TraceEvent.CM_EVENT, 0, cmEventType, reason, 0);
+    }
+
     /** @return records written since the endpoint started (the next record's sequence number) */
     public long position() {
         return position;

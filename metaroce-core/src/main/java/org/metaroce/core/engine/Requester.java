@@ -711,10 +711,14 @@ final class Requester {
         provenPsn = sndUna - 1;
         if (echoMatches && echoedPath == slotPath[trigger & windowMask]) {
             // Only feedback about the transmission it came from is attributed to a path [MP-005].
+            final double weight = weightOf(echoedPath);
             qp.paths().onFeedback(nowNs, echoedPath, sample, ecnEcho);
+            tracePenalty(nowNs, echoedPath, weight, TraceEvent.CAUSE_FEEDBACK);
         }
         if (delivered > 0 || ceSeen) {
+            final int window = qp.congestionControl().windowPackets();
             qp.congestionControl().onAck(nowNs, delivered, sample, ceSeen, echoedPath);
+            traceWindow(nowNs, window, TraceEvent.CAUSE_ECN);
         }
         afterDelivery(nowNs, delivered);
     }
@@ -733,8 +737,10 @@ final class Requester {
                 if (slotState[s] == IN_FLIGHT) {
                     markLost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
                     slotTrimmedTransmissions[s]++;
+                    final double weight = weightOf(slotPath[s]);
                     qp.paths().onTrim(nowNs, slotPath[s]);
-                    qp.congestionControl().onLoss(nowNs, slotPath[s], true);
+                    tracePenalty(nowNs, slotPath[s], weight, TraceEvent.CAUSE_TRIM);
+                    onLoss(nowNs, slotPath[s], true);
                     // The responder is reachable and the packet goes out again at once: the
                     // retransmission timer restarts, but the retry count is not reset [REL-036].
                     progressNs = nowNs;
@@ -789,7 +795,7 @@ final class Requester {
                     }
                 }
                 if (any) {
-                    qp.congestionControl().onLoss(nowNs, slotPath[s], false);
+                    onLoss(nowNs, slotPath[s], false);
                 }
             }
             default -> {
@@ -1043,9 +1049,9 @@ final class Requester {
                 markLost(psn, EndpointCounter.RETRANSMITS_LOSS_DETECTED);
                 if (slotKind[s] != KIND_READ) {
                     // READ_RESPONSEs travel on the responder's paths, not ours [MP-008].
-                    qp.paths().onLoss(nowNs, slotPath[s]);
+                    penalise(nowNs, slotPath[s]);
                 }
-                qp.congestionControl().onLoss(nowNs, slotPath[s], false);
+                onLoss(nowNs, slotPath[s], false);
                 episode = true;
             } else if (lostAt < lossCheckDeadlineNs) {
                 lossCheckDeadlineNs = lostAt;
@@ -1141,7 +1147,9 @@ final class Requester {
                 return;
             }
             rtt.onTimeout();
+            final int window = qp.congestionControl().windowPackets();
             qp.congestionControl().onRetransmitTimeout(nowNs);
+            traceWindow(nowNs, window, TraceEvent.CAUSE_RTO);
             qp.trace(nowNs, TraceEvent.RTO_EXPIRED, sndUna, consecutiveTimeouts, inFlight, rtt.rtoNs());
             // Only the oldest outstanding packet is retransmitted [REL-028]. On a host that was
             // descheduled the others are usually late, not lost: their ACKs then show the expiry
@@ -1160,7 +1168,7 @@ final class Requester {
                         markRequestLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
                     }
                     if (slotKind[s] != KIND_READ) {
-                        qp.paths().onLoss(nowNs, slotPath[s]);
+                        penalise(nowNs, slotPath[s]);
                     }
                     if (!goBackN) {
                         break;
@@ -1337,6 +1345,41 @@ final class Requester {
     }
 
     /** Ends the QP with {@code status} on {@code wqe}: the QP goes to ERR, which flushes the rest. */
+    /** A loss to the congestion control; a window it shrinks goes to the trace. */
+    private void onLoss(final long nowNs, final int pathId, final boolean trimmed) {
+        final int window = qp.congestionControl().windowPackets();
+        qp.congestionControl().onLoss(nowNs, pathId, trimmed);
+        traceWindow(nowNs, window, trimmed ? TraceEvent.CAUSE_TRIM : TraceEvent.CAUSE_LOSS);
+    }
+
+    /** A loss attributed to a path; the penalty goes to the trace. */
+    private void penalise(final long nowNs, final int pathId) {
+        final double weight = weightOf(pathId);
+        qp.paths().onLoss(nowNs, pathId);
+        tracePenalty(nowNs, pathId, weight, TraceEvent.CAUSE_LOSS);
+    }
+
+    /** Traces a window a congestion signal shrank (growth on ACKs is not traced: it would flood the ring). */
+    private void traceWindow(final long nowNs, final int before, final int cause) {
+        final int after = qp.congestionControl().windowPackets();
+        if (after < before) {
+            qp.trace(nowNs, TraceEvent.CWND_REDUCED, sndUna, before, after, cause);
+        }
+    }
+
+    /** Traces a path whose weight a signal lowered. */
+    private void tracePenalty(final long nowNs, final int pathId, final double before, final int cause) {
+        final double after = weightOf(pathId);
+        if (after < before) {
+            qp.trace(nowNs, TraceEvent.PATH_PENALTY, 0, pathId, (int) Math.round(after * 1000), cause);
+        }
+    }
+
+    /** @return a path's weight, 1 for an id the selector does not know (it ignores signals about those) */
+    private double weightOf(final int pathId) {
+        return pathId >= 0 && pathId < qp.paths().pathCount() ? qp.paths().weight(pathId) : 1.0;
+    }
+
     private void fail(final SendWqe wqe, final WcStatus status) {
         if (wqe.error == null) {
             wqe.error = status;

@@ -21,7 +21,27 @@ public enum TraceEvent {
     /** The peer stopped answering keepalives: a = probes sent, c = silence in ns. */
     PEER_DEAD,
     /** A work request failed: a = the {@code WcStatus} ordinal. */
-    WR_FAILED;
+    WR_FAILED,
+    /** A congestion signal shrank the window: psn = oldest unacknowledged, a = before, b = after (packets), c = the cause ({@link #CAUSE_LOSS}...). */
+    CWND_REDUCED,
+    /** A path's weight dropped: a = the Path ID, b = its weight after, in thousandths, c = the cause. */
+    PATH_PENALTY,
+    /** A connection-manager event for the connection of this QP: a = the {@code CmEventType} ordinal, b = the reason code. */
+    CM_EVENT;
+
+    /** Cause of a window or path penalty: a loss (RACK, NACK, go-back-N). */
+    public static final int CAUSE_LOSS = 0;
+    /** Cause: a trimmed packet. */
+    public static final int CAUSE_TRIM = 1;
+    /** Cause: the retransmission timer. */
+    public static final int CAUSE_RTO = 2;
+    /** Cause: ECN marks or a CNP. */
+    public static final int CAUSE_ECN = 3;
+    /** Cause: RTT or ECN feedback about a path (slow or marked). */
+    public static final int CAUSE_FEEDBACK = 4;
+    private static final String[] CAUSES = {"loss", "trim", "RTO", "ECN", "slow or marked path"};
+    private static final String[] CM_EVENTS = {"CONNECT_REQUEST", "ESTABLISHED", "REJECTED", "UNREACHABLE",
+        "CONNECT_ERROR", "DISCONNECTED", "TIMEWAIT_EXIT"};
 
     private static final TraceEvent[] VALUES = values();
     private static final QpState[] STATES = QpState.values();
@@ -55,7 +75,16 @@ public enum TraceEvent {
             case RNR_NACK -> "RNR_NACK psn " + p + " (episode " + a + ", resend in " + c / 1000 + " us)";
             case PEER_DEAD -> "PEER_DEAD (" + a + " keepalives unanswered, silent " + c / 1_000_000 + " ms)";
             case WR_FAILED -> "WR_FAILED psn " + p + " (" + name(STATUSES, a) + ")";
+            case CWND_REDUCED -> "CWND_REDUCED " + a + " -> " + b + " packets (" + cause(c) + ", psn " + p + ")";
+            case PATH_PENALTY -> String.format(java.util.Locale.ROOT, "PATH_PENALTY path %d weight %.3f (%s)", a,
+                b / 1000.0, cause(c));
+            case CM_EVENT -> "CM_EVENT " + (a >= 0 && a < CM_EVENTS.length ? CM_EVENTS[a] : Integer.toString(a))
+                + " (reason " + b + ")";
         };
+    }
+
+    private static String cause(final long c) {
+        return c >= 0 && c < CAUSES.length ? CAUSES[(int) c] : Long.toString(c);
     }
 
     private static <T extends Enum<T>> String name(final T[] values, final int ordinal) {

@@ -46,6 +46,32 @@ class EventTraceTest {
     }
 
     @Test
+    void aLossyTransferTracesItsRetransmissionsWindowCutsAndPathPenalties() {
+        // The window-based algorithm (8.5) on a 1 Gb/s link: its window (one BDP) is below the receive
+        // window, so a loss cuts what the QP may send.
+        final TwoNodeFixture f = new TwoNodeFixture(7303, org.metaroce.core.testwire.LinkProfile.builder()
+            .rateBitsPerSecond(1_000_000_000L).loss(0.02).build(),
+            new EndpointConfig().linkRateBitsPerSecond(1_000_000_000L), QueuePairCapabilities.defaults(), 4096)
+            .connect(1024, 0, org.metaroce.core.congestion.CongestionControlAlgorithm.DEFAULT);
+        for (int i = 0; i < 32; i++) {
+            f.a.qp.postSend(new SendRequest(1).wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                .addSge(f.a.address(0), 64 * 1024, f.a.mr.lkey()).remoteAddr(f.b.address(0)).rkey(f.b.mr.rkey()));
+        }
+        assertThat(f.wire.runUntil(() -> {
+            f.a.drain();
+            return f.a.sendCompletions.size() == 32;
+        }, 10 * S)).isTrue();
+        final List<String> events = f.a.endpoint.trace().last(f.a.qp.qpn(), EventTrace.DEFAULT_CAPACITY,
+            f.wire.now());
+        final long retransmits = events.stream().filter(e -> e.contains(" RETRANSMIT ")).count();
+        // Every retransmission of the QP is in the trace (the ring did not wrap in this run).
+        assertThat(f.a.endpoint.trace().position()).isLessThan(EventTrace.DEFAULT_CAPACITY);
+        assertThat(retransmits).as("retransmissions traced").isPositive().isEqualTo(f.a.qp.retransmits());
+        assertThat(events).anySatisfy(e -> assertThat(e).contains("CWND_REDUCED").contains("(loss"));
+        assertThat(events).anySatisfy(e -> assertThat(e).contains("PATH_PENALTY path").contains("(loss)"));
+    }
+
+    @Test
     void stateChangesAreTracedAndTheRingKeepsTheNewestRecords() {
         final TwoNodeFixture f = new TwoNodeFixture(7302).connect(1024);
         final EventTrace trace = f.a.endpoint.trace();
