@@ -407,13 +407,16 @@ local function flag_names(flags)
 end
 
 -- Dissects one MetaRoCE packet (the whole of tvb), the index-th of count in its UDP payload when
--- index is given. Returns its length, the Info text and the integrity status ("good", "bad",
--- "absent" or "unverified").
-local function dissect_packet(tvb, pinfo, tree, index, count)
+-- index is given (count 0: the first of a payload not all captured, whose length is reported).
+-- Returns its length, the Info text and the integrity status ("good", "bad", "absent" or
+-- "unverified").
+local function dissect_packet(tvb, pinfo, tree, index, count, reported_len)
     local len = tvb:len()
 
     local root = tree:add(metaroce, tvb(), "MetaRoCE")
-    if index then
+    if index and count == 0 then
+        root:append_text(" [first in the UDP payload; the rest was not captured]")
+    elseif index then
         root:append_text(string.format(" [%d of %d in the UDP payload]", index, count))
         root:add(f_gso_index, index):set_generated()
         root:add(f_gso_count, count):set_generated()
@@ -515,7 +518,22 @@ local function dissect_packet(tvb, pinfo, tree, index, count)
 
     -- Payload and Integrity Check
     local status
-    if trimmed and len == hdr_end then
+    local reported = reported_len or tvb:reported_len()
+    if len < reported and len >= hdr_end then
+        -- Cut by the capture's snapshot length: the headers are all here, the rest is not, so the
+        -- Integrity Check cannot be verified (nor is its absence an error).
+        status = "unverified"
+        if hdr_end + payload_length + CRC_LEN ~= reported and not (trimmed and reported == hdr_end) then
+            root:add_proto_expert_info(e_length_mismatch, string.format(
+                "Datagram is %d bytes; Header Length %d + Payload Length %d + 4 = %d",
+                reported, hdr_end, payload_length, hdr_end + payload_length + CRC_LEN))
+        end
+        if len > hdr_end then
+            root:add(f_payload, tvb(hdr_end, len - hdr_end)):set_text(string.format(
+                "Payload (%d of %d bytes captured)", len - hdr_end, math.max(0, reported - hdr_end - CRC_LEN)))
+        end
+        info = info .. " [snapped]"
+    elseif trimmed and len == hdr_end then
         -- Correctly trimmed: no payload, no Integrity Check ([WIRE-042]).
         status = "absent"
         if not trimmable[opcode] then
@@ -586,6 +604,7 @@ end
 -- opcode, Payload Length, the 4-byte Integrity Check unless trimmed), or nil when the bytes there
 -- are no self-consistent MetaRoCE Base Header.
 local function packet_length(tvb, o)
+    -- The Base Header must be captured (a snapshot length may cut what follows it).
     if tvb:len() - o < BH_LEN then return nil end
     if bit.rshift(tvb(o, 1):uint(), 4) ~= 1 then return nil end
     local expected = opcode_hlen[tvb(o + 1, 1):uint()]
@@ -602,7 +621,7 @@ end
 local function split(tvb)
     local packets = {}
     local o = 0
-    local len = tvb:len()
+    local len = tvb:reported_len()
     while o < len do
         local n = packet_length(tvb, o)
         if not n or o + n > len then return nil end
@@ -610,6 +629,8 @@ local function split(tvb)
         o = o + n
     end
     if #packets == 0 then return nil end
+    -- Several packets cut by a snapshot length: not split (each would look complete but cut).
+    if #packets > 1 and tvb:len() < len then return nil end
     return packets
 end
 
@@ -618,6 +639,14 @@ function metaroce.dissector(tvb, pinfo, tree)
     if len == 0 then return 0 end
     pinfo.cols.protocol:set("MetaRoCE")
     local packets = split(tvb)
+    local first = packet_length(tvb, 0)
+    if not packets and first and first < tvb:reported_len() and tvb:len() < tvb:reported_len() then
+        -- A super-datagram cut by the snapshot length: only the first packet's headers are known.
+        local _, info = dissect_packet(tvb(0, math.min(first, tvb:len())):tvb(), pinfo, tree, 1, 0, first)
+        pinfo.cols.info:set(string.format("first packet of a %d-byte UDP payload (not all captured): %s",
+            tvb:reported_len(), info))
+        return len
+    end
     if not packets or #packets == 1 then
         -- One packet, or bytes that do not split: dissected whole, so that a length mismatch or a
         -- truncation is reported against the datagram.
@@ -658,7 +687,7 @@ end
 -- with version 1, a known opcode, the matching Header Length and a length consistent with
 -- [WIRE-005]. Lets MetaRoCE on a non-default port be recognised automatically.
 local function heuristic(tvb, pinfo, tree)
-    if not split(tvb) then return false end
+    if not split(tvb) and not (tvb:len() < tvb:reported_len() and packet_length(tvb, 0)) then return false end
     metaroce.dissector(tvb, pinfo, tree)
     return true
 end

@@ -27,13 +27,15 @@ final class Capture {
     /**
      * @param file where
      * @param bothEnds whether both ends of the run are devices of this process
+     * @param snapLength bytes kept of each packet
+     * @param maxBytes size at which the capture stops recording
      * @return the capture
      */
-    static Capture open(final Path file, final boolean bothEnds) {
+    static Capture open(final Path file, final boolean bothEnds, final int snapLength, final long maxBytes) {
         try {
-            return new Capture(PcapWriter.open(file), bothEnds);
-        } catch (final java.io.UncheckedIOException ex) {
-            throw new BenchException(ex.getMessage(), ex);
+            return new Capture(PcapWriter.open(file, snapLength, maxBytes), bothEnds);
+        } catch (final java.io.UncheckedIOException | IllegalArgumentException ex) {
+            throw new BenchException("--pcap: " + ex.getMessage(), ex);
         }
     }
 
