@@ -17,7 +17,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  * ({@link QueuePair#failureTrace()}), and a driver may copy records out (e.g. to shared memory).
  *
  * <pre>
- *  0 long  time, ns (the endpoint's clock)
+ *  0 long  time, ns (the endpoint's clock; Long.MIN_VALUE before it was given any)
  *  8 int   QPN
  * 12 short event ({@link TraceEvent} ordinal)
  * 14 short reserved
@@ -135,7 +135,10 @@ public final class EventTrace {
         final String what = event == null ? "event " + records.getShort(offset + EVENT_OFFSET)
             : event.describe(records.getInt(offset + PSN_OFFSET), records.getInt(offset + A_OFFSET),
                 records.getInt(offset + B_OFFSET), records.getLong(offset + C_OFFSET));
-        return String.format(Locale.ROOT, "%+.3f ms QP 0x%06x %s",
-            (records.getLong(offset + TIME_OFFSET) - referenceNs) / 1e6, records.getInt(offset + QPN_OFFSET), what);
+        final long timeNs = records.getLong(offset + TIME_OFFSET);
+        // Long.MIN_VALUE: recorded before the endpoint was given any time (setup before traffic).
+        final String when = timeNs == Long.MIN_VALUE ? "(before traffic)"
+            : String.format(Locale.ROOT, "%+.3f ms", (timeNs - referenceNs) / 1e6);
+        return String.format(Locale.ROOT, "%s QP 0x%06x %s", when, records.getInt(offset + QPN_OFFSET), what);
     }
 }

@@ -92,6 +92,8 @@ class EventTraceTest {
             "-0.001 ms QP 0x000007 TAIL_PROBE psn 8 (probe 8)",
             "+0.000 ms QP 0x000007 TAIL_PROBE psn 9 (probe 9)");
         assertThat(ring.last(8, 10, 0)).isEmpty();
+        ring.record(Long.MIN_VALUE, 9, TraceEvent.STATE, 0, QpState.INIT.ordinal(), -1, 0);
+        assertThat(ring.last(9, 1, 5000)).containsExactly("(before traffic) QP 0x000009 STATE INIT");
         assertThatThrownBy(() -> new EventTrace(6)).isInstanceOf(IllegalArgumentException.class);
     }
 }
