@@ -60,12 +60,27 @@ public final class CounterDirectory {
     }
 
     /**
+     * Reserves this process's counters file for a device: {@code device-<port>.counters}, or
+     * {@code device-<port>-2.counters} and so on when a device of this process already has that
+     * name (an IPv4 and an IPv6 device may share a port number). The file is created empty, so
+     * that two devices opening at once cannot take the same name.
+     *
      * @param base the base directory
      * @param endpointPort the device's endpoint UDP port
-     * @return this process's counters file for that device
+     * @return the (empty) file
      */
     static Path deviceFile(final Path base, final int endpointPort) {
-        return forProcess(base, ProcessHandle.current().pid()).resolve("device-" + endpointPort + FILE_SUFFIX);
+        final Path dir = forProcess(base, ProcessHandle.current().pid());
+        for (int n = 1; ; n++) {
+            final Path file = dir.resolve("device-" + endpointPort + (n == 1 ? "" : "-" + n) + FILE_SUFFIX);
+            try {
+                return Files.createFile(file);
+            } catch (final java.nio.file.FileAlreadyExistsException ex) {
+                // Another device of this process has it: try the next name.
+            } catch (final IOException ex) {
+                throw new UncheckedIOException("cannot create " + file + ": " + ex.getMessage(), ex);
+            }
+        }
     }
 
     /**

@@ -6,7 +6,6 @@ import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
@@ -99,7 +98,7 @@ public final class CounterFile implements AutoCloseable {
     }
 
     /**
-     * Creates (replacing any old one) and maps a counters file with room for {@code capacity}
+     * Creates (truncating any old one) and maps a counters file with room for {@code capacity}
      * counters, and marks it ready.
      *
      * @param path where
@@ -113,7 +112,7 @@ public final class CounterFile implements AutoCloseable {
     }
 
     /**
-     * Creates (replacing any old one) and maps a counters file with room for {@code capacity}
+     * Creates (truncating any old one) and maps a counters file with room for {@code capacity}
      * counters and a trace ring of {@code traceCapacity} records, and marks it ready.
      *
      * @param path where
@@ -136,10 +135,10 @@ public final class CounterFile implements AutoCloseable {
         final long length = (long) HEADER_LENGTH + metadataLength + valuesLength
             + (long) traceCapacity * EventTrace.RECORD_BYTES;
         try {
-            Files.deleteIfExists(path);
             final MappedByteBuffer mapped;
-            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                StandardOpenOption.WRITE)) {
+            // TRUNCATE_EXISTING: an old file of that name (or one reserved empty) starts over.
+            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
                 // A sparse file: tmpfs and disks back only the pages counters touch.
                 channel.truncate(length);
                 mapped = channel.map(FileChannel.MapMode.READ_WRITE, 0, length);

@@ -72,8 +72,7 @@ final class CounterPublisher implements AutoCloseable {
      * @param description the device, for the file's header
      * @param endpoint the device's engine
      * @param driver the device's driver counters
-     * @param entropyPortCount entropy sockets (for the per-socket datagram counts)
-     * @param entropyPorts their ports, for the labels
+     * @param entropyPorts the entropy sockets' ports (a datagram count each, labelled by port)
      * @param endpointPort the endpoint socket's port, for its label
      * @param intervalNs shortest time between publications
      */

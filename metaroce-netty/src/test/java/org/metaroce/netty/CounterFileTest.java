@@ -112,6 +112,18 @@ class CounterFileTest {
     }
 
     @Test
+    void twoDevicesOfOneProcessWithOnePortNumberGetTwoFiles() {
+        CounterDirectory.createProcessDirectory(base);
+        final Path first = CounterDirectory.deviceFile(base, 4796);
+        final Path second = CounterDirectory.deviceFile(base, 4796);
+        assertThat(first.getFileName().toString()).isEqualTo("device-4796.counters");
+        assertThat(second.getFileName().toString()).isEqualTo("device-4796-2.counters");
+        CounterDirectory.deleteDeviceFile(first);
+        CounterDirectory.deleteDeviceFile(second);
+        assertThat(CounterDirectory.forProcess(base, ProcessHandle.current().pid())).doesNotExist();
+    }
+
+    @Test
     void aDeviceWithCountersOffWritesNoFile() {
         try (DevicePair p = new DevicePair(Transport.NIO, ThreadingMode.DEDICATED, 1,
             c -> c.observability(new ObservabilityConfig().countersBase(base).counters(false)),
