@@ -582,7 +582,7 @@ public final class MetaRoceDevice implements AutoCloseable {
             throw new IllegalArgumentException("maxWaitNs must be > 0, got " + maxWaitNs);
         }
         checkInvoker("awaitWork()");
-        final long deadline = endpoint.nextDeadlineNs();
+        final long deadline = nextDeadlineNs();
         final long wait = deadline == Long.MAX_VALUE ? maxWaitNs
             : Math.min(maxWaitNs, deadline - System.nanoTime());
         if (wait <= 0) {
@@ -641,11 +641,14 @@ public final class MetaRoceDevice implements AutoCloseable {
     }
 
     /**
-     * @return the endpoint's next deadline ({@link Long#MAX_VALUE} when no timer is armed), in
-     *     {@link System#nanoTime()} time; owning thread only
+     * @return when the device next needs a duty cycle ({@link Long#MAX_VALUE} when nothing is
+     *     due), in {@link System#nanoTime()} time: the endpoint's next deadline, or the end of the
+     *     counters file's publication interval when changes await publication; owning thread only
      */
     public long nextDeadlineNs() {
-        return endpoint.nextDeadlineNs();
+        final CounterPublisher publisher = counterPublisher;
+        final long deadline = endpoint.nextDeadlineNs();
+        return publisher == null ? deadline : Math.min(deadline, publisher.nextDeadlineNs());
     }
 
     /** Marks the start of a duty cycle: datagrams read from now on get a fresh timestamp. */
@@ -683,12 +686,7 @@ public final class MetaRoceDevice implements AutoCloseable {
 
     /** Owning thread: the endpoint's next deadline, or {@link Long#MAX_VALUE} once closed. */
     long nextDeadlineNsOnLoop() {
-        if (cleanedUp) {
-            return Long.MAX_VALUE;
-        }
-        final CounterPublisher publisher = counterPublisher;
-        final long deadline = endpoint.nextDeadlineNs();
-        return publisher == null ? deadline : Math.min(deadline, publisher.nextDeadlineNs());
+        return cleanedUp ? Long.MAX_VALUE : nextDeadlineNs();
     }
 
     /** @return whether commands wait for the owning thread */

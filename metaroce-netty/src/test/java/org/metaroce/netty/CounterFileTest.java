@@ -112,6 +112,50 @@ class CounterFileTest {
     }
 
     @Test
+    void anIdleInvokerDevicePublishesWhatChangedJustBeforeItWentIdle() throws Exception {
+        final java.util.concurrent.atomic.AtomicReference<MetaRoceDevice> ref = new java.util.concurrent.atomic.AtomicReference<>();
+        final java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        final Thread owner = new Thread(() -> {
+            try (MetaRoceDevice device = new MetaRoceDevice(DevicePair.config(Transport.NIO, ThreadingMode.INVOKER, 1, 3)
+                .observability(new ObservabilityConfig().countersBase(base).countersIntervalNs(50_000_000L)))) {
+                ref.set(device);
+                while (!stop.get()) {
+                    // Long waits: only a deadline (or a command) ends one.
+                    device.awaitWork(TimeUnit.SECONDS.toNanos(10));
+                    device.doWork();
+                }
+            }
+        }, "invoker-owner");
+        owner.start();
+        try {
+            final long deadline = System.nanoTime() + WAIT_NS;
+            while (ref.get() == null && System.nanoTime() - deadline < 0) {
+                Thread.sleep(5);
+            }
+            final MetaRoceDevice device = ref.get();
+            assertThat(device).isNotNull();
+            try (CounterFile reader = CounterFile.map(device.counterFile().path())) {
+                Thread.sleep(200); // idle: everything so far is published
+                for (int i = 0; i < 5; i++) {
+                    assertThat(device.offer(() -> { })).isTrue();
+                }
+                final long ran = 5 + value(reader.reader(), "driver COMMANDS_RUN");
+                // Within the publication interval after the last command, although nothing else happens.
+                final long start = System.nanoTime();
+                awaitValue(reader.reader(), "driver COMMANDS_RUN", ran);
+                assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(2));
+            }
+        } finally {
+            stop.set(true);
+            final MetaRoceDevice device = ref.get();
+            if (device != null) {
+                device.offer(() -> { });
+            }
+            owner.join(10_000);
+        }
+    }
+
+    @Test
     void twoDevicesOfOneProcessWithOnePortNumberGetTwoFiles() {
         CounterDirectory.createProcessDirectory(base);
         final Path first = CounterDirectory.deviceFile(base, 4796);
