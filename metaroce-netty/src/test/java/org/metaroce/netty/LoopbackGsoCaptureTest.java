@@ -22,8 +22,9 @@ import org.metaroce.core.verbs.WrOpcode;
  * A capture of the loopback interface while a device sends with UDP GSO sees one UDP payload per
  * GSO batch (the kernel captures before segmentation): with the dissector every captured frame
  * decodes as MetaRoCE, each packet of each batch with a verified Integrity Check, and the packets
- * add up to the datagrams the devices sent. Needs root (to capture), dumpcap and tshark, and a
- * transport with GSO; skipped with the reason otherwise.
+ * add up to no more than the datagrams the devices sent (on a quiet host, exactly as many). Needs
+ * root (to capture), dumpcap and tshark, and a transport with GSO; skipped with the reason
+ * otherwise.
  */
 class LoopbackGsoCaptureTest {
     @TempDir
@@ -86,7 +87,10 @@ class LoopbackGsoCaptureTest {
             System.out.println("loopback capture: " + frames.size() + " frames, " + batches + " GSO batches, "
                 + packets + " MetaRoCE packets; devices sent " + sent + " datagrams in " + gsoWrites + " GSO writes");
             assertThat(batches).as("frames holding a GSO batch").isPositive();
-            assertThat(packets).as("MetaRoCE packets in the capture vs datagrams the devices sent").isEqualTo((int) sent);
+            // At most what was sent (a capture on a loaded host may miss some, never invent any):
+            // a batch split wrongly would count more packets than the devices sent.
+            assertThat(packets).as("MetaRoCE packets in the capture vs datagrams the devices sent")
+                .isPositive().isLessThanOrEqualTo((int) sent);
         } finally {
             if (capture != null && capture.isAlive()) {
                 capture.destroyForcibly();
