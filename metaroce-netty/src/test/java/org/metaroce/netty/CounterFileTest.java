@@ -136,10 +136,10 @@ class CounterFileTest {
             assertThat(device).isNotNull();
             try (CounterFile reader = CounterFile.map(device.counterFile().path())) {
                 Thread.sleep(200); // idle: everything so far is published
+                final long ran = 5 + value(reader.reader(), "driver COMMANDS_RUN");
                 for (int i = 0; i < 5; i++) {
                     assertThat(device.offer(() -> { })).isTrue();
                 }
-                final long ran = 5 + value(reader.reader(), "driver COMMANDS_RUN");
                 // Within the publication interval after the last command, although nothing else happens.
                 final long start = System.nanoTime();
                 awaitValue(reader.reader(), "driver COMMANDS_RUN", ran);
