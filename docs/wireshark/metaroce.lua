@@ -9,6 +9,12 @@
 -- appears in "Decode As..." for any UDP port, and also registers a strict heuristic on UDP so
 -- MetaRoCE on other ports is recognised when the header is self-consistent.
 --
+-- One UDP payload may hold several MetaRoCE packets back to back: a capture taken before UDP
+-- segmentation offload (GSO, e.g. on loopback or a host with USO) or after receive offload (GRO)
+-- sees one super-datagram per batch. When the payload splits exactly into consecutive packets,
+-- each consistent by its own Header Length and Payload Length, each is dissected as its own
+-- MetaRoCE tree (metaroce.gso.index / metaroce.gso.count) and its Integrity Check verified.
+--
 -- Written for Wireshark 4.0 (Lua 5.2, bit32). The Integrity Check is verified with a table-driven
 -- CRC-32C (Castagnoli, reflected polynomial 0x82F63B78, init/xorout 0xFFFFFFFF), stored big-endian
 -- in the last 4 bytes of the datagram. Trimmed packets ([WIRE-042]) carry no Integrity Check.
@@ -207,6 +213,10 @@ local f_integrity_crc32c  = add(ProtoField.uint32("metaroce.integrity.crc32c", "
 local f_integrity_calc    = add(ProtoField.uint32("metaroce.integrity.computed", "Computed CRC-32C", base.DEC))
 local f_integrity_status  = add(ProtoField.string("metaroce.integrity.status", "Integrity status"))
 
+-- Super-datagrams (GSO/GRO): position of each packet in its UDP payload
+local f_gso_index = add(ProtoField.uint16("metaroce.gso.index", "Packet in UDP payload", base.DEC))
+local f_gso_count = add(ProtoField.uint16("metaroce.gso.count", "Packets in UDP payload", base.DEC))
+
 metaroce.fields = F
 
 ---------------------------------------------------------------------------------------------------
@@ -396,18 +406,26 @@ local function flag_names(flags)
     return table.concat(names, ",")
 end
 
-function metaroce.dissector(tvb, pinfo, tree)
+-- Dissects one MetaRoCE packet (the whole of tvb), the index-th of count in its UDP payload when
+-- index is given (count 0: the first of a payload not all captured, whose length is reported).
+-- Returns its length, the Info text and the integrity status ("good", "bad", "absent" or
+-- "unverified").
+local function dissect_packet(tvb, pinfo, tree, index, count, reported_len)
     local len = tvb:len()
-    if len == 0 then return 0 end
-    pinfo.cols.protocol:set("MetaRoCE")
 
     local root = tree:add(metaroce, tvb(), "MetaRoCE")
+    if index and count == 0 then
+        root:append_text(" [first in the UDP payload; the rest was not captured]")
+    elseif index then
+        root:append_text(string.format(" [%d of %d in the UDP payload]", index, count))
+        root:add(f_gso_index, index):set_generated()
+        root:add(f_gso_count, count):set_generated()
+    end
 
     if len < BH_LEN then
         root:add_proto_expert_info(e_truncated, "Truncated: " .. len .. " bytes, Base Header needs 24")
         root:add(f_integrity_status, "absent"):set_generated()
-        pinfo.cols.info:set("MetaRoCE truncated (" .. len .. " bytes)")
-        return len
+        return len, "MetaRoCE truncated (" .. len .. " bytes)", "absent"
     end
 
     -- Base Header
@@ -479,8 +497,7 @@ function metaroce.dissector(tvb, pinfo, tree)
                 root:add_proto_expert_info(e_truncated, string.format(
                     "Truncated: %s header needs %d bytes at offset %d, datagram has %d", string.upper(e), sz, offset, len))
                 root:add(f_integrity_status, "absent"):set_generated()
-                pinfo.cols.info:set(info .. " [TRUNCATED]")
-                return len
+                return len, info .. " [TRUNCATED]", "absent"
             end
             values[e] = ext_dissectors[e](tvb, offset, root)
             offset = offset + sz
@@ -488,8 +505,7 @@ function metaroce.dissector(tvb, pinfo, tree)
     elseif hdr_end > len then
         root:add_proto_expert_info(e_truncated, "Truncated: Header Length exceeds the datagram")
         root:add(f_integrity_status, "absent"):set_generated()
-        pinfo.cols.info:set(info .. " [TRUNCATED]")
-        return len
+        return len, info .. " [TRUNCATED]", "absent"
     end
 
     if values.ack then info = info .. string.format(" cumPSN=%u", values.ack.cumulative_psn) end
@@ -502,7 +518,22 @@ function metaroce.dissector(tvb, pinfo, tree)
 
     -- Payload and Integrity Check
     local status
-    if trimmed and len == hdr_end then
+    local reported = reported_len or tvb:reported_len()
+    if len < reported and len >= hdr_end then
+        -- Cut by the capture's snapshot length: the headers are all here, the rest is not, so the
+        -- Integrity Check cannot be verified (nor is its absence an error).
+        status = "unverified"
+        if hdr_end + payload_length + CRC_LEN ~= reported and not (trimmed and reported == hdr_end) then
+            root:add_proto_expert_info(e_length_mismatch, string.format(
+                "Datagram is %d bytes; Header Length %d + Payload Length %d + 4 = %d",
+                reported, hdr_end, payload_length, hdr_end + payload_length + CRC_LEN))
+        end
+        if len > hdr_end then
+            root:add(f_payload, tvb(hdr_end, len - hdr_end)):set_text(string.format(
+                "Payload (%d of %d bytes captured)", len - hdr_end, math.max(0, reported - hdr_end - CRC_LEN)))
+        end
+        info = info .. " [snapped]"
+    elseif trimmed and len == hdr_end then
         -- Correctly trimmed: no payload, no Integrity Check ([WIRE-042]).
         status = "absent"
         if not trimmable[opcode] then
@@ -566,7 +597,73 @@ function metaroce.dissector(tvb, pinfo, tree)
     st:set_generated()
 
     root:append_text(string.format(", %s, PSN %u, QPN %u", opname, psn, dqpn))
-    pinfo.cols.info:set(info)
+    return len, info, status
+end
+
+-- Length of the packet at offset o as its own Base Header describes it (Header Length of a known
+-- opcode, Payload Length, the 4-byte Integrity Check unless trimmed), or nil when the bytes there
+-- are no self-consistent MetaRoCE Base Header.
+local function packet_length(tvb, o)
+    -- The Base Header must be captured (a snapshot length may cut what follows it).
+    if tvb:len() - o < BH_LEN then return nil end
+    if bit.rshift(tvb(o, 1):uint(), 4) ~= 1 then return nil end
+    local expected = opcode_hlen[tvb(o + 1, 1):uint()]
+    if not expected or tvb(o + 15, 1):uint() ~= expected then return nil end
+    local pl = tvb(o + 12, 2):uint()
+    if bit.band(tvb(o + 2, 2):uint(), FLAG_TRIMMED) ~= 0 and pl == 0 then
+        return expected * 4
+    end
+    return expected * 4 + pl + CRC_LEN
+end
+
+-- The packets of a UDP payload: a list of {offset, length} when it splits exactly into
+-- consecutive self-consistent packets (one for an ordinary datagram), else nil.
+local function split(tvb)
+    local packets = {}
+    local o = 0
+    local len = tvb:reported_len()
+    while o < len do
+        local n = packet_length(tvb, o)
+        if not n or o + n > len then return nil end
+        packets[#packets + 1] = { o, n }
+        o = o + n
+    end
+    if #packets == 0 then return nil end
+    -- Several packets cut by a snapshot length: not split (each would look complete but cut).
+    if #packets > 1 and tvb:len() < len then return nil end
+    return packets
+end
+
+function metaroce.dissector(tvb, pinfo, tree)
+    local len = tvb:len()
+    if len == 0 then return 0 end
+    pinfo.cols.protocol:set("MetaRoCE")
+    local packets = split(tvb)
+    local first = packet_length(tvb, 0)
+    if not packets and first and first < tvb:reported_len() and tvb:len() < tvb:reported_len() then
+        -- A super-datagram cut by the snapshot length: only the first packet's headers are known.
+        local _, info = dissect_packet(tvb(0, math.min(first, tvb:len())):tvb(), pinfo, tree, 1, 0, first)
+        pinfo.cols.info:set(string.format("first packet of a %d-byte UDP payload (not all captured): %s",
+            tvb:reported_len(), info))
+        return len
+    end
+    if not packets or #packets == 1 then
+        -- One packet, or bytes that do not split: dissected whole, so that a length mismatch or a
+        -- truncation is reported against the datagram.
+        local _, info = dissect_packet(tvb, pinfo, tree)
+        pinfo.cols.info:set(info)
+        return len
+    end
+    local good, bad, first_info, last_info = 0, 0, nil, nil
+    for i, p in ipairs(packets) do
+        local sub = tvb(p[1], p[2]):tvb()
+        local _, info, status = dissect_packet(sub, pinfo, tree, i, #packets)
+        if status == "good" then good = good + 1 elseif status == "bad" then bad = bad + 1 end
+        if i == 1 then first_info = info end
+        last_info = info
+    end
+    pinfo.cols.info:set(string.format("%d packets (%d good%s): %s ... %s", #packets, good,
+        bad > 0 and string.format(", %d BAD", bad) or "", first_info, last_info))
     return len
 end
 
@@ -586,20 +683,11 @@ function metaroce.prefs_changed()
     end
 end
 
--- Strict heuristic: version 1, known opcode, matching Header Length and a datagram length that is
--- consistent with [WIRE-005]. Lets MetaRoCE on a non-default port be recognised automatically.
+-- Strict heuristic: the UDP payload splits exactly into one or more consecutive packets, each
+-- with version 1, a known opcode, the matching Header Length and a length consistent with
+-- [WIRE-005]. Lets MetaRoCE on a non-default port be recognised automatically.
 local function heuristic(tvb, pinfo, tree)
-    local len = tvb:len()
-    if len < BH_LEN then return false end
-    if bit.rshift(tvb(0, 1):uint(), 4) ~= 1 then return false end
-    local opcode = tvb(1, 1):uint()
-    local expected = opcode_hlen[opcode]
-    if not expected or tvb(15, 1):uint() ~= expected then return false end
-    local flags = tvb(2, 2):uint()
-    local pl = tvb(12, 2):uint()
-    local ok = (len == expected * 4 + pl + CRC_LEN)
-        or (bit.band(flags, FLAG_TRIMMED) ~= 0 and pl == 0 and len == expected * 4)
-    if not ok then return false end
+    if not split(tvb) and not (tvb:len() < tvb:reported_len() and packet_length(tvb, 0)) then return false end
     metaroce.dissector(tvb, pinfo, tree)
     return true
 end

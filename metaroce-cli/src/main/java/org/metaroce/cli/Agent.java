@@ -171,8 +171,11 @@ abstract class Agent {
         final QueuePair qp = queuePair(wc.qpNum());
         final String why = qp == null ? null : qp.failure();
         if (why != null) {
+            // With the last events of its trace: what it did just before (times relative to the failure).
+            final java.util.List<String> trace = qp.failureTrace();
             return new BenchException("queue pair " + wc.qpNum() + " failed: " + why + "; " + what + " completed with "
-                + wc.status());
+                + wc.status() + (trace.isEmpty() ? "" : "\nlast events of the queue pair:\n  "
+                    + String.join("\n  ", trace)));
         }
         final String hint = wc.status() == WcStatus.RETRY_EXC_ERR ? " (the peer stopped answering)"
             : wc.status() == WcStatus.WR_FLUSH_ERR ? " (the queue pair is in error)" : "";

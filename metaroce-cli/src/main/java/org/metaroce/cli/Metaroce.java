@@ -54,6 +54,8 @@ public final class Metaroce implements Runnable {
         cl.addSubcommand("sim", new CommandLine(new org.metaroce.cli.sim.SimCommand()));
         cl.addSubcommand("faults", new CommandLine(new org.metaroce.cli.faults.FaultsCommand()));
         cl.addSubcommand("incast", new CommandLine(new org.metaroce.cli.incast.IncastCommand()));
+        cl.addSubcommand("stat", new CommandLine(new org.metaroce.cli.stat.StatCommand()));
+        cl.addSubcommand("trace", new CommandLine(new org.metaroce.cli.stat.TraceCommand()));
         // One line that names the problem and where the options are, instead of the whole usage
         // (up to 130 lines) that scrolled the error away.
         cl.setParameterExceptionHandler((ex, args) -> {

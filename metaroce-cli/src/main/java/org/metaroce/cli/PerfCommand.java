@@ -199,6 +199,20 @@ final class PerfCommand implements Callable<Integer> {
             + "{\"counters\":\"client\",\"outcome\":\"ok|failed\",\"retransmits\":N,\"endpoint\":{...},...}.")
     boolean countersJson;
 
+    @Option(names = "--pcap", paramLabel = "FILE",
+        description = "Record every MetaRoCE packet of this end (with --loopback: of both ends) into a pcap file, one "
+            + "record per packet as on the wire, for Wireshark with docs/wireshark/metaroce.lua.")
+    java.nio.file.Path pcap;
+
+    @Option(names = "--pcap-snaplen", defaultValue = "65535", paramLabel = "BYTES",
+        description = "--pcap: bytes kept of each packet, IP and UDP headers included (default: ${DEFAULT-VALUE}, "
+            + "whole packets, so that each Integrity Check can be verified; 128 keeps every MetaRoCE header).")
+    int pcapSnapLength;
+
+    @Option(names = "--pcap-limit", defaultValue = "256", paramLabel = "MiB",
+        description = "--pcap: size at which the capture stops recording (default: ${DEFAULT-VALUE} MiB).")
+    long pcapLimitMiB;
+
     PerfCommand(final TestKind kind) {
         this.kind = kind;
     }
@@ -406,7 +420,8 @@ final class PerfCommand implements Callable<Integer> {
             rxDepth, verify, json, concrete, resolvedMode, resolvedIdle, bindAddress, server, port, loopback, threads,
             (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters || countersJson,
             countersJson || counters && json,
-            4096L << qpTimeoutExponent, (long) (retryTimeout * 1e9), resolvedCc);
+            4096L << qpTimeoutExponent, (long) (retryTimeout * 1e9), resolvedCc, pcap == null ? null
+                : Capture.open(pcap, loopback, pcapSnapLength, pcapLimitMiB << 20));
     }
 
     // ------------------------------------------------------------------ running
@@ -414,6 +429,16 @@ final class PerfCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         final BenchConfig config = resolve();
+        try {
+            return callWith(config);
+        } finally {
+            if (config.capture() != null) {
+                config.capture().close(spec.commandLine().getErr());
+            }
+        }
+    }
+
+    private Integer callWith(final BenchConfig config) {
         // The benchmark threads drive their devices in INVOKER mode and so run Netty's send and
         // receive paths: on a FastThreadLocalThread Netty's object pools (Recycler) work from fast
         // thread-locals instead of missing, which cut the echo side's allocation to about a third.

@@ -80,6 +80,9 @@ final class Side implements AutoCloseable {
         if (mode == ThreadingMode.DEDICATED) {
             dc.idleStrategy(driverIdle);
         }
+        if (config.capture() != null) {
+            config.capture().configure(dc);
+        }
         if (mode == ThreadingMode.SHARED) {
             dc.sharedDriver(shared);
         }

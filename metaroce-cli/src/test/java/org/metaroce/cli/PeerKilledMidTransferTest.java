@@ -151,6 +151,10 @@ class PeerKilledMidTransferTest {
             + " of " + posted[0] + ") and DISCONNECTED raised (" + a.events + ")" + UdpCmNode.describe(a)).isTrue();
 
         assertThat((QpState) a.call(ep -> qp.state())).as("A's queue pair after the kill").isEqualTo(QpState.ERR);
+        // It kept the last events of its trace: the timer expiries that ended it, then ERR.
+        final List<String> trace = qp.failureTrace();
+        assertThat(trace).as("A's queue pair's last events").anySatisfy(l -> assertThat(l).contains("RTO_EXPIRED"));
+        assertThat(trace.get(trace.size() - 1)).contains("STATE ERR");
         // Completions in post order: SUCCESS..., one RETRY_EXC_ERR (the oldest outstanding), WR_FLUSH_ERR...
         final List<WorkCompletion> wcs = a.sendCompletions;
         for (int i = 0; i < wcs.size(); i++) {

@@ -68,6 +68,7 @@ public final class DeviceConfig {
     private SharedDriver sharedDriver;
     private long callTimeoutNs = 30_000_000_000L;
     private InboundFaults inboundFaults;
+    private ObservabilityConfig observability = new ObservabilityConfig();
 
     private static InetAddress anyLocal() {
         try {
@@ -738,6 +739,24 @@ public final class DeviceConfig {
      */
     public DeviceConfig inboundFaults(final InboundFaults faults) {
         this.inboundFaults = faults;
+        return this;
+    }
+
+    /** @return counters-file and capture settings (see {@link ObservabilityConfig}) */
+    public ObservabilityConfig observability() {
+        return observability;
+    }
+
+    /**
+     * @param config counters-file and capture settings (by default: a counters file under
+     *     {@link CounterDirectory#base()}, no capture)
+     * @return this
+     */
+    public DeviceConfig observability(final ObservabilityConfig config) {
+        if (config == null) {
+            throw new IllegalArgumentException("observability config must not be null");
+        }
+        this.observability = config;
         return this;
     }
 }

@@ -57,6 +57,12 @@ public final class MetaRoceDevice implements AutoCloseable {
     private final Endpoint endpoint;
     private final PeerTable peers;
     private final DriverCounters counters;
+    /** The counters file's writer, or null; set once open, then used by the owning thread only. */
+    private volatile CounterPublisher counterPublisher;
+    /** Records received packets when a capture is configured, else null. */
+    private final CapturingEndpoint capturingEndpoint;
+    /** Records sent packets when a capture is configured, else null; set once the sockets are bound. */
+    private volatile CapturingSink capturingSink;
     private final ManyToOneConcurrentArrayQueue<Runnable> commands;
     private final Consumer<Runnable> commandRunner = this::runCommand;
     private final ManualIoEventLoop eventLoop;
@@ -109,7 +115,10 @@ public final class MetaRoceDevice implements AutoCloseable {
         this.endpoint.peerDirectory(peers);
         this.counters = new DriverCounters(config.entropyPortCount());
         this.commands = new ManyToOneConcurrentArrayQueue<>(config.commandQueueCapacity());
-        this.receiver = new ReceiveDispatcher(endpoint, peers, counters);
+        final PcapWriter capture = config.observability().capture();
+        this.capturingEndpoint = capture != null && config.observability().captureReceived()
+            ? new CapturingEndpoint(endpoint, capture, peers) : null;
+        this.receiver = new ReceiveDispatcher(capturingEndpoint != null ? capturingEndpoint : endpoint, peers, counters);
         if (config.inboundFaults() != null) {
             receiver.injectFaults(config.inboundFaults(), config.maxDatagramBytes());
         }
@@ -153,8 +162,48 @@ public final class MetaRoceDevice implements AutoCloseable {
             }
             default -> throw new IllegalArgumentException("unknown threading mode " + mode);
         }
+        counterPublisher = openCounterFile();
+        if (capture != null) {
+            if (capturingEndpoint != null) {
+                capturingEndpoint.localAddress(localAddress);
+            }
+            capturingSink = new CapturingSink(capture, peers, localAddress, entropyPorts);
+        }
         LOG.debug("opened {} device on {} with entropy ports {} ({}, gso={}, gro={}, receive path {})", mode,
             localAddress, java.util.Arrays.toString(entropyPorts), transport, gsoActive, config.gro(), receivePath);
+    }
+
+    /**
+     * Opens the device's counters file (see {@link CounterDirectory}) unless configured off. A
+     * device that cannot write one (no space, no permission) runs without it: observability must
+     * not stop the transport.
+     */
+    private CounterPublisher openCounterFile() {
+        final ObservabilityConfig obs = config.observability();
+        if (!obs.counters()) {
+            return null;
+        }
+        final java.nio.file.Path base = obs.countersBase() != null ? obs.countersBase() : CounterDirectory.base();
+        try {
+            CounterDirectory.deleteStale(base);
+            CounterDirectory.createProcessDirectory(base);
+            return new CounterPublisher(CounterDirectory.deviceFile(base, endpointPort()), obs.countersCapacity(),
+                "device " + localAddress + " entropy ports " + java.util.Arrays.toString(entropyPorts) + " "
+                    + transport + " " + mode, endpoint, counters, entropyPorts, endpointPort(),
+                obs.countersIntervalNs());
+        } catch (final RuntimeException ex) {
+            LOG.warn("device {} runs without a counters file: {}", localAddress, ex.toString());
+            return null;
+        }
+    }
+
+    /**
+     * @return the device's counters file (read with {@link CounterFile#reader()}), or null when it
+     *     has none; it is unmapped and deleted when the device closes
+     */
+    public CounterFile counterFile() {
+        final CounterPublisher publisher = counterPublisher;
+        return publisher == null ? null : publisher.file();
     }
 
     /**
@@ -549,7 +598,7 @@ public final class MetaRoceDevice implements AutoCloseable {
             throw new IllegalArgumentException("maxWaitNs must be > 0, got " + maxWaitNs);
         }
         checkInvoker("awaitWork()");
-        final long deadline = endpoint.nextDeadlineNs();
+        final long deadline = nextDeadlineNs();
         final long wait = deadline == Long.MAX_VALUE ? maxWaitNs
             : Math.min(maxWaitNs, deadline - System.nanoTime());
         if (wait <= 0) {
@@ -608,11 +657,14 @@ public final class MetaRoceDevice implements AutoCloseable {
     }
 
     /**
-     * @return the endpoint's next deadline ({@link Long#MAX_VALUE} when no timer is armed), in
-     *     {@link System#nanoTime()} time; owning thread only
+     * @return when the device next needs a duty cycle ({@link Long#MAX_VALUE} when nothing is
+     *     due), in {@link System#nanoTime()} time: the endpoint's next deadline, or the end of the
+     *     counters file's publication interval when changes await publication; owning thread only
      */
     public long nextDeadlineNs() {
-        return endpoint.nextDeadlineNs();
+        final CounterPublisher publisher = counterPublisher;
+        final long deadline = endpoint.nextDeadlineNs();
+        return publisher == null ? deadline : Math.min(deadline, publisher.nextDeadlineNs());
     }
 
     /** Marks the start of a duty cycle: datagrams read from now on get a fresh timestamp. */
@@ -633,19 +685,24 @@ public final class MetaRoceDevice implements AutoCloseable {
         final long nowNs = System.nanoTime();
         sink.beginCycle();
         try {
-            work += endpoint.poll(nowNs, sink);
+            final CapturingSink capturing = capturingSink;
+            work += endpoint.poll(nowNs, capturing == null ? sink : capturing.wrap(sink));
         } catch (final Throwable t) {
             counters.increment(DriverCounter.ENGINE_ERRORS);
             logError("endpoint.poll threw", t);
         }
         work += sink.flush();
         counters.increment(DriverCounter.DUTY_CYCLES);
+        final CounterPublisher publisher = counterPublisher;
+        if (publisher != null) {
+            publisher.onDutyCycle(nowNs);
+        }
         return work;
     }
 
     /** Owning thread: the endpoint's next deadline, or {@link Long#MAX_VALUE} once closed. */
     long nextDeadlineNsOnLoop() {
-        return cleanedUp ? Long.MAX_VALUE : endpoint.nextDeadlineNs();
+        return cleanedUp ? Long.MAX_VALUE : nextDeadlineNs();
     }
 
     /** @return whether commands wait for the owning thread */
@@ -835,6 +892,10 @@ public final class MetaRoceDevice implements AutoCloseable {
         closed.set(true);
         if (sink != null) {
             sink.close();
+        }
+        final CounterPublisher publisher = counterPublisher;
+        if (publisher != null) {
+            publisher.close();
         }
         failQueuedCommands();
         if (loop != null) {

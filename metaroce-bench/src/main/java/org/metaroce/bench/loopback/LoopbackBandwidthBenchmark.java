@@ -65,6 +65,13 @@ public class LoopbackBandwidthBenchmark extends BenchmarkBase {
     @Param({"false"})
     public boolean gro;
 
+    /**
+     * Whether the MetaRoCE devices publish a counters file ({@code on}, the default of every
+     * device, or {@code off}); handed over through {@value MetaRoceEnd#COUNTERS_PROPERTY}.
+     */
+    @Param({"on"})
+    public String counters;
+
     /** Aeron's MTU (Aeron only). */
     @Param({"8192"})
     public int aeronMtu;
@@ -89,6 +96,7 @@ public class LoopbackBandwidthBenchmark extends BenchmarkBase {
     @Setup(Level.Trial)
     public void setUp() {
         System.setProperty(MetaRoceEnd.TRANSPORT_PROPERTY, transport);
+        System.setProperty(MetaRoceEnd.COUNTERS_PROPERTY, counters);
         harness = Contender.of(contender).stream(size, aeronMtu, Idle.resolve(idle, true), new Link(pathMtu, gro));
         final int messages = Math.max(1, Math.min(SELF_CHECK_MESSAGES, (16 << 20) / size));
         harness.sendAndAwait(messages);

@@ -44,6 +44,8 @@ public final class MetaRoceEnd {
      */
     /** System property naming the transport of the devices (native, epoll, nio, auto); set by the benchmarks. */
     static final String TRANSPORT_PROPERTY = "metaroce.bench.transport";
+    /** System property: "off" builds the devices without a counters file (to measure what publishing costs). */
+    static final String COUNTERS_PROPERTY = "metaroce.bench.counters";
 
     MetaRoceEnd(final int regionBytes, final RawDatagrams.Factory handler) {
         this(regionBytes, handler, Link.DEFAULT);
@@ -60,7 +62,9 @@ public final class MetaRoceEnd {
             .entropyPortRange(PATHS, 0).transport(Transport.parse(System.getProperty(TRANSPORT_PROPERTY, "auto")))
             .threadingMode(ThreadingMode.INVOKER)
             .gso(true).gro(link.gro()).threadName("bench-" + Thread.currentThread().getName())
-            .endpointConfig(new EndpointConfig().minRtoNs(1_000_000).pathBurstPackets(16));
+            .endpointConfig(new EndpointConfig().minRtoNs(1_000_000).pathBurstPackets(16))
+            .observability(new org.metaroce.netty.ObservabilityConfig()
+                .counters(!"off".equals(System.getProperty(COUNTERS_PROPERTY, "on"))));
         device = new MetaRoceDevice(config);
         pd = device.endpoint().allocateProtectionDomain();
         sendCq = device.endpoint().createCompletionQueue(4096);

@@ -1499,6 +1499,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     private void raise(final CmEventType type, final Connection c, final int reason, final byte[] privateData) {
         pendingEvents.add(new CmEvent(type, c, c.listener, reason, privateData));
+        endpoint.trace().recordConnectionEvent(lastNowNs, c.qp == null ? 0 : c.qp.qpn(), type.ordinal(), reason);
     }
 
     private void dispatch() {

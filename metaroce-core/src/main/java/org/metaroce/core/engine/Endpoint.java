@@ -37,6 +37,7 @@ public final class Endpoint implements DatagramEndpoint {
     private final EndpointCounters counters = new EndpointCounters();
     private final AsyncEvents asyncEvents = new AsyncEvents(1024);
     private final WireCounters wireCounters = new WireCounters();
+    private final EventTrace trace = new EventTrace(EventTrace.DEFAULT_CAPACITY);
     private final PacketValidator validator = new PacketValidator(wireCounters);
     private final PacketWriter writer = new PacketWriter();
     private final MemoryKeySpace keySpace;
@@ -101,6 +102,16 @@ public final class Endpoint implements DatagramEndpoint {
                 qp.enterError(AsyncEventType.QP_FATAL);
             }
         }
+    }
+
+    /** @return the trace of what the queue pairs did (owning thread) */
+    public EventTrace trace() {
+        return trace;
+    }
+
+    /** @return the latest time the endpoint was given: its notion of now */
+    long nowNs() {
+        return latestNs;
     }
 
     /** @return counters of the wire-format checks, per drop reason */
@@ -440,6 +451,22 @@ public final class Endpoint implements DatagramEndpoint {
             activeSendersWindowNs = windowNs;
         }
         return activeSenders;
+    }
+
+    /**
+     * The live queue pair at {@code index} in creation order, for tools that visit every QP without
+     * allocating (observability samplers); indexes shift when a QP is destroyed. Owning thread.
+     *
+     * @param index 0 to {@link #queuePairCount()} - 1
+     * @return the queue pair
+     */
+    public QueuePair queuePairAt(final int index) {
+        return pollOrder.get(index);
+    }
+
+    /** @return the installed connection-manager handler, or null (see {@link #connectionManager(ConnectionManagerHandler)}) */
+    public ConnectionManagerHandler connectionManager() {
+        return connectionManager;
     }
 
     /** @return number of live queue pairs */

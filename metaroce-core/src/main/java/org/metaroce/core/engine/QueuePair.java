@@ -73,6 +73,9 @@ public final class QueuePair {
      * application thread reporting a flushed completion can read it.
      */
     private volatile String failure;
+    /** Events kept with a failure: enough to see the retransmissions and timer expiries that led to it. */
+    private static final int FAILURE_TRACE_EVENTS = 24;
+    private volatile java.util.List<String> failureTrace = java.util.List.of();
     /** RETRY_TIMEOUT [REL-060]: the endpoint's until the RETRY_TIMEOUT attribute sets one. */
     private long retryTimeoutNs;
     private int rnrRetry = 7;
@@ -171,6 +174,26 @@ public final class QueuePair {
     /** @return send work requests posted and not yet completed (0 once destroyed: they were discarded) */
     public int outstandingSends() {
         return destroyed ? 0 : requester.queued();
+    }
+
+    /**
+     * Request packets this QP's requester transmitted, retransmissions included (0 once destroyed).
+     * Owning thread; observability tools sample it there.
+     *
+     * @return the count
+     */
+    public long packetsSent() {
+        return destroyed ? 0 : requester.transmissions();
+    }
+
+    /**
+     * Retransmissions by this QP's requester, all causes (0 once destroyed); the endpoint's
+     * {@link EndpointCounter} RETRANSMITS_* counters split them by cause over all QPs.
+     *
+     * @return the count
+     */
+    public long retransmits() {
+        return destroyed ? 0 : requester.retransmits();
     }
 
     /** @return receive work requests posted and not yet completed (0 once destroyed: they were discarded) */
@@ -334,6 +357,7 @@ public final class QueuePair {
             // Requested by the application, not automatic: no asynchronous event.
             if (state != QpState.ERR) {
                 state = QpState.ERR;
+                trace(TraceEvent.STATE, 0, QpState.ERR.ordinal(), -1, 0);
                 requester.flush();
                 responder.flush();
                 endpoint.onStateChange(this);
@@ -348,6 +372,7 @@ public final class QueuePair {
             keepalivesSent = 0;
             peerDead = false;
             state = QpState.RESET;
+            trace(TraceEvent.STATE, 0, QpState.RESET.ordinal(), -1, 0);
             return;
         }
         // Optional attributes of table 4.4 (validateFor has rejected any the move does not take).
@@ -389,6 +414,7 @@ public final class QueuePair {
             drainedRaised = false;
         }
         state = target;
+        trace(TraceEvent.STATE, 0, target.ordinal(), -1, 0);
         endpoint.onStateChange(this);
     }
 
@@ -666,6 +692,7 @@ public final class QueuePair {
         if (probesDone && silentFor >= deadAfter && nowNs - lastProbeNs >= config.keepaliveIntervalNs()) {
             peerDead = true;
             counters.increment(EndpointCounter.PEERS_DEAD);
+            trace(nowNs, TraceEvent.PEER_DEAD, 0, keepalivesSent, 0, silentFor);
             recordFailure("peer dead: nothing heard from it for " + seconds(silentFor) + " despite " + keepalivesSent
                 + " KEEPALIVE probes (RETRY_TIMEOUT " + seconds(retryTimeoutNs) + ") [CM-030]");
             requester.failOldest(WcStatus.RETRY_EXC_ERR);
@@ -793,6 +820,27 @@ public final class QueuePair {
         return failure;
     }
 
+    /**
+     * The last events of this queue pair's trace ({@link EventTrace}) when it entered ERR by itself,
+     * oldest first, times relative to the failure — what happened just before, to print with
+     * {@link #failure()}. Any thread once the QP is in ERR.
+     *
+     * @return the lines (empty if the QP did not fail)
+     */
+    public java.util.List<String> failureTrace() {
+        return failureTrace;
+    }
+
+    /** Records an event of this QP in the endpoint's trace at the endpoint's latest time. */
+    void trace(final TraceEvent event, final int psn, final int a, final int b, final long c) {
+        trace(endpoint.nowNs(), event, psn, a, b, c);
+    }
+
+    /** Records an event of this QP in the endpoint's trace (allocates nothing). */
+    void trace(final long nowNs, final TraceEvent event, final int psn, final int a, final int b, final long c) {
+        endpoint.trace().record(nowNs, qpn, event, psn, a, b, c);
+    }
+
     /** Records the first reason the QP fails for (cold path: called once, before enterError). */
     void recordFailure(final String reason) {
         if (failure == null && state != QpState.ERR) {
@@ -815,6 +863,10 @@ public final class QueuePair {
         endpoint.touched(this);
         state = QpState.ERR;
         counters.increment(EndpointCounter.QP_ERRORS);
+        trace(TraceEvent.STATE, 0, QpState.ERR.ordinal(), cause.ordinal(), 0);
+        // Cold path: keep what led here before later events of other QPs overwrite it.
+        final long now = endpoint.nowNs();
+        failureTrace = endpoint.trace().last(qpn, FAILURE_TRACE_EVENTS, now);
         endpoint.raise(cause, this);
         requester.flush();
         responder.flush();

@@ -110,6 +110,8 @@ final class Requester {
     private int lostCount;
     private int rnrWaitCount;
     private long txSeq;
+    /** Retransmissions of this QP (all causes), for per-QP observability; the endpoint counts them by cause. */
+    private long retransmits;
     private int nextMsn;
     private int nextRsn;
     private int outstandingReadAtomic;
@@ -244,6 +246,16 @@ final class Requester {
 
     int nextPsn() {
         return sndNxt;
+    }
+
+    /** @return packets transmitted, first transmissions and retransmissions alike */
+    long transmissions() {
+        return txSeq;
+    }
+
+    /** @return retransmissions, all causes */
+    long retransmits() {
+        return retransmits;
     }
 
     int oldestUnackedPsn() {
@@ -395,6 +407,8 @@ final class Requester {
                 break;
             }
             counters.increment(slotLossCause[s]);
+            retransmits++;
+            qp.trace(nowNs, TraceEvent.RETRANSMIT, psn, slotLossCause[s].ordinal(), slotTransmissions[s], window);
             fullWindowRetransmitAllowed = false;
             if (slotLossCause[s] == EndpointCounter.RETRANSMITS_RNR) {
                 slotRnrRetransmissions[s]++;
@@ -714,13 +728,17 @@ final class Requester {
         provenPsn = sndUna - 1;
         if (echoMatches && echoedPath == slotPath[trigger & windowMask]) {
             // Only feedback about the transmission it came from is attributed to a path [MP-005].
+            final double weight = weightOf(echoedPath);
             qp.paths().onFeedback(nowNs, echoedPath, sample, ecnEcho);
+            tracePenalty(nowNs, echoedPath, weight, TraceEvent.CAUSE_FEEDBACK);
         }
         if (ceSeen) {
             counters.increment(EndpointCounter.ECN_ECHOES_IN);
         }
         if (delivered > 0 || ceSeen) {
+            final int window = qp.congestionControl().windowPackets();
             qp.congestionControl().onAck(nowNs, delivered, sample, ceSeen, echoedPath);
+            traceWindow(nowNs, window, TraceEvent.CAUSE_ECN);
         }
         afterDelivery(nowNs, delivered);
     }
@@ -739,8 +757,10 @@ final class Requester {
                 if (slotState[s] == IN_FLIGHT) {
                     markLost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
                     slotTrimmedTransmissions[s]++;
+                    final double weight = weightOf(slotPath[s]);
                     qp.paths().onTrim(nowNs, slotPath[s]);
-                    qp.congestionControl().onLoss(nowNs, slotPath[s], true);
+                    tracePenalty(nowNs, slotPath[s], weight, TraceEvent.CAUSE_TRIM);
+                    onLoss(nowNs, slotPath[s], true);
                     // The responder is reachable and the packet goes out again at once: the
                     // retransmission timer restarts, but the retry count is not reset [REL-036].
                     progressNs = nowNs;
@@ -781,6 +801,7 @@ final class Requester {
                 final int units = NackHeader.rnrTimer(buffer, nackOffset);
                 final long delay = units == 0 ? qp.minRnrTimerNs() : units * 10_000L;
                 rnrResumeNs = Math.min(rnrResumeNs, nowNs + delay);
+                qp.trace(nowNs, TraceEvent.RNR_NACK, psn, consecutiveRnr, 0, delay);
             }
             case REMOTE_ACCESS, INVALID_REQUEST, REMOTE_OPERATION -> {
                 qp.recordFailure("the peer refused the request at PSN " + Integer.toUnsignedString(psn) + " with NACK "
@@ -799,7 +820,7 @@ final class Requester {
                     }
                 }
                 if (any) {
-                    qp.congestionControl().onLoss(nowNs, slotPath[s], false);
+                    onLoss(nowNs, slotPath[s], false);
                 }
             }
             default -> {
@@ -1054,9 +1075,9 @@ final class Requester {
                 markLost(psn, EndpointCounter.RETRANSMITS_LOSS_DETECTED);
                 if (slotKind[s] != KIND_READ) {
                     // READ_RESPONSEs travel on the responder's paths, not ours [MP-008].
-                    qp.paths().onLoss(nowNs, slotPath[s]);
+                    penalise(nowNs, slotPath[s]);
                 }
-                qp.congestionControl().onLoss(nowNs, slotPath[s], false);
+                onLoss(nowNs, slotPath[s], false);
                 episode = true;
             } else if (lostAt < lossCheckDeadlineNs) {
                 lossCheckDeadlineNs = lostAt;
@@ -1177,7 +1198,10 @@ final class Requester {
                 return;
             }
             rtt.onTimeout();
+            final int window = qp.congestionControl().windowPackets();
             qp.congestionControl().onRetransmitTimeout(nowNs);
+            traceWindow(nowNs, window, TraceEvent.CAUSE_RTO);
+            qp.trace(nowNs, TraceEvent.RTO_EXPIRED, sndUna, consecutiveTimeouts, inFlight, rtt.rtoNs());
             // Only the oldest outstanding packet is retransmitted [REL-028]. On a host that was
             // descheduled the others are usually late, not lost: their ACKs then show the expiry
             // was spurious [REL-058]; if instead the retransmission is acknowledged first, the
@@ -1195,7 +1219,7 @@ final class Requester {
                         markRequestLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
                     }
                     if (slotKind[s] != KIND_READ) {
-                        qp.paths().onLoss(nowNs, slotPath[s]);
+                        penalise(nowNs, slotPath[s]);
                     }
                     if (!goBackN) {
                         break;
@@ -1211,6 +1235,7 @@ final class Requester {
         final long probe = nextTailProbeNs(rto);
         if (probe > 0 && nowNs >= tailProbeBaseNs() + probe) {
             tailProbes++;
+            qp.trace(nowNs, TraceEvent.TAIL_PROBE, sndUna, tailProbes, 0, 0);
             if (slotKind[sndUna & windowMask] == KIND_READ && slotState[sndUna & windowMask] == IN_FLIGHT) {
                 // The oldest outstanding READ has no response: its request is the likely loss, and
                 // the responder holds every later READ behind it (OPS-024), so a probe of the newest
@@ -1371,10 +1396,46 @@ final class Requester {
     }
 
     /** Ends the QP with {@code status} on {@code wqe}: the QP goes to ERR, which flushes the rest. */
+    /** A loss to the congestion control; a window it shrinks goes to the trace. */
+    private void onLoss(final long nowNs, final int pathId, final boolean trimmed) {
+        final int window = qp.congestionControl().windowPackets();
+        qp.congestionControl().onLoss(nowNs, pathId, trimmed);
+        traceWindow(nowNs, window, trimmed ? TraceEvent.CAUSE_TRIM : TraceEvent.CAUSE_LOSS);
+    }
+
+    /** A loss attributed to a path; the penalty goes to the trace. */
+    private void penalise(final long nowNs, final int pathId) {
+        final double weight = weightOf(pathId);
+        qp.paths().onLoss(nowNs, pathId);
+        tracePenalty(nowNs, pathId, weight, TraceEvent.CAUSE_LOSS);
+    }
+
+    /** Traces a window a congestion signal shrank (growth on ACKs is not traced: it would flood the ring). */
+    private void traceWindow(final long nowNs, final int before, final int cause) {
+        final int after = qp.congestionControl().windowPackets();
+        if (after < before) {
+            qp.trace(nowNs, TraceEvent.CWND_REDUCED, sndUna, before, after, cause);
+        }
+    }
+
+    /** Traces a path whose weight a signal lowered. */
+    private void tracePenalty(final long nowNs, final int pathId, final double before, final int cause) {
+        final double after = weightOf(pathId);
+        if (after < before) {
+            qp.trace(nowNs, TraceEvent.PATH_PENALTY, 0, pathId, (int) Math.round(after * 1000), cause);
+        }
+    }
+
+    /** @return a path's weight, 1 for an id the selector does not know (it ignores signals about those) */
+    private double weightOf(final int pathId) {
+        return pathId >= 0 && pathId < qp.paths().pathCount() ? qp.paths().weight(pathId) : 1.0;
+    }
+
     private void fail(final SendWqe wqe, final WcStatus status) {
         if (wqe.error == null) {
             wqe.error = status;
         }
+        qp.trace(TraceEvent.WR_FAILED, sndUna, status.ordinal(), 0, 0);
         qp.enterError(AsyncEventType.QP_FATAL);
     }
 

@@ -73,6 +73,10 @@ class WiresharkDissectorTest {
     /** tshark output per frame number (1-based): field abbreviation to its values. */
     private static Map<Integer, Map<String, List<String>>> frames;
     private static Map<String, String> registeredFields;
+    /** Packets concatenated into one UDP payload, as a capture before GSO segmentation sees them. */
+    private static List<Vector> superDatagramParts;
+    /** Index (0-based) of the packet corrupted in the second super-datagram. */
+    private static int corruptedPart;
 
     private record Vector(String file, String name, byte[] packet, Map<String, JsonNode> fields) {
 
@@ -132,6 +136,13 @@ class WiresharkDissectorTest {
         List<byte[]> packets = new ArrayList<>();
         vectors.forEach(v -> packets.add(v.packet()));
         packets.add(corruptedPacket);
+        // Two GSO super-datagrams: every self-delimiting vector back to back, then the same with one
+        // bit flipped in the middle packet.
+        superDatagramParts = vectors.stream().filter(WiresharkDissectorTest::selfDelimiting).toList();
+        assertThat(superDatagramParts).as("vectors to concatenate into a super-datagram").hasSizeGreaterThan(2);
+        corruptedPart = superDatagramParts.size() / 2;
+        packets.add(concatenate(superDatagramParts, -1));
+        packets.add(concatenate(superDatagramParts, corruptedPart));
         Path pcap = workDir.resolve("metaroce-vectors.pcap");
         Files.write(pcap, pcapFile(packets));
 
@@ -153,6 +164,7 @@ class WiresharkDissectorTest {
 
         // 2. Dissect the capture, exporting every field any vector mentions.
         Set<String> exported = new LinkedHashSet<>(List.of("frame.number", "metaroce.integrity.status",
+                "metaroce.gso.index", "metaroce.gso.count",
                 "metaroce.integrity.crc32c", "metaroce.bh.timestamp", "_ws.expert.message",
                 "_ws.expert.severity", "_ws.malformed"));
         for (Vector v : vectors) {
@@ -232,6 +244,57 @@ class WiresharkDissectorTest {
         assertThat(layers.get("metaroce.bh.timestamp"))
                 .as("%s: bh.timestamp still decoded", label)
                 .containsExactly(Long.toString(expectedTimestamp));
+    }
+
+    @Test
+    void everyPacketOfASuperDatagramIsDissectedAndVerified() {
+        assumeTshark();
+        Map<String, List<String>> layers = frames.get(vectors.size() + 2);
+        int n = superDatagramParts.size();
+        List<String> expected = superDatagramParts.stream().map(v -> v.trimmed() ? "absent" : "good").toList();
+        assertThat(layers.get("metaroce.integrity.status")).as("integrity status of each of %d packets", n)
+                .containsExactlyElementsOf(expected);
+        assertThat(layers.get("metaroce.gso.count")).as("gso.count").hasSize(n).containsOnly(Integer.toString(n));
+        assertThat(layers.get("metaroce.gso.index")).as("gso.index")
+                .containsExactlyElementsOf(Stream.iterate(1, i -> i + 1).limit(n).map(String::valueOf).toList());
+        assertThat(layers.get("metaroce.bh.timestamp")).as("timestamps, in order")
+                .containsExactlyElementsOf(superDatagramParts.stream()
+                        .map(v -> Long.toString(ByteBuffer.wrap(v.packet(), 16, 4).getInt() & 0xFFFFFFFFL)).toList());
+    }
+
+    @Test
+    void aCorruptedPacketInsideASuperDatagramIsTheOnlyBadOne() {
+        assumeTshark();
+        Map<String, List<String>> layers = frames.get(vectors.size() + 3);
+        List<String> expected = new ArrayList<>(superDatagramParts.stream()
+                .map(v -> v.trimmed() ? "absent" : "good").toList());
+        expected.set(corruptedPart, "bad");
+        assertThat(layers.get("metaroce.integrity.status")).as("integrity status of each packet")
+                .containsExactlyElementsOf(expected);
+    }
+
+    /** Whether a vector's own headers give its length (so that packets after it can be found). */
+    private static boolean selfDelimiting(Vector v) {
+        byte[] p = v.packet();
+        if (p.length < 24 || (p[0] & 0xF0) != 0x10) {
+            return false;
+        }
+        int headers = (p[15] & 0xFF) * 4;
+        int payloadLength = ((p[12] & 0xFF) << 8) | (p[13] & 0xFF);
+        return v.trimmed() ? payloadLength == 0 : p.length == headers + payloadLength + 4 && v.trailerIsValidCrc();
+    }
+
+    /** The packets back to back; the one at {@code corrupt} (if >= 0) with a timestamp bit flipped. */
+    private static byte[] concatenate(List<Vector> parts, int corrupt) {
+        ByteBuffer b = ByteBuffer.allocate(parts.stream().mapToInt(v -> v.packet().length).sum());
+        for (int i = 0; i < parts.size(); i++) {
+            byte[] p = parts.get(i).packet().clone();
+            if (i == corrupt) {
+                p[16] ^= 0x01;
+            }
+            b.put(p);
+        }
+        return b.array();
     }
 
     private static void assumeTshark() {
