@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
+import org.metaroce.cli.faults.FaultsCommand;
 import org.metaroce.cli.faults.Trial;
 import org.metaroce.cli.faults.TwoHosts;
 import org.metaroce.sim.report.SvgChart;
@@ -93,9 +94,9 @@ public final class IncastCommand implements Callable<Integer> {
         final PrintWriter o = spec.commandLine().getOut();
         final PrintWriter err = spec.commandLine().getErr();
         if (senders < 1 || senders > 64 || rateMbit < 1 || !(markFraction > 0 && markFraction <= 1) || duration <= 0
-            || margin < 0 || bufferKb < 1 || markKb < 1) {
+            || margin < 0 || bufferKb < 1 || markKb < 1 || linkMtu < 1280 || linkMtu > 65535) {
             err.println("metaroce incast: --senders 1..64, --rate-mbit >= 1, --mark-fraction in (0, 1], --duration > 0,"
-                + " --margin >= 0, --buffer-kb and --mark-kb >= 1");
+                + " --margin >= 0, --buffer-kb and --mark-kb >= 1, --mtu 1280..65535");
             return 2;
         }
         for (final String cc : ccs) {
@@ -127,7 +128,7 @@ public final class IncastCommand implements Callable<Integer> {
                 final IncastRun.Outcome outcome;
                 try (Bottleneck b = new Bottleneck(hosts.serverNs, hosts.serverIf, rateBytes, bufferKb * 1024,
                     (long) (rateBytes * markFraction), markKb * 1024, ports)) {
-                    outcome = IncastRun.run(hosts, b, new IncastRun.Settings(org.metaroce.cli.faults.FaultsCommand.launcher(), senders,
+                    outcome = IncastRun.run(hosts, b, new IncastRun.Settings(FaultsCommand.launcher(), senders,
                         cc.equals("tool") ? null : cc, duration, margin, 500, toolOptions));
                     reports.add(new IncastReport(cc, rateMbit, outcome, b.sample()));
                 }

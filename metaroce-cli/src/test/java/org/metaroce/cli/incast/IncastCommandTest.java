@@ -66,6 +66,9 @@ class IncastCommandTest {
         final StringWriter senders = new StringWriter();
         assertThat(run(new StringWriter(), senders, "incast", "-n", "0")).isEqualTo(2);
         assertThat(senders.toString()).contains("--senders 1..64");
+        final StringWriter mtu = new StringWriter();
+        assertThat(run(new StringWriter(), mtu, "incast", "--mtu", "0")).isEqualTo(2);
+        assertThat(mtu.toString()).contains("--mtu 1280..65535");
     }
 
     @Test
