@@ -45,6 +45,8 @@ public final class PcapWriter implements AutoCloseable {
     private final long nanoTimeAtStart;
     private long fileBytes;
     private long recorded;
+    /** Records in {@link #buffer} not yet written to the file. */
+    private long buffered;
     private long dropped;
     private boolean closed;
 
@@ -162,6 +164,7 @@ public final class PcapWriter implements AutoCloseable {
         }
         fileBytes += recordBytes;
         recorded++;
+        buffered++;
     }
 
     private static boolean isV4Mapped(final DirectBuffer address, final int offset) {
@@ -179,17 +182,31 @@ public final class PcapWriter implements AutoCloseable {
         return (short) ~sum;
     }
 
-    /** Writes what is buffered to the file; on an I/O error the capture stops (the device does not). */
+    /**
+     * Writes what is buffered to the file; on an I/O error the capture stops (the device does not)
+     * and the records still buffered count as dropped, not recorded. The caller's interrupt status
+     * is set aside for the write: a FileChannel closes itself when a thread with the flag set
+     * writes (ClosedByInterruptException), which lost the last buffer of a capture closed by a
+     * thread that had been interrupted earlier, while {@link #recorded()} still counted it.
+     */
     private void drain() {
         buffer.flip();
+        final boolean interrupted = Thread.interrupted();
         try {
             while (buffer.hasRemaining()) {
                 channel.write(buffer);
             }
-            buffer.clear();
+            buffered = 0;
         } catch (final IOException ex) {
             closed = true;
+            recorded -= buffered;
+            dropped += buffered;
+            buffered = 0;
+        } finally {
             buffer.clear();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
