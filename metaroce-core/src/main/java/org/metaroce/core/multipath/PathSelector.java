@@ -21,14 +21,17 @@ public final class PathSelector {
 
     private final int[] entropies;
     private final double[] weights;
-    private final double[] current;
     /**
-     * The responder's own weighted round-robin state over the same weights: its packets
-     * (responses, ACKs, NACKs, CNPs) must not advance the requester's sequence, or a QP whose
-     * requests and ACKs alternate would send all its requests on every other path [MP-022].
+     * Weighted round-robin state per sequence ({@link #REQUESTS}, {@link #RESPONSES}) over the same
+     * weights: the responder's packets (responses, ACKs, NACKs, CNPs) must not advance the
+     * requester's sequence, or a QP whose requests and ACKs alternate would send all its requests
+     * on every other path [MP-022].
      */
-    private final double[] responderCurrent;
-    private int responderRoundRobin;
+    private final double[][] current;
+    /** Next path of each sequence's plain rotation (all weights equal). */
+    private final int[] rotation = new int[2];
+    private static final int REQUESTS = 0;
+    private static final int RESPONSES = 1;
     private final long[] srttNs;
     private final long[] minRttNs;
     private final long[] lastSampleNs;
@@ -43,7 +46,6 @@ public final class PathSelector {
     private long qpSrttNs;
     /** Paths whose weight is below 1; while 0 the weighted round-robin is plain round-robin. */
     private int penalised;
-    private int roundRobin;
     private final int burstPackets;
     private int burstPath;
     private int burstLeft;
@@ -71,8 +73,7 @@ public final class PathSelector {
         this.entropies = entropies.clone();
         final int n = entropies.length;
         weights = new double[n];
-        current = new double[n];
-        responderCurrent = new double[n];
+        current = new double[2][n];
         srttNs = new long[n];
         minRttNs = new long[n];
         lastSampleNs = new long[n];
@@ -124,6 +125,11 @@ public final class PathSelector {
     }
 
     private int choose(final long nowNs) {
+        return choose(nowNs, REQUESTS);
+    }
+
+    /** Smooth weighted round-robin over the weights, in sequence {@code seq}'s own state. */
+    private int choose(final long nowNs, final int seq) {
         final int n = entropies.length;
         if (n == 1) {
             sent[0]++;
@@ -131,22 +137,23 @@ public final class PathSelector {
         }
         if (penalised == 0) {
             // All weights equal: smooth weighted round-robin degenerates to plain rotation.
-            final int chosen = roundRobin;
-            roundRobin = chosen + 1 == n ? 0 : chosen + 1;
+            final int chosen = rotation[seq];
+            rotation[seq] = chosen + 1 == n ? 0 : chosen + 1;
             sent[chosen]++;
             return chosen;
         }
+        final double[] cur = current[seq];
         double total = 0;
         int best = 0;
         for (int i = 0; i < n; i++) {
             decay(i, nowNs);
-            current[i] += weights[i];
+            cur[i] += weights[i];
             total += weights[i];
-            if (current[i] > current[best]) {
+            if (cur[i] > cur[best]) {
                 best = i;
             }
         }
-        current[best] -= total;
+        cur[best] -= total;
         sent[best]++;
         return best;
     }
@@ -160,30 +167,7 @@ public final class PathSelector {
      * @return the path index
      */
     public int nextForResponder(final long nowNs) {
-        final int n = entropies.length;
-        if (n == 1) {
-            sent[0]++;
-            return 0;
-        }
-        if (penalised == 0) {
-            final int chosen = responderRoundRobin;
-            responderRoundRobin = chosen + 1 == n ? 0 : chosen + 1;
-            sent[chosen]++;
-            return chosen;
-        }
-        double total = 0;
-        int best = 0;
-        for (int i = 0; i < n; i++) {
-            decay(i, nowNs);
-            responderCurrent[i] += weights[i];
-            total += weights[i];
-            if (responderCurrent[i] > responderCurrent[best]) {
-                best = i;
-            }
-        }
-        responderCurrent[best] -= total;
-        sent[best]++;
-        return best;
+        return choose(nowNs, RESPONSES);
     }
 
     /**
@@ -340,8 +324,8 @@ public final class PathSelector {
         if (weights[pathId] >= 1.0) {
             if (penalised++ == 0) {
                 // Leaving plain rotation: the weighted state starts where the rotation stands.
-                java.util.Arrays.fill(current, 0.0);
-                java.util.Arrays.fill(responderCurrent, 0.0);
+                java.util.Arrays.fill(current[REQUESTS], 0.0);
+                java.util.Arrays.fill(current[RESPONSES], 0.0);
             }
         }
         weights[pathId] = Math.max(W_MIN, weights[pathId] * factor);
