@@ -145,22 +145,7 @@ final class CongestionCases {
                 // (DEFAULT, CC-008) from its default initial window (one BDP, 30 packets of 4096
                 // bytes, CC-010). Credit 32 lets a window of that size show in the control phase.
                 final Setup s = setup(ctx, QpOptions.defaults().pmtu(4096).timeoutUs(100_000).retryCnt(7));
-                final TesterQp t = s.t();
-                final int total = 2048;
-                longWrite(ctx, s, total);
-                final AckClock clock = new AckClock(ctx, t, t.iutInitialPsn).credit(32);
-                final int controlMax = clock.run(30, 400);
-                check(controlMax >= 2, "the IUT sends a window of packets in the control phase [CC-010]",
-                    "at most " + controlMax + " outstanding");
-                clock.hold(8_000_000L, false);
-                clock.run(90, total);
-                final int before = clock.newPackets();
-                final int lateMax = clock.run(70, total);
-                check(clock.newPackets() < total, "the WRITE still has data to send (the IUT is not "
-                    + "application-limited)", clock.newPackets() + " of " + total + " PSNs sent");
-                check(lateMax <= controlMax / 2, "outstanding packets under 8 ms of added delay at most half the "
-                    + "control phase's " + controlMax + " [CC-013, CC-003, CC-001, CC-008]", lateMax + " outstanding ("
-                    + (clock.newPackets() - before) + " new PSNs in the last 70 ms)");
+                delayReaction(ctx, s, 2048, 400, "CC-013, CC-003, CC-001, CC-008");
             }, "CC-013", "CC-003", "CC-001", "CC-008"));
 
         l.add(mustFeature("cc.fixed-window", "FIXED keeps the window at CONGESTION_WINDOW, before and after ACKs",
@@ -176,29 +161,7 @@ final class CongestionCases {
                 final int initial = 16;
                 final Setup s = setup(ctx, QpOptions.defaults().pmtu(PMTU).timeoutUs(100_000).retryCnt(7)
                     .ccAlgorithm("DEFAULT").congestionWindow(initial));
-                final TesterQp t = s.t();
-                final int total = 4096;
-                longWrite(ctx, s, total);
-                // Credit 32 keeps the tester ahead of the IUT whatever its window grows to [REL-019].
-                final AckClock clock = new AckClock(ctx, t, t.iutInitialPsn).credit(32);
-                // Phase A (control): ACKs at once, ACK Delay reporting the tester's own hold: the IUT
-                // measures its base RTT.
-                final int controlMax = clock.run(30, 600);
-                check(controlMax >= 2, "the IUT sends a window of packets in the control phase [CC-010]",
-                    "at most " + controlMax + " outstanding");
-                // Phase B: every ACK arrives 8 ms late and says it was not held: a queue of 8 ms,
-                // far above any target delay T (8.5.1), yet under the 25.5 ms an IUT may retry for
-                // (CONF-014). Decreases (at least 25 % once per SRTT, CC-003/CC-013) bring the
-                // window down well within the 90 ms before the judged part.
-                clock.hold(8_000_000L, false);
-                clock.run(90, total);
-                final int before = clock.newPackets();
-                final int lateMax = clock.run(70, total);
-                check(clock.newPackets() < total, "the WRITE still has data to send (the IUT is not "
-                    + "application-limited)", clock.newPackets() + " of " + total + " PSNs sent");
-                check(lateMax <= controlMax / 2, "outstanding packets under 8 ms of added delay at most half the "
-                    + "control phase's " + controlMax + " [CC-013, CC-003, CC-001]", lateMax + " outstanding ("
-                    + (clock.newPackets() - before) + " new PSNs in the last 70 ms)");
+                delayReaction(ctx, s, 4096, 600, "CC-013, CC-003, CC-001");
             }, "CC-013", "CC-003", "CC-001", "CC-008"));
 
         l.add(mustFeature("cc.ecn-echo-reaction", "DEFAULT with ECN negotiated shrinks its window when every ACK "
@@ -283,5 +246,33 @@ final class CongestionCases {
                 }
             }, "CC-019", "REL-019", "CM-019", "CC-024"));
         return l;
+    }
+
+    /**
+     * The delay-reaction judgement of cc.delay-reaction and cc.default-delay-reaction: a long WRITE
+     * clocked by ACKs with Credit 32 (which keeps the tester ahead of the IUT whatever its window
+     * grows to [REL-019]); a control phase of 30 ms with ACKs at once, ACK Delay reporting the
+     * tester's own hold, so the IUT measures its base RTT; then every ACK 8 ms late and saying it
+     * was not held: a queue of 8 ms, far above any target delay T (8.5.1), yet under the 25.5 ms an
+     * IUT may retry for (CONF-014). Decreases (at least 25 % once per SRTT, CC-003/CC-013) bring
+     * the window down well within the 90 ms before the judged 70 ms.
+     */
+    private static void delayReaction(final CaseContext ctx, final Setup s, final int total, final int controlLimit,
+                                      final String ids) {
+        final TesterQp t = s.t();
+        longWrite(ctx, s, total);
+        final AckClock clock = new AckClock(ctx, t, t.iutInitialPsn).credit(32);
+        final int controlMax = clock.run(30, controlLimit);
+        check(controlMax >= 2, "the IUT sends a window of packets in the control phase [CC-010]",
+            "at most " + controlMax + " outstanding");
+        clock.hold(8_000_000L, false);
+        clock.run(90, total);
+        final int before = clock.newPackets();
+        final int lateMax = clock.run(70, total);
+        check(clock.newPackets() < total, "the WRITE still has data to send (the IUT is not application-limited)",
+            clock.newPackets() + " of " + total + " PSNs sent");
+        check(lateMax <= controlMax / 2, "outstanding packets under 8 ms of added delay at most half the control "
+            + "phase's " + controlMax + " [" + ids + "]", lateMax + " outstanding ("
+            + (clock.newPackets() - before) + " new PSNs in the last 70 ms)");
     }
 }
