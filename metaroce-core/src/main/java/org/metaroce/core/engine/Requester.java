@@ -42,6 +42,10 @@ final class Requester {
     private static final long INITIAL_CREDIT = 64;
     /** Transmissions of one packet without delivery that end the connection [REL-030]. */
     private static final int MAX_TRANSMISSIONS = 16;
+    /** Largest PTO multiplier exponent: 2^10 × SRTT; the RTO caps the probe timeout anyway [REL-026]. */
+    static final int MAX_PROBE_SHIFT = 10;
+    /** Packets delivered without a spurious probe after which the PTO multiplier halves [REL-026]. */
+    static final int PROBE_DECAY_PACKETS = 4096;
     /**
      * Trims one packet may meet before the connection ends [REL-059]: trims do not count towards
      * MAX_TRANSMISSIONS, and each restarts the retransmission timer (REL-036), so without this
@@ -128,8 +132,27 @@ final class Requester {
     /** Outstanding slots sent more than once; while 0, transmit order is PSN order. */
     private int retransmittedOutstanding;
     private long rackRttNs;
+    /**
+     * When the latest retransmission that may repair a lost request left (MIN_VALUE before any),
+     * and the work request it belongs to: the responder holds the READs and atomics behind a
+     * missing request [OPS-024], so the answer to another request sent before it gives no RTT
+     * sample [REL-020].
+     */
+    private long holdRepairNs = Long.MIN_VALUE;
+    private long holdRepairWqe = -1;
+    /** The work request whose spurious retransmission last gave an RTT sample (one per request). */
+    private long spuriousSampleWqe = -1;
     private long reorderWindowNs;
     private int lossEpisodesSinceSpurious;
+    /**
+     * PTO = SRTT × 2^probeShift [REL-026]: 1 (twice SRTT) until a tail probe is found spurious,
+     * then one more per spurious probe, up to {@link #MAX_PROBE_SHIFT}; one less per
+     * {@link #PROBE_DECAY_PACKETS} packets delivered without one. A host that pauses (a busy
+     * CPU, a collector) answers late, not never; probing at twice an RTT measured between its
+     * pauses resends what is already on its way.
+     */
+    private int probeShift = 1;
+    private int deliveredSinceSpuriousProbe;
     /** Latest non-stale Cumulative PSN and Credit: the responder's admission limit [REL-019]. */
     private int creditCumulative;
     private long creditLimit = INITIAL_CREDIT;
@@ -619,6 +642,10 @@ final class Requester {
         if (slotTransmissions[s] == 0) {
             slotFirstSentNs[s] = nowNs;
         }
+        if (retransmit && !requestArrived(psn)) {
+            holdRepairNs = nowNs;
+            holdRepairWqe = slotWqe[s];
+        }
         slotTxSeq[s] = txSeq++;
         slotPath[s] = (short) pathId;
         if (++slotTransmissions[s] == 2) {
@@ -700,6 +727,11 @@ final class Requester {
             // Two copies arrived: the earlier one after all (echo of an earlier transmission), or
             // the single retransmission after the original: the retransmission was spurious [REL-025].
             counters.increment(EndpointCounter.SPURIOUS_RETRANSMITS);
+            if (slotKind[trigger & windowMask] == KIND_DATA) {
+                // For a READ or atomic a duplicate request proves only that the request arrived;
+                // a second answer shows the re-request was needless (onSpuriousResponse).
+                onSpuriousRetransmission(trigger & windowMask);
+            }
             lossEpisodesSinceSpurious = 0;
             reorderWindowNs = Math.min(reorderWindowNs + Math.max(1_000, rtt.minRttNs() / 4), reorderCeilingNs());
         }
@@ -844,7 +876,7 @@ final class Requester {
             return;
         }
         if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_READ) {
-            countStrayResponse(psn);
+            countStrayResponse(nowNs, psn, KIND_READ);
             return;
         }
         final int s = psn & windowMask;
@@ -854,6 +886,7 @@ final class Requester {
         noteResponse(nowNs, psn);
         if (slotState[s] == DELIVERED) {
             counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
+            onSecondAnswer(nowNs, s);
             return;
         }
         final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
@@ -874,8 +907,63 @@ final class Requester {
             return;
         }
         wqe.scatter(messageOffset, buffer, offset + Opcode.READ_RESPONSE.headerLength(), payloadLength);
+        sampleResponse(nowNs, s);
         deliver(psn);
         afterDelivery(nowNs, 1);
+    }
+
+    /**
+     * A READ or atomic response answers a request the requester timed itself: when that request
+     * was sent once, the time to its answer is an RTT sample [REL-020]. It is what the timers of a
+     * QP that only reads must wait for, the responder's answers to earlier requests included,
+     * which no ACK shows.
+     */
+    private void sampleResponse(final long nowNs, final int slot) {
+        if (slotTransmissions[slot] == 1) {
+            responseSample(nowNs, slot);
+        }
+    }
+
+    /**
+     * A second answer to a delivered READ or atomic slot that was requested again: the re-request
+     * was needless, the first answer was only late [REL-025]. Its wait, first request to this
+     * answer, bounds from above how late: an RTT sample (Eifel, RFC 4015), one per work request,
+     * without which a QP that only reads, whose answers give samples only while nothing is
+     * retransmitted, would keep timers that misfire for ever [REL-020].
+     */
+    private void onSecondAnswer(final long nowNs, final int slot) {
+        if (slotTransmissions[slot] < 2) {
+            return;
+        }
+        onSpuriousRetransmission(slot);
+        if (slotWqe[slot] != spuriousSampleWqe) {
+            spuriousSampleWqe = slotWqe[slot];
+            responseSample(nowNs, slot);
+        }
+    }
+
+    /** A retransmission of this slot proved needless: a spurious tail probe lengthens the PTO [REL-026]. */
+    private void onSpuriousRetransmission(final int slot) {
+        if (slotLossCause[slot] == EndpointCounter.RETRANSMITS_TAIL_PROBE) {
+            probeShift = Math.min(MAX_PROBE_SHIFT, probeShift + 1);
+            deliveredSinceSpuriousProbe = 0;
+        }
+    }
+
+    /**
+     * Feeds {@code now − first transmission} of a READ or atomic slot as an RTT sample, unless a
+     * request of another work request may have been repaired since that transmission: the
+     * responder may have held this one behind it [OPS-024], and the wait would be the repair's,
+     * not the path's [REL-020].
+     */
+    private void responseSample(final long nowNs, final int slot) {
+        if (holdRepairNs >= slotFirstSentNs[slot] && holdRepairWqe != slotWqe[slot]) {
+            return;
+        }
+        final long rttNs = nowNs - slotFirstSentNs[slot];
+        if (rttNs > 0 && rttNs < 1_000_000_000L) {
+            rtt.onSample(rttNs);
+        }
     }
 
     /**
@@ -910,12 +998,13 @@ final class Requester {
     void onAtomicResponse(final long nowNs, final DirectBuffer buffer, final int offset) {
         final int psn = BaseHeader.psn(buffer, offset);
         if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_ATOMIC) {
-            countStrayResponse(psn);
+            countStrayResponse(nowNs, psn, KIND_ATOMIC);
             return;
         }
         final int s = psn & windowMask;
         if (slotState[s] == DELIVERED) {
             counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
+            onSecondAnswer(nowNs, s);
             return;
         }
         noteResponse(nowNs, psn);
@@ -930,6 +1019,7 @@ final class Requester {
         // The original value lands in the local buffer in host order, as verbs atomics do.
         final MemoryRegion mr = wqe.sgeRegion[0];
         mr.buffer().putLong((int) mr.offsetOf(wqe.sgeAddr[0]), original);
+        sampleResponse(nowNs, s);
         deliver(psn);
         afterDelivery(nowNs, 1);
     }
@@ -947,9 +1037,22 @@ final class Requester {
      * A response outside the scoreboard: one for a PSN already resolved (its READ or atomic has
      * completed) is a duplicate; anything else answers nothing outstanding [REL-043].
      */
-    private void countStrayResponse(final int psn) {
+    private void countStrayResponse(final long nowNs, final int psn, final byte kind) {
         final boolean resolved = Psn.before(psn, sndUna);
         counters.increment(resolved ? EndpointCounter.DUPLICATE_RESPONSE : EndpointCounter.UNEXPECTED_RESPONSE);
+        // A resolved slot keeps its record until its PSN one window later reuses it.
+        if (resolved && sndNxt - psn <= windowSize && slotKind[psn & windowMask] == kind) {
+            onSecondAnswer(nowNs, psn & windowMask);
+        }
+    }
+
+    /**
+     * Whether the responder is known to have received the request for {@code psn}: a response to
+     * it or to a later PSN arrived, and responders answer in PSN order [OPS-024]. Re-requesting a
+     * READ segment whose answer alone was lost repairs no hold.
+     */
+    private boolean requestArrived(final int psn) {
+        return slotKind[psn & windowMask] != KIND_DATA && anyResponse && !Psn.before(latestResponsePsn, psn);
     }
 
     private boolean inScoreboard(final int psn) {
@@ -1004,6 +1107,11 @@ final class Requester {
 
     private void afterDelivery(final long nowNs, final int delivered) {
         if (delivered > 0) {
+            deliveredSinceSpuriousProbe += delivered;
+            if (deliveredSinceSpuriousProbe >= PROBE_DECAY_PACKETS) {
+                deliveredSinceSpuriousProbe = 0;
+                probeShift = Math.max(1, probeShift - 1);
+            }
             progressNs = nowNs;
             stalledSinceNs = nowNs;
             // Whatever was delivered decided the expiry's outcome (spurious, or its retransmission
@@ -1293,7 +1401,7 @@ final class Requester {
             return 0;
         }
         return Math.max(config.minTailProbeNs(),
-            Math.min(rtt.rtoNs(), 2 * rtt.srttNs() + config.ackCoalesceDelayNs()));
+            Math.min(rtt.rtoNs(), (rtt.srttNs() << probeShift) + config.ackCoalesceDelayNs()));
     }
 
     /**
