@@ -88,6 +88,8 @@ public final class TwoSided {
             }
         });
         final Thread serverThread = new Thread(serving, "example-server");
+        // A server left waiting by a failed client must not keep the JVM alive.
+        serverThread.setDaemon(true);
         serverThread.start();
         final C clientResult;
         try {
