@@ -139,7 +139,7 @@ abstract class Agent {
             Side.CONTROL_SLOT, side.controlMr.lkey());
         final int status = qp.postRecv(controlRecv);
         if (status != org.metaroce.core.verbs.PostStatus.OK) {
-            throw new BenchException(Poster.refusal(qp, "Recv", status));
+            throw new BenchException(Poster.recvRefusal(qp, controlRecv, status));
         }
     }
 

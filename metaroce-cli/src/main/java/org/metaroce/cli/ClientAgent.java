@@ -359,7 +359,7 @@ final class ClientAgent extends Agent {
         if (direct) {
             final int status = qp.postRecv(recvWr);
             if (status != org.metaroce.core.verbs.PostStatus.OK) {
-                throw new BenchException(Poster.refusal(qp, "Recv", status));
+                throw new BenchException(Poster.recvRefusal(qp, recvWr, status));
             }
         } else {
             side.poster.postRecv(qp, recvWr);

@@ -22,14 +22,14 @@ final class Poster {
     /** Posts (or queues) a copy of {@code wr}; the request may be refilled when this returns. */
     void postSend(final QueuePair qp, final SendRequest wr) {
         if (poster.postSend(qp, wr) != PostStatus.OK) {
-            throw new BenchException(poster.refusal());
+            throw new BenchException(poster.refusal().toString());
         }
     }
 
     /** Posts (or queues) a copy of {@code wr}. */
     void postRecv(final QueuePair qp, final RecvRequest wr) {
         if (poster.postRecv(qp, wr) != PostStatus.OK) {
-            throw new BenchException(poster.refusal());
+            throw new BenchException(poster.refusal().toString());
         }
     }
 
@@ -40,13 +40,14 @@ final class Poster {
 
     /** @throws BenchException if a post was refused */
     void check() {
-        final String refusal = poster.refusal();
+        final WorkRequestPoster.Refusal refusal = poster.refusal();
         if (refusal != null) {
-            throw new BenchException(refusal);
+            throw new BenchException(refusal.toString());
         }
     }
 
-    static String refusal(final QueuePair qp, final String what, final int status) {
-        return WorkRequestPoster.describe(qp, "Send".equals(what), status);
+    /** @return the text of a receive refused by a direct post (setup, on the owning thread) */
+    static String recvRefusal(final QueuePair qp, final RecvRequest wr, final int status) {
+        return new WorkRequestPoster.Refusal(qp.qpn(), false, wr.wrId(), status).toString();
     }
 }

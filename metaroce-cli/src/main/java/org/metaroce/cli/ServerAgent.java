@@ -225,7 +225,7 @@ final class ServerAgent extends Agent {
         fillRecv(q, seq);
         final int status = qp.postRecv(recvWr);
         if (status != PostStatus.OK) {
-            throw new BenchException(Poster.refusal(qp, "Recv", status));
+            throw new BenchException(Poster.recvRefusal(qp, recvWr, status));
         }
     }
 

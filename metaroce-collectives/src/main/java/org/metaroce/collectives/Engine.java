@@ -171,7 +171,7 @@ final class Engine {
                     }
                 }
                 ring.flush();
-                final String postError = ring.refusal();
+                final WorkRequestPoster.Refusal postError = ring.refusal();
                 if (postError != null) {
                     throw fail(new CollectiveException(name + " on rank " + rank + ": " + postError, name, -1, null));
                 }

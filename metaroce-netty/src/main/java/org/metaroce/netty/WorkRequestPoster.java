@@ -13,8 +13,14 @@ import org.metaroce.core.verbs.SendRequest;
  * A queue pair belongs to its device's owning thread: on an INVOKER device the application thread
  * is that thread and posts directly; otherwise each request is copied into a preallocated
  * single-producer ring, and one reusable command, offered to the device once per batch by
- * {@link #flush()}, posts them on the owning thread. A refused post is remembered:
- * {@link #refusal()} describes the first one.
+ * {@link #flush()}, posts them on the owning thread.
+ *
+ * <p>Both ways take the same requests and refuse them with the same {@link PostStatus} codes: a
+ * ring slot holds as many scatter/gather entries as the queue pair allows ({@link QueuePair#maxSendSge()},
+ * {@link QueuePair#maxRecvSge()}), growing the first time a slot meets a larger request (the only
+ * allocation after construction), and the owning thread's {@code postSend}/{@code postRecv}
+ * judges every request. A refusal on the owning thread cannot be returned to the caller, which
+ * has moved on: {@link #refusal()} keeps the first one, with its code, queue pair and wr_id.
  *
  * <p>One producer thread only. The request objects passed in may be refilled as soon as a call
  * returns.
@@ -24,7 +30,26 @@ public final class WorkRequestPoster {
     /** INVOKER device: the caller owns it and posts directly. */
     private final boolean direct;
     private final Ring ring;
-    private volatile String refusal;
+    /** The first refused post; written once (by whichever thread posted), read by the producer. */
+    private volatile Refusal refusal;
+
+    /**
+     * A refused post: what {@link QueuePair#postSend} or {@link QueuePair#postRecv} returned on the
+     * owning thread, and which request it refused.
+     *
+     * @param qpn the queue pair's number
+     * @param send whether it was a send request (else a receive request)
+     * @param wrId the request's wr_id
+     * @param status the {@link PostStatus} code, never {@link PostStatus#OK}
+     */
+    public record Refusal(int qpn, boolean send, long wrId, int status) {
+        /** @return e.g. "postSend on QP 12 refused: INVALID_LKEY (wr_id 5000)" */
+        @Override
+        public String toString() {
+            return "post" + (send ? "Send" : "Recv") + " on QP " + qpn + " refused: " + PostStatus.describe(status)
+                + " (wr_id " + wrId + ")";
+        }
+    }
 
     /**
      * @param device the device whose queue pairs are posted to
@@ -39,13 +64,15 @@ public final class WorkRequestPoster {
     /**
      * Posts (INVOKER device) or queues a copy of {@code wr}.
      *
+     * @param qp a queue pair of the device
+     * @param wr the request, with up to {@code qp.maxSendSge()} scatter/gather entries
      * @return the {@link PostStatus} of a direct post; {@link PostStatus#OK} when queued (a refusal
-     *     on the owning thread shows in {@link #refusal()})
+     *     on the owning thread, with the same code a direct post returns, shows in {@link #refusal()})
      * @throws IllegalStateException if the ring is full and the device closed while waiting for room
      */
     public int postSend(final QueuePair qp, final SendRequest wr) {
         if (direct) {
-            return note(qp, true, qp.postSend(wr));
+            return note(qp, true, wr.wrId(), qp.postSend(wr));
         }
         ring.add(qp, wr, null);
         return PostStatus.OK;
@@ -54,12 +81,14 @@ public final class WorkRequestPoster {
     /**
      * Posts (INVOKER device) or queues a copy of {@code wr}.
      *
+     * @param qp a queue pair of the device
+     * @param wr the request, with up to {@code qp.maxRecvSge()} scatter/gather entries
      * @return as {@link #postSend}
      * @throws IllegalStateException as {@link #postSend}
      */
     public int postRecv(final QueuePair qp, final RecvRequest wr) {
         if (direct) {
-            return note(qp, false, qp.postRecv(wr));
+            return note(qp, false, wr.wrId(), qp.postRecv(wr));
         }
         ring.add(qp, null, wr);
         return PostStatus.OK;
@@ -76,23 +105,19 @@ public final class WorkRequestPoster {
         }
     }
 
-    /** @return a description of the first refused post, or null when none was refused */
-    public String refusal() {
+    /**
+     * @return the first refused post (its {@link Refusal#status()} is the {@link PostStatus} code),
+     *     or null when none was refused
+     */
+    public Refusal refusal() {
         return refusal;
     }
 
-    private int note(final QueuePair qp, final boolean send, final int status) {
+    private int note(final QueuePair qp, final boolean send, final long wrId, final int status) {
         if (status != PostStatus.OK && refusal == null) {
-            refusal = describe(qp, send, status);
+            refusal = new Refusal(qp.qpn(), send, wrId, status);
         }
         return status;
-    }
-
-    /**
-     * @return the text {@link #refusal()} uses for a refused post
-     */
-    public static String describe(final QueuePair qp, final boolean send, final int status) {
-        return "post" + (send ? "Send" : "Recv") + " on QP " + qp.qpn() + " refused: " + PostStatus.describe(status);
     }
 
     /** The ring from the producer to the owning thread, and the command that drains it. */
@@ -137,9 +162,16 @@ public final class WorkRequestPoster {
             final int i = (int) (t & mask);
             qps[i] = qp;
             isSend[i] = send != null;
+            // The slot is the producer's until the tail moves past it: growing it here is safe.
             if (send != null) {
+                if (sends[i].maxSge() < send.numSge()) {
+                    sends[i] = new SendRequest(Math.max(send.numSge(), qp.maxSendSge()));
+                }
                 sends[i].copyFrom(send);
             } else {
+                if (recvs[i].maxSge() < recv.numSge()) {
+                    recvs[i] = new RecvRequest(Math.max(recv.numSge(), qp.maxRecvSge()));
+                }
                 recvs[i].copyFrom(recv);
             }
             tail.lazySet(t + 1);
@@ -163,7 +195,11 @@ public final class WorkRequestPoster {
                 while (h < t) {
                     final int i = (int) (h & mask);
                     final QueuePair qp = qps[i];
-                    note(qp, isSend[i], isSend[i] ? qp.postSend(sends[i]) : qp.postRecv(recvs[i]));
+                    if (isSend[i]) {
+                        note(qp, true, sends[i].wrId(), qp.postSend(sends[i]));
+                    } else {
+                        note(qp, false, recvs[i].wrId(), qp.postRecv(recvs[i]));
+                    }
                     qps[i] = null;
                     h++;
                 }

@@ -28,6 +28,7 @@ import org.metaroce.core.connection.ConnectParams;
 import org.metaroce.core.connection.Connection;
 import org.metaroce.core.connection.ConnectionState;
 import org.metaroce.core.connection.ListenParams;
+import org.metaroce.core.connection.RegionInfo;
 import org.metaroce.core.engine.EndpointConfig;
 import org.metaroce.core.engine.QueuePairCapabilities;
 import org.metaroce.core.verbs.AccessFlags;
@@ -116,19 +117,17 @@ class ConnectionServiceTest {
 
         /** @return private data describing this side's region: address, rkey, length */
         byte[] regionInfo() {
-            return ByteBuffer.allocate(16).putLong(mr.address()).putInt(mr.rkey()).putInt(REGION).array();
+            return RegionInfo.of(mr).encode();
         }
 
         /** Posts an RDMA WRITE of {@code WRITE_LENGTH} bytes into the region described by {@code info}. */
         void postWrite(final Connection c, final byte[] info) {
-            final ByteBuffer remote = ByteBuffer.wrap(info);
-            final long address = remote.getLong();
-            final int rkey = remote.getInt();
-            assertThat(remote.getInt()).isEqualTo(REGION);
+            final RegionInfo remote = RegionInfo.decode(info);
+            assertThat(remote.length()).isEqualTo(REGION);
             final int status = device.call(ep -> c.queuePair().postSend(new SendRequest(1).wrId(42)
                 .opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
                 .addSge(mr.address() + SRC_OFFSET, WRITE_LENGTH, mr.lkey())
-                .remoteAddr(address + DST_OFFSET).rkey(rkey)));
+                .remoteAddr(remote.address() + DST_OFFSET).rkey(remote.rkey())));
             assertThat(status).isEqualTo(PostStatus.OK);
         }
 

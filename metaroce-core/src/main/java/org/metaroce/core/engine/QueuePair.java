@@ -122,6 +122,22 @@ public final class QueuePair {
         return qpn;
     }
 
+    /**
+     * @return scatter/gather entries a send request may carry ({@link QueuePairCapabilities#maxSendSge()},
+     *     as ibv_qp_cap.max_send_sge); fixed at creation, so readable from any thread
+     */
+    public int maxSendSge() {
+        return maxSendSge;
+    }
+
+    /**
+     * @return scatter/gather entries a receive request may carry ({@link QueuePairCapabilities#maxRecvSge()});
+     *     fixed at creation, so readable from any thread
+     */
+    public int maxRecvSge() {
+        return maxRecvSge;
+    }
+
     /** @return the current state */
     public QpState state() {
         return state;
