@@ -92,6 +92,12 @@ final class ReceiveDispatcher implements DatagramReceiver {
     @Override
     public boolean onDatagram(final DirectBuffer data, final int offset, final int length, final SourceAddress source,
                               final int ecn, final int segmentBytes) {
+        return onDatagram(data, offset, length, source, ecn, segmentBytes, NO_ARRIVAL);
+    }
+
+    @Override
+    public boolean onDatagram(final DirectBuffer data, final int offset, final int length, final SourceAddress source,
+                              final int ecn, final int segmentBytes, final long arrivalNs) {
         if (!clockValid) {
             batchNowNs = System.nanoTime();
             clockValid = true;
@@ -99,11 +105,11 @@ final class ReceiveDispatcher implements DatagramReceiver {
         try {
             final int peerId = source.lookupOrAssign(peers);
             if (segmentBytes <= 0 || segmentBytes >= length) {
-                deliver(data, offset, length, peerId, ecn);
+                deliver(data, offset, length, peerId, ecn, arrivalNs);
             } else {
                 // UDP GRO: the kernel coalesced datagrams of one flow back to back; each is a packet.
                 for (int at = 0; at < length; at += segmentBytes) {
-                    deliver(data, offset + at, Math.min(segmentBytes, length - at), peerId, ecn);
+                    deliver(data, offset + at, Math.min(segmentBytes, length - at), peerId, ecn, arrivalNs);
                 }
             }
         } catch (final Throwable t) {
@@ -128,7 +134,7 @@ final class ReceiveDispatcher implements DatagramReceiver {
     }
 
     private void deliver(final DirectBuffer data, final int offset, final int length, final int peerId,
-                         final int ecn) {
+                         final int ecn, final long arrivalNs) {
         counters.increment(DriverCounter.DATAGRAMS_RECEIVED);
         counters.add(DriverCounter.BYTES_RECEIVED, length);
         if (faults != null) {
@@ -147,7 +153,11 @@ final class ReceiveDispatcher implements DatagramReceiver {
                 return;
             }
         }
-        endpoint.onDatagram(batchNowNs, data, offset, length, peerId, ecn);
+        if (arrivalNs == NO_ARRIVAL) {
+            endpoint.onDatagram(batchNowNs, data, offset, length, peerId, ecn);
+        } else {
+            endpoint.onDatagram(batchNowNs, arrivalNs, data, offset, length, peerId, ecn);
+        }
         releaseHeld();
     }
 

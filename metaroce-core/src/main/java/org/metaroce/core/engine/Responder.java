@@ -63,6 +63,11 @@ final class Responder {
     private int triggerTimestamp;
     private int triggerPathId;
     private long triggerArrivalNs;
+    /**
+     * When the packet being processed reached the host (a kernel receive timestamp, else the time
+     * it was processed): the hold an ACK reports in ACK Delay runs from there [WIRE-061, REL-066].
+     */
+    private long packetArrivalNs;
     private int triggerAckFlags;
     private boolean triggerAckReq;
     private int ceCount;
@@ -275,7 +280,9 @@ final class Responder {
     /**
      * Handles one validated request packet addressed to this QP, in the order of specification 6.3.
      */
-    void onRequest(final long nowNs, final DirectBuffer buffer, final int offset, final Opcode opcode, final int ecn) {
+    void onRequest(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
+                   final Opcode opcode, final int ecn) {
+        packetArrivalNs = arrivalNs;
         final int psn = BaseHeader.psn(buffer, offset);
         final int flags = BaseHeader.flags(buffer, offset);
         final int payloadLength = BaseHeader.payloadLength(buffer, offset);
@@ -786,7 +793,7 @@ final class Responder {
         triggerPsn = psn;
         triggerTimestamp = BaseHeader.timestamp(buffer, offset);
         triggerPathId = BaseHeader.pathId(buffer, offset);
-        triggerArrivalNs = nowNs;
+        triggerArrivalNs = packetArrivalNs;
         triggerAckFlags = (ce ? AckHeader.FLAG_ECN_ECHO : 0) | (duplicate ? AckHeader.FLAG_DUPLICATE : 0);
     }
 
@@ -804,7 +811,7 @@ final class Responder {
         ownTriggerPsn[j] = BaseHeader.psn(buffer, offset);
         ownTimestamp[j] = BaseHeader.timestamp(buffer, offset);
         ownPathId[j] = BaseHeader.pathId(buffer, offset);
-        ownArrivalNs[j] = nowNs;
+        ownArrivalNs[j] = packetArrivalNs;
         ownAckFlags[j] = (ce ? AckHeader.FLAG_ECN_ECHO : 0) | (duplicate ? AckHeader.FLAG_DUPLICATE : 0);
         ownCount++;
     }
@@ -827,7 +834,8 @@ final class Responder {
      * In ERR, a responder that failed a request answers retransmissions of the offending packet with
      * the same NACK, at most 8 times, so that a lost NACK still reaches the requester [REL-052].
      */
-    void onRequestInError(final long nowNs, final DirectBuffer buffer, final int offset) {
+    void onRequestInError(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
+        packetArrivalNs = arrivalNs;
         if (repeatsFatalNack(buffer, offset)) {
             fatalRepeats++;
             queueOwn(fatalReason, fatalPsn, 0, nowNs, buffer, offset, false, true);
@@ -849,7 +857,8 @@ final class Responder {
     }
 
     /** A KEEPALIVE is answered at once with an ACK carrying the current state [CM-028], [WIRE-065]. */
-    void onKeepalive(final long nowNs, final DirectBuffer buffer, final int offset) {
+    void onKeepalive(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
+        packetArrivalNs = arrivalNs;
         if ((BaseHeader.flags(buffer, offset) & Flags.ACK_REQ) == 0) {
             // Only a probe asks for an answer; a KEEPALIVE without ACK_REQ just restarts the idle time.
             return;
