@@ -87,7 +87,7 @@ final class PerfCommand implements Callable<Integer> {
         description = "Number of queue pairs (bandwidth tests; default: ${DEFAULT-VALUE}).")
     int qps;
 
-    @Option(names = "--mtu", paramLabel = "BYTES",
+    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES",
         description = "Path MTU: 256, 512, 1024, 2048, 4096 or 8192 (default: the largest up to 4096 whose "
             + "datagrams fit the link towards the server without IP fragmentation; the two ends use the smaller "
             + "of their values).")
@@ -163,6 +163,32 @@ final class PerfCommand implements Callable<Integer> {
             + "with a CC_FALLBACK where it does not [CC-034]. dcqcn needs ECN (native transport on both ends); "
             + "credit offers the RECEIVER_CREDIT capability. The result table shows what ran.")
     String cc;
+
+    @Option(names = {"-F", "--CPU-freq"}, description = "Accepted as perftest accepts it. perftest counts CPU "
+        + "cycles and -F lets it run when the frequency varies; MetaRoCE times with the monotonic clock, so there "
+        + "is nothing to check.")
+    boolean cpuFrequencyIgnored;
+
+    @Option(names = "--report_gbits", description = "Accepted as perftest accepts it: bandwidth is always reported "
+        + "in Gb/s.")
+    boolean reportGbits;
+
+    @Option(names = "--output", paramLabel = "bandwidth|message_rate|latency",
+        description = "Print only this figure, as perftest does for scripts: bandwidth (average Gb/s) or "
+            + "message_rate (Mpps) for bandwidth tests, latency (typical usec) for latency tests.")
+    String output;
+
+    @Option(names = {"-I", "--inline_size"}, paramLabel = "BYTES", hidden = true)
+    Integer inlineSize;
+
+    @Option(names = {"-l", "--post_list"}, paramLabel = "N", hidden = true)
+    Integer postList;
+
+    @Option(names = {"-a", "--all"}, hidden = true)
+    boolean allSizes;
+
+    @Option(names = "--run_infinitely", hidden = true)
+    boolean runInfinitely;
 
     @Option(names = "--arrival-timestamps", defaultValue = "true", arity = "1", paramLabel = "true|false",
         description = "Measure ACK Delay and RTT samples from when datagrams reached the host (kernel receive "
@@ -241,6 +267,7 @@ final class PerfCommand implements Callable<Integer> {
         if (loopback && serverHost != null) {
             throw bad("--loopback runs both ends in this process: do not give a SERVER address");
         }
+        refuseUnsupportedPerftestOptions();
         final int resolvedSize = size != null ? size : kind.defaultSize();
         if (resolvedSize < 1 || resolvedSize > MAX_SIZE) {
             throw bad("-s/--size must be in 1.." + MAX_SIZE + " bytes (got " + resolvedSize + ")");
@@ -430,6 +457,38 @@ final class PerfCommand implements Callable<Integer> {
                 : Capture.open(pcap, loopback, pcapSnapLength, pcapLimitMiB << 20));
     }
 
+    /**
+     * perftest options that have no meaning here get a one-line refusal with the reason and what to
+     * do instead, rather than "Unknown option" or a silent no-op.
+     */
+    private void refuseUnsupportedPerftestOptions() {
+        if (inlineSize != null) {
+            throw bad("-I/--inline_size is not supported: inline sends save a NIC the DMA read of a small payload; "
+                + "here the driver copies every payload from registered memory into the datagram anyway");
+        }
+        if (postList != null) {
+            throw bad("-l/--post_list is not supported: a post list saves a NIC doorbell per work request; here a "
+                + "post is a method call on the owning thread and the driver batches sends per duty cycle (GSO)");
+        }
+        if (allSizes) {
+            throw bad("-a/--all is not supported: a server serves one message size per run; run once per size "
+                + "with -s (docs/perftest.md has a loop over 2..8388608)");
+        }
+        if (runInfinitely) {
+            throw bad("--run_infinitely is not supported: use -D with a long duration; --progress (on by default) "
+                + "prints the rate every second");
+        }
+        if (output != null) {
+            final String o = output.toLowerCase(Locale.ROOT);
+            final boolean fits = kind.bandwidth ? o.equals("bandwidth") || o.equals("message_rate")
+                : o.equals("latency");
+            if (!fits) {
+                throw bad("--output for " + kind.command + " must be "
+                    + (kind.bandwidth ? "bandwidth or message_rate" : "latency") + " (got " + output + ")");
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ running
 
     @Override
@@ -488,7 +547,9 @@ final class PerfCommand implements Callable<Integer> {
         } else {
             report = runClient(config, err);
         }
-        if (config.json()) {
+        if (output != null) {
+            report.printOnly(output.toLowerCase(Locale.ROOT), out);
+        } else if (config.json()) {
             report.printJson(out);
         } else {
             report.printTable(out);

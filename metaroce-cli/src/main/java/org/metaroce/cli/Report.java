@@ -138,6 +138,20 @@ final class Report {
         out.flush();
     }
 
+    /**
+     * Prints one figure alone, as perftest's {@code --output}: bandwidth (average Gb/s),
+     * message_rate (Mpps) or latency (typical usec).
+     */
+    void printOnly(final String figure, final PrintWriter out) {
+        switch (figure) {
+            case "bandwidth" -> out.printf(Locale.ROOT, "%.2f%n", averageGbps());
+            case "message_rate" -> out.printf(Locale.ROOT, "%.6f%n", messageRateMpps());
+            case "latency" -> out.printf(Locale.ROOT, "%.2f%n", tTypical());
+            default -> throw new IllegalArgumentException("no figure " + figure);
+        }
+        out.flush();
+    }
+
     void printJson(final PrintWriter out) {
         final StringBuilder b = new StringBuilder(512).append('{');
         field(b, "test", kind.command);

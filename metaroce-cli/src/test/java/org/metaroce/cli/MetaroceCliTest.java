@@ -124,6 +124,31 @@ class MetaroceCliTest {
         assertLatency(run, 8, 200);
     }
 
+    /** perftest's flags: -m, -F, --report_gbits and --output work; -I, -l, -a, --run_infinitely say why not. */
+    @Test
+    void perftestFlagsWorkOrSayWhyNot() {
+        final Run bandwidth = run("write_bw", "--loopback", "-n", "50", "-w", "10", "-m", "1024", "-F", "--report_gbits",
+            "--output=bandwidth");
+        assertThat(bandwidth.exitCode()).as(bandwidth::toString).isZero();
+        assertThat(bandwidth.out().trim()).as(bandwidth::toString).matches("\\d+\\.\\d{2}");
+        assertThat(Double.parseDouble(bandwidth.out().trim())).isPositive();
+        final Run latency = run("send_lat", "--loopback", "-n", "50", "-w", "10", "--output", "latency");
+        assertThat(latency.exitCode()).as(latency::toString).isZero();
+        assertThat(Double.parseDouble(latency.out().trim())).as(latency::toString).isPositive();
+        final Run mismatch = run("send_lat", "--loopback", "--output", "bandwidth");
+        assertThat(mismatch.exitCode()).isEqualTo(2);
+        assertThat(mismatch.err()).contains("--output for send_lat must be latency (got bandwidth)");
+        for (final String[] refused : new String[][] {{"-I", "64", "-I/--inline_size is not supported: "},
+            {"-l", "8", "-l/--post_list is not supported: "}, {"-a", null, "-a/--all is not supported: "},
+            {"--run_infinitely", null, "--run_infinitely is not supported: use -D"}}) {
+            final Run r = refused[1] == null ? run("write_bw", "--loopback", refused[0])
+                : run("write_bw", "--loopback", refused[0], refused[1]);
+            assertThat(r.exitCode()).as(r::toString).isEqualTo(2);
+            assertThat(r.err()).as(r::toString).contains(refused[2]);
+            assertThat(r.err().lines().count()).as("one line and the --help hint: %s", r).isLessThanOrEqualTo(3);
+        }
+    }
+
     @Test
     void severalQueuePairsWithMessagesLargerThanTheMtu() {
         final Run run = run("write_bw", "--loopback", "-n", "100", "-w", "10", "-q", "3", "-s", "100000",
