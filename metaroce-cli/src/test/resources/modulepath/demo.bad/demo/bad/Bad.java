@@ -1,0 +1,13 @@
+package demo.bad;
+
+import org.metaroce.core.wire.BaseHeader;
+
+/** Must not compile: org.metaroce.core.wire is exported only to the project's modules. */
+public final class Bad {
+    private Bad() {
+    }
+
+    static BaseHeader header() {
+        return new BaseHeader();
+    }
+}
