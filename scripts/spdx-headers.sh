@@ -36,6 +36,7 @@ done < <(git ls-files -z --cached --others --exclude-standard -- ':(glob)*/src/*
 
 if $check; then
   [ "$missing" -eq 0 ] || { echo "$missing Java files lack '$MARK': run scripts/spdx-headers.sh" >&2; exit 1; }
+  echo "every Java source file has the SPDX header"
 else
   echo "added the SPDX header to $missing files"
 fi

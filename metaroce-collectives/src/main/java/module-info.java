@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 /**
  * MetaRoCE collectives: a communicator over MetaRoCE devices, its bootstrap, all-reduce and the
  * other collective operations.

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 /**
  * MetaRoCE over UDP: the device ({@link org.metaroce.netty.MetaRoceDevice}) driven by Netty (epoll
  * or NIO) or, on JDK 22 and newer, by the native Linux transport.
