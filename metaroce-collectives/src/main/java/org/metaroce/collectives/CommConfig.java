@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 package org.metaroce.collectives;
 
 import java.time.Duration;
@@ -28,6 +31,10 @@ public final class CommConfig {
     private boolean blockWait;
     /** Whether the caller chose how ranks wait (else LocalCluster may pick by cores, COLL-029). */
     private boolean waitChosen;
+
+    /** Default settings: 256 KiB chunks, 4 slots, 60 s operation and setup timeouts, MTU 4096. */
+    public CommConfig() {
+    }
 
     /** @return a copy of these settings (the idle strategy is shared only if one was set) */
     public CommConfig copy() {

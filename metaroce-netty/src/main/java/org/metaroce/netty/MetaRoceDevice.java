@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 package org.metaroce.netty;
 
 import java.io.IOException;
@@ -18,6 +21,7 @@ import java.util.function.Function;
 import io.netty.channel.ManualIoEventLoop;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.metaroce.core.JvmAccess;
 import org.metaroce.core.engine.Endpoint;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -101,9 +105,11 @@ public final class MetaRoceDevice implements AutoCloseable {
      *
      * @param config the device's configuration (kept by reference: do not change it afterwards)
      * @throws UncheckedIOException if a socket cannot be bound
-     * @throws IllegalStateException if EPOLL is asked for and unavailable
+     * @throws IllegalStateException if EPOLL is asked for and unavailable, or the JVM lacks the
+     *     export Agrona needs (the message names the flag: {@link JvmAccess})
      */
     public MetaRoceDevice(final DeviceConfig config) {
+        JvmAccess.requireUnsafeExport();
         config.validate();
         this.config = config;
         this.transport = config.threadingMode() == ThreadingMode.SHARED ? config.sharedDriver().transport()

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 /**
  * The UDP driver of MetaRoCE-J: runs a sans-I/O core {@link org.metaroce.core.engine.Endpoint}
  * over real sockets with Netty (the epoll native transport when present, NIO otherwise).

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 package org.metaroce.conformance.suite;
 
 /** The case cannot apply to this IUT (a feature it does not declare or a command it does not offer). */

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 package org.metaroce.conformance.suite;
 
 /** Strength of the requirements a case checks [CONF-003]. */

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 package org.metaroce.conformance.tester;
 
 import java.io.IOException;
@@ -17,8 +20,8 @@ import java.util.function.Predicate;
 /**
  * The suite's wire end: one UDP socket that sends crafted datagrams to the IUT and collects
  * everything the IUT sends back, in the style of packetdrill: {@link #inject} a packet,
- * {@link #expect} a packet matching a predicate within a tolerance, {@link #expectNone} for a
- * window. Packets not consumed by an expectation stay in the backlog for later ones, so
+ * {@link #poll} for a packet matching a predicate within a tolerance, {@link #collect} what
+ * matches during a window. Packets not consumed by an expectation stay in the backlog for later ones, so
  * unrelated traffic (keepalives, coalesced ACKs) never makes a case fail by accident.
  */
 public final class LowerTester implements AutoCloseable {

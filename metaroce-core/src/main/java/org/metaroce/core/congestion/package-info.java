@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 /**
  * Congestion control behind one small interface, chosen per queue pair by the CC_ALGORITHM and
  * CAPABILITIES attributes (specification section 8): the delay-based default, receiver credit,

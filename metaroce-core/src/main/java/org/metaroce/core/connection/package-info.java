@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 /**
  * The connection manager (specification section 9): an rdma_cm-like in-band handshake on QPN 0
  * that connects a client's queue pair to a service a server listens on, with a stateless

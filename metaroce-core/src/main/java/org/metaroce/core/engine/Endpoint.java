@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 package org.metaroce.core.engine;
 
 import java.util.ArrayList;
@@ -7,6 +10,7 @@ import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.IntHashSet;
+import org.metaroce.core.JvmAccess;
 import org.metaroce.core.RandomSource;
 import org.metaroce.core.verbs.CompletionQueue;
 import org.metaroce.core.verbs.MemoryKeySpace;
@@ -63,8 +67,15 @@ public final class Endpoint implements DatagramEndpoint {
     /**
      * @param config protocol parameters (copied by reference; do not change after this call)
      * @param random source of rkeys, QPNs and other unpredictable values; seeded in tests
+     * @throws IllegalStateException if the JVM lacks the export Agrona needs (the message names the
+     *     flag: {@link JvmAccess})
      */
     public Endpoint(final EndpointConfig config, final RandomSource random) {
+        this(config, random, JvmAccess.requireUnsafeExport());
+    }
+
+    /** The constructor proper: {@code jvmChecked} is the flag check, run before the field initialisers. */
+    private Endpoint(final EndpointConfig config, final RandomSource random, final boolean jvmChecked) {
         this.config = config;
         this.random = random;
         this.keySpace = new MemoryKeySpace(random);

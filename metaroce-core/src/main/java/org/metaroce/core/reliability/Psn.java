@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 package org.metaroce.core.reliability;
 
 /** Serial-number arithmetic on 32-bit PSNs (RFC 1982), as specification 3.1 defines it. */

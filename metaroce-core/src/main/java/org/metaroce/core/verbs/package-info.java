@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 /**
  * The verbs-like API that RDMA programmers already know from libibverbs: protection domains,
  * memory regions and their keys, completion queues, queue-pair states and attributes, and

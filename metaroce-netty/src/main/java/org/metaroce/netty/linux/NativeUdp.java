@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 package org.metaroce.netty.linux;
 
 import java.util.Locale;
@@ -59,11 +62,14 @@ public final class NativeUdp {
             return null;
         } catch (final ClassNotFoundException ex) {
             return "the native classes are missing: metaroce-netty was built on a JDK older than "
-                + MINIMUM_JDK + ", or is not on the class path as its multi-release jar";
+                + MINIMUM_JDK + ", or is not on the class or module path as its multi-release jar";
         } catch (final LinkageError ex) {
             final Throwable cause = ex.getCause() != null ? ex.getCause() : ex;
             if (cause instanceof IllegalCallerException) {
-                return "native access denied: run with --enable-native-access=ALL-UNNAMED";
+                // On the module path native access is granted to this module by its name.
+                final Module module = NativeUdp.class.getModule();
+                return "native access denied: run with --enable-native-access="
+                    + (module.isNamed() ? module.getName() : "ALL-UNNAMED");
             }
             return "cannot bind libc: " + cause;
         }

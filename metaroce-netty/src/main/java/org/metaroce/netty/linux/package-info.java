@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
 /**
  * Linux UDP sockets through the JDK's Foreign Function &amp; Memory API ({@code java.lang.foreign},
  * final in JDK 22): {@code sendmmsg}/{@code recvmmsg} straight on off-heap memory, UDP GSO and GRO,
