@@ -44,7 +44,6 @@ import org.metaroce.netty.Transport;
  * @param qpTimeoutNs each queue pair's TIMEOUT and retransmission timer floor
  * @param retryTimeoutNs each queue pair's RETRY_TIMEOUT [REL-060], 0 for none
  * @param cc the data queue pairs' CC_ALGORITHM, or null for the endpoint's default [CC-008], [CC-034]
- * @param arrivalTimestamps measure from kernel receive timestamps where the transport has them [REL-066]
  * @param capture the packet capture (--pcap), or null
  */
 record BenchConfig(TestKind kind, int size, long iterations, long durationNs, long marginNs, long warmup, int qps, int mtu,
@@ -52,8 +51,7 @@ record BenchConfig(TestKind kind, int size, long iterations, long durationNs, lo
                    Mode mode, Idle idle, InetAddress bind, InetSocketAddress server, int port, boolean loopback,
                    int loopbackThreads, long connectTimeoutNs, boolean gso, int burst, boolean gro, boolean compareSwap,
                    boolean progress, boolean counters, boolean countersJson, long qpTimeoutNs, long retryTimeoutNs,
-                   org.metaroce.core.congestion.CongestionControlAlgorithm cc, boolean arrivalTimestamps,
-                   Capture capture) {
+                   org.metaroce.core.congestion.CongestionControlAlgorithm cc, Capture capture) {
 
     /**
      * Applies {@link #cc} to a data queue pair's parameters: its CC_ALGORITHM, and the capabilities it

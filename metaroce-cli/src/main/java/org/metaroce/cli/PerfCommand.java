@@ -193,12 +193,6 @@ final class PerfCommand implements Callable<Integer> {
     @Option(names = "--run_infinitely", hidden = true)
     boolean runInfinitely;
 
-    @Option(names = "--arrival-timestamps", defaultValue = "true", arity = "1", paramLabel = "true|false",
-        description = "Measure ACK Delay and RTT samples from when datagrams reached the host (kernel receive "
-            + "timestamps, native transport) rather than when they were read (default: ${DEFAULT-VALUE}) [REL-066]. "
-            + "false is for A/B runs.")
-    boolean arrivalTimestamps;
-
     @Option(names = "--timeout", defaultValue = "3", paramLabel = "SECONDS",
         description = "Connect timeout: give up when the server does not answer (default: ${DEFAULT-VALUE}).")
     double timeout;
@@ -456,7 +450,7 @@ final class PerfCommand implements Callable<Integer> {
             rxDepth, verify, json, concrete, resolvedMode, resolvedIdle, bindAddress, server, port, loopback, threads,
             (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters || countersJson,
             countersJson || counters && json,
-            4096L << qpTimeoutExponent, (long) (retryTimeout * 1e9), resolvedCc, arrivalTimestamps, pcap == null ? null
+            4096L << qpTimeoutExponent, (long) (retryTimeout * 1e9), resolvedCc, pcap == null ? null
                 : Capture.open(pcap, loopback, pcapSnapLength, pcapLimitMiB << 20));
     }
 

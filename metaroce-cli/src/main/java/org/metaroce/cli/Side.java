@@ -77,7 +77,6 @@ final class Side implements AutoCloseable {
             // by default; the connection's TIMEOUT caps the floor, so both are set) instead of the
             // specification's 100 us NIC-class default.
             .endpointConfig(new EndpointConfig().minRtoNs(config.qpTimeoutNs()).retryTimeoutNs(config.retryTimeoutNs())
-                .arrivalTimestamps(config.arrivalTimestamps())
                 // With segmentation offload, a burst of 16 packets per path hands each socket a run of
                 // consecutive PSNs: one GSO send, and little reordering at the receiver [MP-020].
                 .pathBurstPackets(config.burst()));
