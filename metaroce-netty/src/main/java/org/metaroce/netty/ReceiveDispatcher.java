@@ -95,12 +95,6 @@ final class ReceiveDispatcher implements DatagramReceiver {
     @Override
     public boolean onDatagram(final DirectBuffer data, final int offset, final int length, final SourceAddress source,
                               final int ecn, final int segmentBytes) {
-        return onDatagram(data, offset, length, source, ecn, segmentBytes, NO_ARRIVAL);
-    }
-
-    @Override
-    public boolean onDatagram(final DirectBuffer data, final int offset, final int length, final SourceAddress source,
-                              final int ecn, final int segmentBytes, final long arrivalNs) {
         if (!clockValid) {
             batchNowNs = System.nanoTime();
             clockValid = true;
@@ -108,11 +102,11 @@ final class ReceiveDispatcher implements DatagramReceiver {
         try {
             final int peerId = source.lookupOrAssign(peers);
             if (segmentBytes <= 0 || segmentBytes >= length) {
-                deliver(data, offset, length, peerId, ecn, arrivalNs);
+                deliver(data, offset, length, peerId, ecn);
             } else {
                 // UDP GRO: the kernel coalesced datagrams of one flow back to back; each is a packet.
                 for (int at = 0; at < length; at += segmentBytes) {
-                    deliver(data, offset + at, Math.min(segmentBytes, length - at), peerId, ecn, arrivalNs);
+                    deliver(data, offset + at, Math.min(segmentBytes, length - at), peerId, ecn);
                 }
             }
         } catch (final Throwable t) {
@@ -137,7 +131,7 @@ final class ReceiveDispatcher implements DatagramReceiver {
     }
 
     private void deliver(final DirectBuffer data, final int offset, final int length, final int peerId,
-                         final int ecn, final long arrivalNs) {
+                         final int ecn) {
         counters.increment(DriverCounter.DATAGRAMS_RECEIVED);
         counters.add(DriverCounter.BYTES_RECEIVED, length);
         if (faults != null) {
@@ -156,11 +150,7 @@ final class ReceiveDispatcher implements DatagramReceiver {
                 return;
             }
         }
-        if (arrivalNs == NO_ARRIVAL) {
-            endpoint.onDatagram(batchNowNs, data, offset, length, peerId, ecn);
-        } else {
-            endpoint.onDatagram(batchNowNs, arrivalNs, data, offset, length, peerId, ecn);
-        }
+        endpoint.onDatagram(batchNowNs, data, offset, length, peerId, ecn);
         releaseHeld();
     }
 

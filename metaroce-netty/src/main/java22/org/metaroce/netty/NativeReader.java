@@ -9,14 +9,12 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.metaroce.core.engine.DatagramEndpoint;
 import org.metaroce.netty.linux.Errno;
 import org.metaroce.netty.linux.LinuxUdpSocket;
-import org.metaroce.netty.linux.RealtimeClock;
 import org.metaroce.netty.linux.ReceiveBatch;
 
 /**
  * The receive path of a {@link NativeUdpSocket}: {@code recvmmsg} into the socket's fixed slots,
  * then each datagram to the {@link DatagramReceiver} with its raw source address, its ECN field
- * its GRO segment size and when the kernel received it ({@code SO_TIMESTAMPNS}, converted to the
- * clock of {@link System#nanoTime()}). Allocates nothing per datagram or call, whatever the source ports:
+ * and its GRO segment size. Allocates nothing per datagram or call, whatever the source ports:
  * the payload is seen through one reused {@link UnsafeBuffer} wrapped around the slot's buffer view, the
  * source through one reused {@link SourceAddress}. Datagrams read but not delivered (the receiver
  * stopped) are delivered first by the next call.
@@ -29,9 +27,6 @@ final class NativeReader implements AutoCloseable {
     private final DatagramReceiver receiver;
     private final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
     private final SourceAddress source = new SourceAddress();
-    private final RealtimeClock clock = new RealtimeClock();
-    /** {@code CLOCK_REALTIME − CLOCK_MONOTONIC} when the slots were filled. */
-    private long realtimeMinusMonotonicNs;
     /** Slots of the last {@code recvmmsg} still to deliver: [next, count). */
     private int next;
     private int count;
@@ -57,7 +52,7 @@ final class NativeReader implements AutoCloseable {
                 final int i = next++;
                 delivered++;
                 if (!receiver.onDatagram(payload(i), 0, Math.min(slots.length(i), slots.slotSize()), source(i),
-                    ecn(i), slots.segmentSize(i), arrival(i))) {
+                    ecn(i), slots.segmentSize(i))) {
                     break;
                 }
             }
@@ -77,10 +72,6 @@ final class NativeReader implements AutoCloseable {
             final int r = socket.receive(slots);
             if (r >= 0) {
                 count = r;
-                if (r > 0) {
-                    // Read per batch: the offset moves only when something steps the realtime clock.
-                    realtimeMinusMonotonicNs = clock.realtimeMinusMonotonicNs();
-                }
                 return r > 0;
             }
             if (-r != Errno.EINTR) {
@@ -105,11 +96,6 @@ final class NativeReader implements AutoCloseable {
         return source.ipv4(slots.sourceIpv4(i), slots.sourcePort(i));
     }
 
-    private long arrival(final int i) {
-        final long realtime = slots.arrivalRealtimeNs(i);
-        return realtime == ReceiveBatch.NO_TIMESTAMP ? DatagramReceiver.NO_ARRIVAL : realtime - realtimeMinusMonotonicNs;
-    }
-
     private int ecn(final int i) {
         final int ecn = slots.ecn(i);
         return ecn == ReceiveBatch.NOT_REPORTED ? DatagramEndpoint.ECN_NOT_ECT : ecn;
@@ -118,6 +104,5 @@ final class NativeReader implements AutoCloseable {
     @Override
     public void close() {
         slots.close();
-        clock.close();
     }
 }

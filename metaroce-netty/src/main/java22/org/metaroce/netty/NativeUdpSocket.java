@@ -51,10 +51,6 @@ final class NativeUdpSocket implements PolledUdpSocket {
             opened.setTrafficClass(options.trafficClass());
             if (receiver != null) {
                 opened.setReceiveTrafficClass(true);
-                // When each datagram reached the host: the responder's ACK Delay then covers the
-                // time it waited in this socket, and an RTT sample excludes the requester's wait
-                // [REL-066].
-                opened.setReceiveTimestamps(true);
                 if (gro) {
                     opened.setGro(true);
                 }

@@ -34,25 +34,6 @@ public interface DatagramEndpoint {
     void onDatagram(long nowNs, DirectBuffer buffer, int offset, int length, int peerId, int ecn);
 
     /**
-     * Processes one received datagram that reached the host at {@code arrivalNs}, before the
-     * driver read it (a kernel receive timestamp). The arrival time only measures: a responder
-     * reports the hold from it in ACK Delay, a requester takes RTT samples at it [REL-066];
-     * everything else happens at {@code nowNs}. Endpoints that do not measure ignore it.
-     *
-     * @param nowNs current time in nanoseconds (any epoch, monotonic)
-     * @param arrivalNs when the datagram reached the host, on the same clock, at most {@code nowNs}
-     * @param buffer holds the UDP payload
-     * @param offset first byte of the UDP payload
-     * @param length UDP payload length
-     * @param peerId the driver's identifier of the sender's address
-     * @param ecn the IP ECN codepoint of the datagram, {@link #ECN_NOT_ECT} when unknown
-     */
-    default void onDatagram(long nowNs, long arrivalNs, DirectBuffer buffer, int offset, int length, int peerId,
-                            int ecn) {
-        onDatagram(nowNs, buffer, offset, length, peerId, ecn);
-    }
-
-    /**
      * Emits every packet that is ready to go (new data within the window, retransmissions,
      * acknowledgements, responses) and runs expired timers.
      *

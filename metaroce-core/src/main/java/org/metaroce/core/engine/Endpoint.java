@@ -319,24 +319,6 @@ public final class Endpoint implements DatagramEndpoint {
     @Override
     public void onDatagram(final long nowNs, final DirectBuffer buffer, final int offset, final int length,
                            final int peerId, final int ecn) {
-        receive(nowNs, nowNs, buffer, offset, length, peerId, ecn);
-    }
-
-    /**
-     * {@inheritDoc} An arrival time after {@code nowNs} counts as {@code nowNs} (the two clocks a
-     * driver converts between drift apart by microseconds), one more than a second before it as
-     * unknown (a stepped clock); with {@link EndpointConfig#arrivalTimestamps()} off it is ignored.
-     */
-    @Override
-    public void onDatagram(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
-                           final int length, final int peerId, final int ecn) {
-        final long age = nowNs - arrivalNs;
-        final boolean usable = config.arrivalTimestamps() && age < 1_000_000_000L;
-        receive(nowNs, usable ? Math.min(nowNs, arrivalNs) : nowNs, buffer, offset, length, peerId, ecn);
-    }
-
-    private void receive(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
-                         final int length, final int peerId, final int ecn) {
         if (nowNs > latestNs) {
             latestNs = nowNs;
         }
@@ -362,7 +344,7 @@ public final class Endpoint implements DatagramEndpoint {
             counters.increment(EndpointCounter.UNKNOWN_QPN);
             return;
         }
-        qp.onPacket(nowNs, arrivalNs, buffer, offset, length, peerId, opcode, ecn);
+        qp.onPacket(nowNs, buffer, offset, length, peerId, opcode, ecn);
     }
 
     private long queuePairPolls;

@@ -19,7 +19,6 @@ public final class EndpointConfig {
     private int receiveWindowPackets = 1024;
     private int ackCoalescePackets = 16;
     private long ackCoalesceDelayNs = 10_000;
-    private boolean arrivalTimestamps = true;
     private int readChunkPackets = 64;
     private long minRtoNs = 100_000;
     private long maxRtoNs = 100_000_000;
@@ -87,24 +86,6 @@ public final class EndpointConfig {
             throw new IllegalArgumentException("ackCoalesceDelayNs must be >= 0, got " + ns);
         }
         this.ackCoalesceDelayNs = ns;
-        return this;
-    }
-
-    /**
-     * @return whether the endpoint measures from the arrival times a driver reports with a
-     *     datagram (kernel receive timestamps) [REL-066]; default true
-     */
-    public boolean arrivalTimestamps() {
-        return arrivalTimestamps;
-    }
-
-    /**
-     * @param on false to measure ACK Delay and RTT samples from when datagrams are processed,
-     *     ignoring the arrival times a driver reports (for A/B measurements) [REL-066]
-     * @return this
-     */
-    public EndpointConfig arrivalTimestamps(final boolean on) {
-        this.arrivalTimestamps = on;
         return this;
     }
 

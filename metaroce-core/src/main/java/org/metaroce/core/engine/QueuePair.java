@@ -584,8 +584,8 @@ public final class QueuePair {
 
     // ------------------------------------------------------------------ engine side
 
-    void onPacket(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
-                  final int length, final int peer, final Opcode opcode, final int ecn) {
+    void onPacket(final long nowNs, final DirectBuffer buffer, final int offset, final int length, final int peer,
+                  final Opcode opcode, final int ecn) {
         endpoint.touched(this);
         if (state == QpState.RESET || state == QpState.INIT) {
             counters.increment(EndpointCounter.INVALID_QP_STATE);
@@ -600,7 +600,7 @@ public final class QueuePair {
         keepalivesSent = 0;
         if (opcode == Opcode.KEEPALIVE) {
             if (state == QpState.RTR || state == QpState.RTS || state == QpState.SQD || state == QpState.SQE) {
-                responder.onKeepalive(nowNs, arrivalNs, buffer, offset);
+                responder.onKeepalive(nowNs, buffer, offset);
             } else {
                 counters.increment(EndpointCounter.INVALID_QP_STATE);
             }
@@ -608,14 +608,14 @@ public final class QueuePair {
         }
         if (opcode.isRequest()) {
             if (state == QpState.ERR) {
-                responder.onRequestInError(nowNs, arrivalNs, buffer, offset);
+                responder.onRequestInError(nowNs, buffer, offset);
                 return;
             }
             if (state != QpState.RTR && state != QpState.RTS && state != QpState.SQD && state != QpState.SQE) {
                 counters.increment(EndpointCounter.INVALID_QP_STATE);
                 return;
             }
-            responder.onRequest(nowNs, arrivalNs, buffer, offset, opcode, ecn);
+            responder.onRequest(nowNs, buffer, offset, opcode, ecn);
             if (state == QpState.RTR && !communicationEstablished && responder.hasAccepted()) {
                 communicationEstablished = true;
                 endpoint.raise(AsyncEventType.COMM_EST, this);
@@ -629,18 +629,17 @@ public final class QueuePair {
         switch (opcode) {
             case ACK -> {
                 counters.increment(EndpointCounter.ACKS_IN);
-                requester.onAck(nowNs, arrivalNs, buffer, offset, opcode);
+                requester.onAck(nowNs, buffer, offset, opcode);
             }
             case NACK -> {
                 counters.increment(EndpointCounter.NACKS_IN);
-                requester.onAck(nowNs, arrivalNs, buffer, offset, opcode);
+                requester.onAck(nowNs, buffer, offset, opcode);
                 if (state == QpState.RTS || state == QpState.SQD) {
                     requester.onNack(nowNs, buffer, offset);
                 }
             }
-            case READ_RESPONSE -> requester.onReadResponse(nowNs, arrivalNs, buffer, offset,
-                BaseHeader.payloadLength(buffer, offset));
-            case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, arrivalNs, buffer, offset);
+            case READ_RESPONSE -> requester.onReadResponse(nowNs, buffer, offset, BaseHeader.payloadLength(buffer, offset));
+            case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, buffer, offset);
             case CNP -> {
                 // Only DCQCN reacts to CNPs; every other algorithm ignores them [CC-007].
                 if (congestionControl.onCongestionNotification(nowNs)) {

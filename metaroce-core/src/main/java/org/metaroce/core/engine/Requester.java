@@ -674,8 +674,7 @@ final class Requester {
     }
 
     /** Processes an ACK or the ACK part of a NACK. */
-    void onAck(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
-               final Opcode opcode) {
+    void onAck(final long nowNs, final DirectBuffer buffer, final int offset, final Opcode opcode) {
         final int ackOffset = offset + opcode.ackOffset();
         final int cumulative = AckHeader.cumulativePsn(buffer, ackOffset);
         final long bitmap = AckHeader.sackBitmap(buffer, ackOffset);
@@ -700,8 +699,7 @@ final class Requester {
             && (int) slotSentNs[trigger & windowMask] == echoedTimestamp && !slotProbeTwin[trigger & windowMask];
         long sample = 0;
         if (echoMatches && slotTransmissions[trigger & windowMask] == 1) {
-            // At the ACK's arrival at the host, not when it was read [REL-066].
-            final long rttNs = ((int) arrivalNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset)) & 0xFFFF_FFFFL;
+            final long rttNs = ((int) nowNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset)) & 0xFFFF_FFFFL;
             if (rttNs > 0 && rttNs < 1_000_000_000L) {
                 sample = rttNs;
                 rtt.onSample(sample);
@@ -866,8 +864,7 @@ final class Requester {
         }
     }
 
-    void onReadResponse(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
-                        final int payloadLength) {
+    void onReadResponse(final long nowNs, final DirectBuffer buffer, final int offset, final int payloadLength) {
         final int psn = BaseHeader.psn(buffer, offset);
         final boolean trimmed = (BaseHeader.flags(buffer, offset) & Flags.TRIMMED) != 0;
         if (trimmed) {
@@ -882,7 +879,7 @@ final class Requester {
             return;
         }
         if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_READ) {
-            countStrayResponse(arrivalNs, psn, KIND_READ);
+            countStrayResponse(nowNs, psn, KIND_READ);
             return;
         }
         final int s = psn & windowMask;
@@ -892,7 +889,7 @@ final class Requester {
         noteResponse(nowNs, psn);
         if (slotState[s] == DELIVERED) {
             counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
-            onSecondAnswer(arrivalNs, s);
+            onSecondAnswer(nowNs, s);
             return;
         }
         final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
@@ -913,7 +910,7 @@ final class Requester {
             return;
         }
         wqe.scatter(messageOffset, buffer, offset + Opcode.READ_RESPONSE.headerLength(), payloadLength);
-        sampleResponse(arrivalNs, s);
+        sampleResponse(nowNs, s);
         deliver(psn);
         afterDelivery(nowNs, 1);
     }
@@ -1001,16 +998,16 @@ final class Requester {
         return false;
     }
 
-    void onAtomicResponse(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
+    void onAtomicResponse(final long nowNs, final DirectBuffer buffer, final int offset) {
         final int psn = BaseHeader.psn(buffer, offset);
         if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_ATOMIC) {
-            countStrayResponse(arrivalNs, psn, KIND_ATOMIC);
+            countStrayResponse(nowNs, psn, KIND_ATOMIC);
             return;
         }
         final int s = psn & windowMask;
         if (slotState[s] == DELIVERED) {
             counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
-            onSecondAnswer(arrivalNs, s);
+            onSecondAnswer(nowNs, s);
             return;
         }
         noteResponse(nowNs, psn);
@@ -1025,7 +1022,7 @@ final class Requester {
         // The original value lands in the local buffer in host order, as verbs atomics do.
         final MemoryRegion mr = wqe.sgeRegion[0];
         mr.buffer().putLong((int) mr.offsetOf(wqe.sgeAddr[0]), original);
-        sampleResponse(arrivalNs, s);
+        sampleResponse(nowNs, s);
         deliver(psn);
         afterDelivery(nowNs, 1);
     }

@@ -66,11 +66,6 @@ final class Responder {
     private int triggerTimestamp;
     private int triggerPathId;
     private long triggerArrivalNs;
-    /**
-     * When the packet being processed reached the host (a kernel receive timestamp, else the time
-     * it was processed): the hold an ACK reports in ACK Delay runs from there [WIRE-061, REL-066].
-     */
-    private long packetArrivalNs;
     private int triggerAckFlags;
     private boolean triggerAckReq;
     private int ceCount;
@@ -283,9 +278,7 @@ final class Responder {
     /**
      * Handles one validated request packet addressed to this QP, in the order of specification 6.3.
      */
-    void onRequest(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
-                   final Opcode opcode, final int ecn) {
-        packetArrivalNs = arrivalNs;
+    void onRequest(final long nowNs, final DirectBuffer buffer, final int offset, final Opcode opcode, final int ecn) {
         final int psn = BaseHeader.psn(buffer, offset);
         final int flags = BaseHeader.flags(buffer, offset);
         final int payloadLength = BaseHeader.payloadLength(buffer, offset);
@@ -796,7 +789,7 @@ final class Responder {
         triggerPsn = psn;
         triggerTimestamp = BaseHeader.timestamp(buffer, offset);
         triggerPathId = BaseHeader.pathId(buffer, offset);
-        triggerArrivalNs = packetArrivalNs;
+        triggerArrivalNs = nowNs;
         triggerAckFlags = (ce ? AckHeader.FLAG_ECN_ECHO : 0) | (duplicate ? AckHeader.FLAG_DUPLICATE : 0);
     }
 
@@ -814,7 +807,7 @@ final class Responder {
         ownTriggerPsn[j] = BaseHeader.psn(buffer, offset);
         ownTimestamp[j] = BaseHeader.timestamp(buffer, offset);
         ownPathId[j] = BaseHeader.pathId(buffer, offset);
-        ownArrivalNs[j] = packetArrivalNs;
+        ownArrivalNs[j] = nowNs;
         ownAckFlags[j] = (ce ? AckHeader.FLAG_ECN_ECHO : 0) | (duplicate ? AckHeader.FLAG_DUPLICATE : 0);
         ownCount++;
     }
@@ -837,8 +830,7 @@ final class Responder {
      * In ERR, a responder that failed a request answers retransmissions of the offending packet with
      * the same NACK, at most 8 times, so that a lost NACK still reaches the requester [REL-052].
      */
-    void onRequestInError(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
-        packetArrivalNs = arrivalNs;
+    void onRequestInError(final long nowNs, final DirectBuffer buffer, final int offset) {
         if (repeatsFatalNack(buffer, offset)) {
             fatalRepeats++;
             queueOwn(fatalReason, fatalPsn, 0, nowNs, buffer, offset, false, true);
@@ -860,8 +852,7 @@ final class Responder {
     }
 
     /** A KEEPALIVE is answered at once with an ACK carrying the current state [CM-028], [WIRE-065]. */
-    void onKeepalive(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
-        packetArrivalNs = arrivalNs;
+    void onKeepalive(final long nowNs, final DirectBuffer buffer, final int offset) {
         if ((BaseHeader.flags(buffer, offset) & Flags.ACK_REQ) == 0) {
             // Only a probe asks for an answer; a KEEPALIVE without ACK_REQ just restarts the idle time.
             return;

@@ -78,13 +78,6 @@ final class Libc {
     static final MethodHandle WRITE = LINKER.downcallHandle(symbol("write"),
         FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
 
-    /**
-     * {@code int clock_gettime(clockid_t clock, struct timespec *tp)}, without errno: the two
-     * clocks it is used with cannot fail on Linux (vDSO, no system call).
-     */
-    static final MethodHandle CLOCK_GETTIME = LINKER.downcallHandle(symbol("clock_gettime"),
-        FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-
     private Libc() {
     }
 

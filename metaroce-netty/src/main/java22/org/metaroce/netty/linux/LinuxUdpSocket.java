@@ -198,14 +198,6 @@ public final class LinuxUdpSocket implements AutoCloseable {
     }
 
     /**
-     * {@code SO_TIMESTAMPNS}: the kernel stamps every received datagram with the time it reached
-     * the host ({@code CLOCK_REALTIME}); {@link ReceiveBatch#arrivalRealtimeNs(int)} reads it.
-     */
-    public void setReceiveTimestamps(final boolean on) throws ErrnoException {
-        setOption(Uapi.SOL_SOCKET, Uapi.SO_TIMESTAMPNS, on ? 1 : 0, "SO_TIMESTAMPNS");
-    }
-
-    /**
      * {@code UDP_GRO}: the kernel may deliver datagrams of one flow, of equal size, coalesced in
      * one receive ({@link ReceiveBatch#segmentSize(int)} tells their size). Receive slots must
      * then hold 64 KiB.

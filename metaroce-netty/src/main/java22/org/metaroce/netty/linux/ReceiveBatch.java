@@ -28,15 +28,12 @@ import java.nio.ByteBuffer;
 public final class ReceiveBatch implements AutoCloseable {
     /** {@link #ecn(int)} and {@link #trafficClass(int)} when the kernel reported no traffic class. */
     public static final int NOT_REPORTED = -1;
-    /** {@link #arrivalRealtimeNs(int)} of a datagram the kernel did not stamp. */
-    public static final long NO_TIMESTAMP = Long.MIN_VALUE;
 
     /**
      * Control-message room per slot: {@code IP_TOS} (1 B) or {@code IPV6_TCLASS} (4 B) and
-     * {@code UDP_GRO} (4 B), each {@code CMSG_SPACE} 24 B, and {@code SCM_TIMESTAMPNS} (a 16-byte
-     * timespec, {@code CMSG_SPACE} 32 B), with room to spare.
+     * {@code UDP_GRO} (4 B), each {@code CMSG_SPACE} 24 B, with room to spare.
      */
-    private static final int CONTROL_SPACE = 128;
+    private static final int CONTROL_SPACE = 64;
 
     private final Arena arena;
     private final int slots;
@@ -52,7 +49,6 @@ public final class ReceiveBatch implements AutoCloseable {
     private final int[] lengths;
     private final int[] trafficClasses;
     private final int[] segmentSizes;
-    private final long[] arrivals;
     private final boolean[] truncated;
     /** errno of the last call, written by the linker. */
     final MemorySegment capture;
@@ -86,7 +82,6 @@ public final class ReceiveBatch implements AutoCloseable {
         lengths = new int[slots];
         trafficClasses = new int[slots];
         segmentSizes = new int[slots];
-        arrivals = new long[slots];
         truncated = new boolean[slots];
         final long iovecsAddress = iovecs.address();
         final long namesAddress = names.address();
@@ -166,15 +161,6 @@ public final class ReceiveBatch implements AutoCloseable {
         return segmentSizes[checkIndex(i)];
     }
 
-    /**
-     * @return when the datagram in slot {@code i} reached the host, {@code CLOCK_REALTIME} in ns,
-     *     or {@link #NO_TIMESTAMP} unless the socket asked for it
-     *     ({@link LinuxUdpSocket#setReceiveTimestamps(boolean)})
-     */
-    public long arrivalRealtimeNs(final int i) {
-        return arrivals[checkIndex(i)];
-    }
-
     /** @return whether the datagram was larger than the slot and was cut ({@code MSG_TRUNC}) */
     public boolean truncated(final int i) {
         return truncated[checkIndex(i)];
@@ -242,7 +228,6 @@ public final class ReceiveBatch implements AutoCloseable {
     private void decodeControl(final int i, final long controlLength) {
         int tc = NOT_REPORTED;
         int gro = 0;
-        long arrival = NO_TIMESTAMP;
         final long base = (long) i * CONTROL_SPACE;
         long offset = 0;
         while (offset + Msghdr.CMSG_DATA <= controlLength) {
@@ -263,15 +248,11 @@ public final class ReceiveBatch implements AutoCloseable {
             } else if (level == Uapi.SOL_UDP && type == Uapi.UDP_GRO) {
                 // udp_cmsg_recv puts gso_size as an int; read a u16 should a kernel put less.
                 gro = dataLength >= 4 ? controls.get(JAVA_INT, data) : controls.get(JAVA_SHORT, data) & 0xFFFF;
-            } else if (level == Uapi.SOL_SOCKET && type == Uapi.SO_TIMESTAMPNS && dataLength >= 16) {
-                // struct timespec { time_t tv_sec; long tv_nsec; } on a 64-bit ABI.
-                arrival = controls.get(JAVA_LONG, data) * 1_000_000_000L + controls.get(JAVA_LONG, data + 8);
             }
             offset += Msghdr.cmsgAlign(length);
         }
         trafficClasses[i] = tc;
         segmentSizes[i] = gro;
-        arrivals[i] = arrival;
     }
 
     /** Releases the native memory; the batch, its segments and buffers cannot be used afterwards. */

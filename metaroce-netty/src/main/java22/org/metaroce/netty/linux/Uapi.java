@@ -24,10 +24,6 @@ final class Uapi {
     static final int SO_ERROR = 4;
     static final int SO_SNDBUF = 7;
     static final int SO_RCVBUF = 8;
-    /** {@code SO_TIMESTAMPNS} (= {@code SCM_TIMESTAMPNS}, the 64-bit "old" value): receive time as a timespec. */
-    static final int SO_TIMESTAMPNS = 35;
-    static final int CLOCK_REALTIME = 0;
-    static final int CLOCK_MONOTONIC = 1;
 
     // <linux/in.h>, <linux/in6.h>
     static final int IPPROTO_IP = 0;
