@@ -21,7 +21,8 @@ public final class Connection {
     final long serviceId;
     final long transactionId;
     final Listener listener;
-    ConnectionState state;
+    /** Changed only through {@link #moveTo}, which checks the move against the specification. */
+    private ConnectionState state;
 
     /** Pinned peer id of the peer's endpoint address, and its host. */
     int remotePeer;
@@ -100,6 +101,15 @@ public final class Connection {
         this.serviceId = serviceId;
         this.transactionId = transactionId;
         this.listener = listener;
+        this.state = ConnectionStateMachine.initial(server);
+    }
+
+    /**
+     * @param to the new state
+     * @throws IllegalStateException if the specification has no path from the current state to it
+     */
+    void moveTo(final ConnectionState to) {
+        state = ConnectionStateMachine.transition(state, to);
     }
 
     /** @return where the connection is in its life */

@@ -202,7 +202,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         int n = 0;
         for (int i = 0, size = active.size(); i < size; i++) {
             final Connection c = active.get(i);
-            if (!c.freed && c.state != ConnectionState.CLOSED) {
+            if (!c.freed && c.state() != ConnectionState.CLOSED) {
                 n++;
             }
         }
@@ -279,7 +279,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
         if (qp != null) {
             final Connection existing = byQpn.get(qp.qpn());
-            if (existing != null && existing.state != ConnectionState.TIMEWAIT) {
+            if (existing != null && existing.state() != ConnectionState.TIMEWAIT) {
                 throw new IllegalStateException("queue pair " + qp.qpn() + " already has a connection: " + existing);
             }
         } else {
@@ -307,7 +307,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.proposedResponderResources = local.effectiveResponderResources();
         c.proposedPathCount = local.paths.length;
         c.localPrivateData = local.privateData;
-        c.state = ConnectionState.CONNECTING;
         registerQpn(c);
         active.add(c);
         writeRequest(c);
@@ -374,7 +373,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         writeReply(c);
         c.out.putBytes(0, c.answer, 0, c.answerLength);
         c.outLength = c.answerLength;
-        c.state = ConnectionState.ACCEPTED;
+        c.moveTo(ConnectionState.ACCEPTED);
         armRetransmit(c, c.connectTimeoutNs);
         LOG.debug("accepted {}", c);
         changed();
@@ -427,7 +426,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
      * @param connection the connection
      */
     public void disconnect(final Connection connection) {
-        switch (connection.state) {
+        switch (connection.state()) {
             case ESTABLISHED, ACCEPTED -> startDisconnect(connection, CmReason.NORMAL, true);
             case CONNECTING -> {
                 qpToError(connection);
@@ -540,7 +539,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     private void queueQpEvent(final QueuePair qp, final AsyncEventType type) {
         final Connection c = byQpn.get(qp.qpn());
-        if (c == null || c.qp != qp || c.state == ConnectionState.TIMEWAIT || c.state == ConnectionState.CLOSED) {
+        if (c == null || c.qp != qp || c.state() == ConnectionState.TIMEWAIT || c.state() == ConnectionState.CLOSED) {
             // A QP the application wired by hand, or of a connection that has ended (whose QP
             // this manager may be destroying right now): nothing left to act on.
             return;
@@ -659,7 +658,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.proposedPathCount = ConnectHeader.pathCount(b, h);
         c.peerPrivateData = payloadOf(b, off);
         c.answer = new UnsafeBuffer(new byte[Connection.MAX_PACKET]);
-        c.state = ConnectionState.REQUEST_PENDING;
         insertHandshake(c, now);
         active.add(c);
         restartedPeers(c);
@@ -681,7 +679,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             counters.increment(CmCounter.CM_MISMATCH);
             return;
         }
-        switch (c.state) {
+        switch (c.state()) {
             case ACCEPTED, ESTABLISHED, CLOSED -> {
                 if (c.answerLength > 0) {
                     c.sendAnswer = true;
@@ -700,7 +698,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             final Connection old = active.get(i);
             if (old != fresh && !old.freed && old.remoteHost == fresh.remoteHost && old.remoteQpn == fresh.remoteQpn
                 && old.transactionId != fresh.transactionId
-                && (old.state == ConnectionState.ACCEPTED || old.state == ConnectionState.ESTABLISHED)) {
+                && (old.state() == ConnectionState.ACCEPTED || old.state() == ConnectionState.ESTABLISHED)) {
                 LOG.debug("peer of {} restarted", old);
                 qpToError(old);
                 raise(CmEventType.DISCONNECTED, old, CmReason.PEER_RESTARTED, NONE);
@@ -740,8 +738,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     /** [CM-006]: send (again) the second CONNECT_REQUEST with the newest cookie. */
     private void onChallenge(final Connection c, final DirectBuffer b, final int h) {
-        if (c.server || c.state != ConnectionState.CONNECTING) {
-            if (c.server || c.state != ConnectionState.ESTABLISHED) {
+        if (c.server || c.state() != ConnectionState.CONNECTING) {
+            if (c.server || c.state() != ConnectionState.ESTABLISHED) {
                 counters.increment(CmCounter.CM_UNEXPECTED);
             }
             return; // [CM-026] ignored once established
@@ -760,11 +758,11 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             return;
         }
         final int sourceQpn = BaseHeader.sourceQpn(b, off);
-        if (c.state == ConnectionState.ESTABLISHED) {
+        if (c.state() == ConnectionState.ESTABLISHED) {
             queueHeaderOnly(c, Opcode.READY_TO_USE, 0); // [CM-026] our READY_TO_USE was lost
             return;
         }
-        if (c.state != ConnectionState.CONNECTING || sourceQpn == 0) {
+        if (c.state() != ConnectionState.CONNECTING || sourceQpn == 0) {
             counters.increment(CmCounter.CM_UNEXPECTED);
             return;
         }
@@ -807,7 +805,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             return;
         }
         queueHeaderOnly(c, Opcode.READY_TO_USE, 0);
-        c.state = ConnectionState.ESTABLISHED;
+        c.moveTo(ConnectionState.ESTABLISHED);
         c.deadlineNs = Long.MAX_VALUE;
         LOG.debug("established {}", c);
         raise(CmEventType.ESTABLISHED, c, c.peerPrivateData);
@@ -816,7 +814,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     /** [CM-008, CM-018]. */
     private void onReject(final Connection c, final DirectBuffer b, final int off) {
-        if (c.server || c.state != ConnectionState.CONNECTING) {
+        if (c.server || c.state() != ConnectionState.CONNECTING) {
             counters.increment(CmCounter.CM_UNEXPECTED);
             return;
         }
@@ -841,9 +839,9 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             counters.increment(CmCounter.CM_UNEXPECTED);
             return;
         }
-        if (c.state == ConnectionState.ACCEPTED) {
+        if (c.state() == ConnectionState.ACCEPTED) {
             establishServer(c);
-        } else if (c.state != ConnectionState.ESTABLISHED) {
+        } else if (c.state() != ConnectionState.ESTABLISHED) {
             counters.increment(CmCounter.CM_UNEXPECTED);
         }
         // A duplicate READY_TO_USE of an established connection is ignored [CM-026].
@@ -853,7 +851,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private void onDisconnectRequest(final long now, final Connection c, final DirectBuffer b, final int off) {
         final int reason = disconnectReason(ConnectHeader.reason(b, off + CM));
         final int peerQpn = BaseHeader.sourceQpn(b, off);
-        switch (c.state) {
+        switch (c.state()) {
             case ESTABLISHED, ACCEPTED -> {
                 if (c.remoteQpn == 0) {
                     c.remoteQpn = peerQpn;
@@ -890,10 +888,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     }
 
     private void onDisconnectReply(final long now, final Connection c) {
-        if (c.state == ConnectionState.DISCONNECTING) {
+        if (c.state() == ConnectionState.DISCONNECTING) {
             finishDisconnect(now, c);
             changed();
-        } else if (c.state != ConnectionState.TIMEWAIT) {
+        } else if (c.state() != ConnectionState.TIMEWAIT) {
             counters.increment(CmCounter.CM_UNEXPECTED);
         }
     }
@@ -937,7 +935,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
         if (now >= c.handshakeExpiryNs) {
             removeHandshake(c);
-            if (c.state == ConnectionState.REQUEST_PENDING) {
+            if (c.state() == ConnectionState.REQUEST_PENDING) {
                 LOG.debug("application did not decide on {} in time", c);
                 close(c);
             }
@@ -948,7 +946,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     private void onDeadline(final long now, final Connection c) {
         c.deadlineNs = Long.MAX_VALUE;
-        switch (c.state) {
+        switch (c.state()) {
             case CONNECTING -> { // [CM-023]
                 LOG.debug("unreachable: {}", c);
                 qpToError(c);
@@ -973,7 +971,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     /** [CM-013]: the first request packet reached the server's QP in RTR before READY_TO_USE. */
     private void onCommunicationEstablished(final Connection c) {
-        if (c.server && c.state == ConnectionState.ACCEPTED && c.qp.state() == QpState.RTR) {
+        if (c.server && c.state() == ConnectionState.ACCEPTED && c.qp.state() == QpState.RTR) {
             counters.increment(CmCounter.COMM_EST);
             establishServer(c);
         }
@@ -991,7 +989,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private void onQueuePairError(final long now, final Connection c, final AsyncEventType cause) {
         final boolean peerDead = c.qp.isPeerDead();
         final boolean sentFatalNack = cause == AsyncEventType.QP_REQ_ERR || cause == AsyncEventType.QP_ACCESS_ERR;
-        switch (c.state) {
+        switch (c.state()) {
             case CONNECTING -> {
                 LOG.debug("queue pair failed ({}) while connecting: {}", cause, c);
                 raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
@@ -1027,7 +1025,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     /** The application destroyed a connection's QP: the connection ends as by {@link #disconnect}. */
     private void onQueuePairDestroyed(final Connection c) {
-        switch (c.state) {
+        switch (c.state()) {
             case CONNECTING -> {
                 raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
                 close(c);
@@ -1058,14 +1056,14 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
         stopRetransmit(c);
         c.deadlineNs = Long.MAX_VALUE;
-        c.state = ConnectionState.ESTABLISHED;
+        c.moveTo(ConnectionState.ESTABLISHED);
         LOG.debug("established {}", c);
         raise(CmEventType.ESTABLISHED, c, NONE);
         changed();
     }
 
     private void requirePending(final Connection request) {
-        if (request == null || !request.server || request.state != ConnectionState.REQUEST_PENDING) {
+        if (request == null || !request.server || request.state() != ConnectionState.REQUEST_PENDING) {
             throw new IllegalStateException("not a pending connection request: " + request);
         }
     }
@@ -1096,7 +1094,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
         writeHeaderOnly(c.out, 0, c, Opcode.DISCONNECT_REQUEST, reason);
         c.outLength = HEADER;
-        c.state = ConnectionState.DISCONNECTING;
+        c.moveTo(ConnectionState.DISCONNECTING);
         armRetransmit(c, config.disconnectTimeoutNs());
         changed();
     }
@@ -1133,7 +1131,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.answer = null;
         c.answerLength = 0;
         c.localPrivateData = NONE;
-        c.state = ConnectionState.TIMEWAIT;
+        c.moveTo(ConnectionState.TIMEWAIT);
         c.deadlineNs = now + config.timewaitNs();
         changed();
     }
@@ -1147,7 +1145,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         stopRetransmit(c);
         releaseQueuePair(lastNowNs, c, 0);
         c.out = null;
-        c.state = ConnectionState.CLOSED;
+        c.moveTo(ConnectionState.CLOSED);
         c.deadlineNs = Long.MAX_VALUE;
         if (c.inQpnTable && byQpn.get(c.localQpn) == c) {
             byQpn.remove(c.localQpn);
@@ -1158,7 +1156,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     }
 
     private void maybeFree(final Connection c) {
-        if (!c.freed && c.state == ConnectionState.CLOSED && !c.inHandshakeTable) {
+        if (!c.freed && c.state() == ConnectionState.CLOSED && !c.inHandshakeTable) {
             c.freed = true;
             directory.unpin(c.remotePeer);
             changed();
