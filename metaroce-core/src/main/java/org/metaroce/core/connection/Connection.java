@@ -27,9 +27,6 @@ public final class Connection {
     /** Pinned peer id of the peer's endpoint address, and its host. */
     int remotePeer;
     int remoteHost;
-    /** Server: the client's address bytes, with the Transaction ID the key of the handshake table. */
-    byte[] addressKey;
-    int addressKeyLength;
 
     int localQpn;
     int remoteQpn;
@@ -80,10 +77,8 @@ public final class Connection {
     int answerLength;
     boolean sendAnswer;
 
-    // ---- server handshake table membership [CM-012, CM-025]
-    boolean inHandshakeTable;
-    long handshakeExpiryNs = Long.MAX_VALUE;
-    Connection nextSameTransaction;
+    // ---- server: the request's entry in the handshake table while it remembers it [CM-012, CM-025]
+    HandshakeTable.Entry handshake;
     boolean countedInListener;
 
     // ---- client
@@ -238,9 +233,14 @@ public final class Connection {
         this.context = context;
     }
 
+    /** @return when the handshake table forgets the request; never if it does not hold it */
+    long handshakeExpiryNs() {
+        return handshake == null ? Long.MAX_VALUE : handshake.expiresAtNs;
+    }
+
     long nextDeadlineNs() {
         long d = Math.min(retransmitAtNs, deadlineNs);
-        return Math.min(d, handshakeExpiryNs);
+        return Math.min(d, handshakeExpiryNs());
     }
 
     @Override

@@ -7,7 +7,6 @@ import java.util.List;
 
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
-import org.agrona.collections.Int2IntHashMap;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -67,7 +66,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private static final int CM = WireConstants.BASE_HEADER_LENGTH;
     /** Base header plus CM header. */
     private static final int HEADER = WireConstants.MAX_HEADER_LENGTH;
-    private static final long NS_PER_S = 1_000_000_000L;
     private static final int PORT = 1;
     private static final QpAttributes NO_ATTRIBUTES = new QpAttributes();
     private static final byte[] NONE = new byte[0];
@@ -82,11 +80,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private final CmCounters counters = new CmCounters();
 
     private final Long2ObjectHashMap<Listener> listeners = new Long2ObjectHashMap<>();
-    /** Server handshake table: by Transaction ID, chained on {@link Connection#nextSameTransaction}. */
-    private final Long2ObjectHashMap<Connection> handshakes = new Long2ObjectHashMap<>();
-    private int handshakeCount;
-    /** Handshake entries per client host (the directory's host id), for the per-host bound [CM-040]. */
-    private final Int2IntHashMap handshakesPerHost = new Int2IntHashMap(0);
+    /** Verified requests the server remembers for their duplicates, bounded in all and per host [CM-040]. */
+    private final HandshakeTable handshakes;
     /** Every connection that has a local QPN and is not yet closed, by that QPN. */
     private final Int2ObjectHashMap<Connection> byQpn = new Int2ObjectHashMap<>();
     /** Every connection not yet freed; scanned by {@link #poll} when something changed or a timer is due. */
@@ -167,6 +162,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         this.config = config;
         this.random = endpoint.random();
         this.cookies = new CookieJar(random, config.secretRotationNs(), config.cookieLifetimeSeconds());
+        this.handshakes = new HandshakeTable(config.maxHandshakes(), config.maxHandshakesPerHost(),
+            config.cookieLifetimeSeconds());
         this.limiter = new AnswerRateLimiter(config.rateLimiterBuckets(), config.answerRatePerSource(),
             config.globalAnswerRate());
         this.answers = new UnsafeBuffer(new byte[config.answerQueueCapacity() * HEADER]);
@@ -194,7 +191,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     /** @return verified handshakes remembered by the server (the only per-client state before accept) */
     public int handshakeTableSize() {
-        return handshakeCount;
+        return handshakes.size();
     }
 
     /** @return connections not yet forgotten (pending, connecting, established, disconnecting, time-wait) */
@@ -624,18 +621,15 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             return;
         }
         // Step 6: the client receives packets at its address.
-        final Connection known = findHandshake(transactionId, addressLength);
+        final Connection known = handshakes.find(transactionId, address, addressLength);
         if (known != null) {
             onDuplicateRequest(known, b, off, serviceId, sourceQpn);
             return;
         }
-        if (handshakeCount >= config.maxHandshakes()) {
-            counters.increment(CmCounter.HANDSHAKE_TABLE_FULL);
-            answerVerified(b, off, peerId, CmReason.NO_RESOURCES);
-            return;
-        }
-        if (handshakesPerHost.get(directory.hostOf(peerId)) >= config.maxHandshakesPerHost()) {
-            counters.increment(CmCounter.HOST_HANDSHAKES_FULL);
+        final HandshakeTable.Admission admission = handshakes.admit(directory.hostOf(peerId));
+        if (admission != HandshakeTable.Admission.ADMITTED) {
+            counters.increment(admission == HandshakeTable.Admission.TABLE_FULL ? CmCounter.HANDSHAKE_TABLE_FULL
+                : CmCounter.HOST_HANDSHAKES_FULL);
             answerVerified(b, off, peerId, CmReason.NO_RESOURCES);
             return;
         }
@@ -646,9 +640,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.connectTimeoutNs = config.connectTimeoutNs();
         c.remotePeer = directory.pin(peerId);
         c.remoteHost = directory.hostOf(c.remotePeer);
-        c.addressKey = new byte[addressLength];
-        address.getBytes(0, c.addressKey);
-        c.addressKeyLength = addressLength;
         c.remoteQpn = sourceQpn;
         c.remoteInitialPsn = ConnectHeader.initialPsn(b, h);
         c.proposedMtu = ConnectHeader.pathMtu(b, h);
@@ -658,7 +649,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.proposedPathCount = ConnectHeader.pathCount(b, h);
         c.peerPrivateData = payloadOf(b, off);
         c.answer = new UnsafeBuffer(new byte[Connection.MAX_PACKET]);
-        insertHandshake(c, now);
+        handshakes.insert(c, address, addressLength, now);
         active.add(c);
         restartedPeers(c);
         if (listener.connections >= listener.limit) {
@@ -933,8 +924,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         if (now >= c.deadlineNs) {
             onDeadline(now, c);
         }
-        if (now >= c.handshakeExpiryNs) {
-            removeHandshake(c);
+        if (now >= c.handshakeExpiryNs()) {
+            handshakes.remove(c);
             if (c.state() == ConnectionState.REQUEST_PENDING) {
                 LOG.debug("application did not decide on {} in time", c);
                 close(c);
@@ -1156,7 +1147,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     }
 
     private void maybeFree(final Connection c) {
-        if (!c.freed && c.state() == ConnectionState.CLOSED && !c.inHandshakeTable) {
+        if (!c.freed && c.state() == ConnectionState.CLOSED && c.handshake == null) {
             c.freed = true;
             directory.unpin(c.remotePeer);
             changed();
@@ -1265,8 +1256,14 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         return reason <= CmReason.PEER_RESTARTED ? reason : CmReason.NORMAL; // [CM-018]
     }
 
-    // =============================================================================== handshake table
+    // =============================================================================== addresses
 
+    /**
+     * Writes a peer's address bytes into {@link #address}: what cookies are bound to [CM-015] and,
+     * with the Transaction ID, the handshake table's key [CM-012].
+     *
+     * @return their number
+     */
     private int addressOf(final int peerId) {
         final int n = directory.addressBytes(peerId, address, 0);
         if (n < 1 || n > PeerDirectory.MAX_ADDRESS_BYTES) {
@@ -1274,65 +1271,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
                 + PeerDirectory.MAX_ADDRESS_BYTES);
         }
         return n;
-    }
-
-    private Connection findHandshake(final long transactionId, final int addressLength) {
-        for (Connection c = handshakes.get(transactionId); c != null; c = c.nextSameTransaction) {
-            if (c.addressKeyLength == addressLength && sameAddress(c.addressKey, addressLength)) {
-                return c;
-            }
-        }
-        return null;
-    }
-
-    private boolean sameAddress(final byte[] key, final int length) {
-        for (int i = 0; i < length; i++) {
-            if (key[i] != address.getByte(i)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private void insertHandshake(final Connection c, final long now) {
-        c.nextSameTransaction = handshakes.get(c.transactionId);
-        handshakes.put(c.transactionId, c);
-        c.inHandshakeTable = true;
-        // A duplicate can come as long as its cookie is fresh (1 s resolution), so remember at least that long.
-        c.handshakeExpiryNs = now + (config.cookieLifetimeSeconds() + 2L) * NS_PER_S;
-        handshakeCount++;
-        handshakesPerHost.put(c.remoteHost, handshakesPerHost.get(c.remoteHost) + 1);
-    }
-
-    private void removeHandshake(final Connection c) {
-        if (!c.inHandshakeTable) {
-            return;
-        }
-        Connection head = handshakes.get(c.transactionId);
-        if (head == c) {
-            if (c.nextSameTransaction == null) {
-                handshakes.remove(c.transactionId);
-            } else {
-                handshakes.put(c.transactionId, c.nextSameTransaction);
-            }
-        } else {
-            while (head != null && head.nextSameTransaction != c) {
-                head = head.nextSameTransaction;
-            }
-            if (head != null) {
-                head.nextSameTransaction = c.nextSameTransaction;
-            }
-        }
-        c.nextSameTransaction = null;
-        c.inHandshakeTable = false;
-        c.handshakeExpiryNs = Long.MAX_VALUE;
-        handshakeCount--;
-        final int left = handshakesPerHost.get(c.remoteHost) - 1;
-        if (left > 0) {
-            handshakesPerHost.put(c.remoteHost, left);
-        } else {
-            handshakesPerHost.remove(c.remoteHost); // 0 is the map's missing value
-        }
     }
 
     // =============================================================================== packet building
@@ -1533,6 +1471,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     @Override
     public String toString() {
         return "ConnectionManager{port=" + endpointPort + ", listeners=" + listeners.size() + ", connections="
-            + connectionCount() + ", handshakes=" + handshakeCount + ", " + counters + '}';
+            + connectionCount() + ", handshakes=" + handshakes.size() + ", " + counters + '}';
     }
 }
