@@ -21,7 +21,6 @@ import org.metaroce.core.verbs.QpAttributes;
 import org.metaroce.core.verbs.QpState;
 import org.metaroce.core.wire.BaseHeader;
 import org.metaroce.core.wire.ConnectHeader;
-import org.metaroce.core.wire.IntegrityCheck;
 import org.metaroce.core.wire.Opcode;
 import org.metaroce.core.wire.WireConstants;
 import org.slf4j.Logger;
@@ -62,10 +61,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ConnectionManager implements ConnectionManagerHandler {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionManager.class);
-    /** Offset of the CM header in every connection-manager packet. */
-    private static final int CM = WireConstants.BASE_HEADER_LENGTH;
-    /** Base header plus CM header. */
-    private static final int HEADER = WireConstants.MAX_HEADER_LENGTH;
+    private static final int CM = CmPacketWriter.CM;
+    private static final int HEADER = CmPacketWriter.HEADER;
     private static final int PORT = 1;
     private static final QpAttributes NO_ATTRIBUTES = new QpAttributes();
     private static final byte[] NONE = new byte[0];
@@ -117,9 +114,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private int answerCount;
 
     private final UnsafeBuffer address = new UnsafeBuffer(new byte[PeerDirectory.MAX_ADDRESS_BYTES]);
-    private final BaseHeader base = new BaseHeader();
-    private final ConnectHeader cm = new ConnectHeader();
-    private final IntegrityCheck crc = new IntegrityCheck();
+    private final CmPacketWriter writer = new CmPacketWriter();
 
     private boolean needPoll;
     private long cachedDeadlineNs = Long.MAX_VALUE;
@@ -306,7 +301,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.localPrivateData = local.privateData;
         registerQpn(c);
         active.add(c);
-        writeRequest(c);
+        c.outLength = writer.request(c, c.out);
         armRetransmit(c, c.connectTimeoutNs);
         LOG.debug("connect {}", c);
         changed();
@@ -367,7 +362,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             return false;
         }
         registerQpn(c);
-        writeReply(c);
+        c.answerLength = writer.reply(c, c.answer);
         c.out.putBytes(0, c.answer, 0, c.answerLength);
         c.outLength = c.answerLength;
         c.moveTo(ConnectionState.ACCEPTED);
@@ -591,12 +586,12 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         final int sourceQpn = BaseHeader.sourceQpn(b, off);
         final Listener listener = listeners.get(serviceId);
         if (listener == null) {
-            answerStateless(now, b, off, peerId, Opcode.CONNECT_REJECT, CmReason.NO_LISTENER, 0);
+            rejectStateless(now, b, off, peerId, CmReason.NO_LISTENER);
             return;
         }
         if (!WireConstants.isValidPathMtu(ConnectHeader.pathMtu(b, h)) || ConnectHeader.pathCount(b, h) == 0
             || sourceQpn == 0) {
-            answerStateless(now, b, off, peerId, Opcode.CONNECT_REJECT, CmReason.BAD_PARAMETERS, 0);
+            rejectStateless(now, b, off, peerId, CmReason.BAD_PARAMETERS);
             return;
         }
         final int addressLength = addressOf(peerId);
@@ -605,19 +600,19 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             counters.increment(CmCounter.SECRET_ROTATIONS);
         }
         if (CookieJar.isZero(b, h + ConnectHeader.COOKIE_OFFSET)) {
-            answerStateless(now, b, off, peerId, Opcode.CONNECT_CHALLENGE, 0, addressLength);
+            challenge(now, b, off, peerId, addressLength);
             return;
         }
         final int verdict = cookies.verify(now, address, addressLength, serviceId, transactionId, sourceQpn, b,
             h + ConnectHeader.COOKIE_OFFSET);
         if (verdict == CookieJar.BAD) {
             counters.increment(CmCounter.BAD_COOKIE);
-            answerStateless(now, b, off, peerId, Opcode.CONNECT_CHALLENGE, 0, addressLength);
+            challenge(now, b, off, peerId, addressLength);
             return;
         }
         if (verdict == CookieJar.STALE) {
             counters.increment(CmCounter.STALE_COOKIE);
-            answerStateless(now, b, off, peerId, Opcode.CONNECT_REJECT, CmReason.STALE_COOKIE, 0);
+            rejectStateless(now, b, off, peerId, CmReason.STALE_COOKIE);
             return;
         }
         // Step 6: the client receives packets at its address.
@@ -630,7 +625,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         if (admission != HandshakeTable.Admission.ADMITTED) {
             counters.increment(admission == HandshakeTable.Admission.TABLE_FULL ? CmCounter.HANDSHAKE_TABLE_FULL
                 : CmCounter.HOST_HANDSHAKES_FULL);
-            answerVerified(b, off, peerId, CmReason.NO_RESOURCES);
+            queueReject(b, off, peerId, CmReason.NO_RESOURCES);
             return;
         }
         final Connection c = new Connection(true, serviceId, transactionId, listener);
@@ -1068,7 +1063,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     /** Answers a verified request with CONNECT_REJECT and remembers the answer for duplicates. */
     private void rejectPending(final Connection c, final int reason, final byte[] data) {
-        writeReject(c, reason, data);
+        c.answerLength = writer.reject(c, reason, data, c.answer);
         c.sendAnswer = true;
         counters.increment(CmCounter.REJECTS_SENT);
         close(c);
@@ -1083,7 +1078,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             finishDisconnect(lastNowNs, c);
             return;
         }
-        writeHeaderOnly(c.out, 0, c, Opcode.DISCONNECT_REQUEST, reason);
+        writer.headerOnly(c.out, 0, c, Opcode.DISCONNECT_REQUEST, reason);
         c.outLength = HEADER;
         c.moveTo(ConnectionState.DISCONNECTING);
         armRetransmit(c, config.disconnectTimeoutNs());
@@ -1273,100 +1268,60 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         return n;
     }
 
-    // =============================================================================== packet building
-
-    /** First CONNECT_REQUEST (cookie zero) into the connection's retransmit buffer [CM-002]. */
-    private void writeRequest(final Connection c) {
-        final int payload = c.localPrivateData.length;
-        base.wrap(c.out, 0).initialize(Opcode.CONNECT_REQUEST).destQpn(WireConstants.CONNECTION_MANAGER_QPN)
-            .sourceQpn(c.localQpn).payloadLength(payload);
-        cm.wrap(c.out, CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
-            .initialPsn(c.localInitialPsn).pathMtu(c.proposedMtu).capabilities(c.proposedCapabilities)
-            .initiatorDepth(c.proposedInitiatorDepth).responderResources(c.proposedResponderResources)
-            .pathCount(c.proposedPathCount);
-        c.out.putBytes(HEADER, c.localPrivateData);
-        c.outLength = HEADER + payload;
-    }
-
-    private void writeReply(final Connection c) {
-        final int payload = c.localPrivateData.length;
-        base.wrap(c.answer, 0).initialize(Opcode.CONNECT_REPLY).destQpn(c.remoteQpn).sourceQpn(c.localQpn)
-            .payloadLength(payload);
-        cm.wrap(c.answer, CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
-            .initialPsn(c.localInitialPsn).pathMtu(c.mtu).capabilities(c.capabilities)
-            .initiatorDepth(c.replyInitiatorDepth).responderResources(c.replyResponderResources)
-            .pathCount(c.pathCount);
-        c.answer.putBytes(HEADER, c.localPrivateData);
-        c.answerLength = HEADER + payload;
-    }
-
-    private void writeReject(final Connection c, final int reason, final byte[] data) {
-        base.wrap(c.answer, 0).initialize(Opcode.CONNECT_REJECT).destQpn(c.remoteQpn).sourceQpn(0)
-            .payloadLength(data.length);
-        cm.wrap(c.answer, CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
-            .pathMtu(c.proposedMtu).capabilities(c.proposedCapabilities).initiatorDepth(c.proposedInitiatorDepth)
-            .responderResources(c.proposedResponderResources).pathCount(c.proposedPathCount).reason(reason);
-        c.answer.putBytes(HEADER, data);
-        c.answerLength = HEADER + data.length;
-    }
-
-    /** READY_TO_USE and DISCONNECT_* of a connection [CM-002]: the connection's identity, no payload. */
-    private void writeHeaderOnly(final MutableDirectBuffer dst, final int at, final Connection c, final Opcode opcode,
-                                 final int reason) {
-        base.wrap(dst, at).initialize(opcode).destQpn(c.remoteQpn).sourceQpn(c.localQpn);
-        cm.wrap(dst, at + CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
-            .initialPsn(c.localInitialPsn).pathMtu(c.mtu).capabilities(c.capabilities)
-            .initiatorDepth(c.replyInitiatorDepth).responderResources(c.replyResponderResources)
-            .pathCount(c.pathCount).reason(reason);
-    }
+    // =============================================================================== packets out
 
     private void queueHeaderOnly(final Connection c, final Opcode opcode, final int reason) {
         final int slot = reserveAnswer();
         if (slot >= 0) {
-            writeHeaderOnly(answers, slot, c, opcode, reason);
+            writer.headerOnly(answers, slot, c, opcode, reason);
             commitAnswer(c.remotePeer);
         }
     }
 
-    /**
-     * An answer of steps 1 to 5 of [CM-010]: to the datagram's source, header only, echoing the
-     * request [CM-002]; rate-limited per source [SEC-008] and never larger than the request [SEC-005].
-     */
-    private void answerStateless(final long now, final DirectBuffer b, final int off, final int peerId,
-                                 final Opcode opcode, final int reason, final int addressLength) {
-        if (!limiter.tryAcquire(now, directory.hostOf(peerId))) {
-            counters.increment(CmCounter.ANSWERS_RATE_LIMITED);
+    /** Steps 3 and 4 of [CM-010]: a new cookie to the datagram's source, rate-limited per source [SEC-008]. */
+    private void challenge(final long now, final DirectBuffer b, final int off, final int peerId,
+                           final int addressLength) {
+        if (!rateAllows(now, peerId)) {
             return;
         }
         final int slot = reserveAnswer();
         if (slot < 0) {
             return;
         }
-        answers.putBytes(slot, b, off, HEADER);
         final int h = off + CM;
-        base.wrap(answers, slot).initialize(opcode).destQpn(BaseHeader.sourceQpn(b, off)).sourceQpn(0);
-        cm.wrap(answers, slot + CM).initialPsn(0).reason(reason);
-        if (opcode == Opcode.CONNECT_CHALLENGE) {
-            cookies.issue(now, address, addressLength, ConnectHeader.serviceId(b, h), ConnectHeader.transactionId(b, h),
-                BaseHeader.sourceQpn(b, off), answers, slot + CM + ConnectHeader.COOKIE_OFFSET);
-            counters.increment(CmCounter.CHALLENGES_SENT);
-        } else {
-            answers.setMemory(slot + CM + ConnectHeader.COOKIE_OFFSET, WireConstants.COOKIE_LENGTH, (byte) 0);
-            counters.increment(CmCounter.REJECTS_SENT);
-        }
+        final int cookie = writer.challenge(answers, slot, b, off);
+        cookies.issue(now, address, addressLength, ConnectHeader.serviceId(b, h), ConnectHeader.transactionId(b, h),
+            BaseHeader.sourceQpn(b, off), answers, cookie);
+        counters.increment(CmCounter.CHALLENGES_SENT);
         commitAnswer(peerId);
     }
 
-    /** CONNECT_REJECT to a verified source when no state may be created for it (table full). */
-    private void answerVerified(final DirectBuffer b, final int off, final int peerId, final int reason) {
+    /** Steps 1, 2 and 5 of [CM-010]: CONNECT_REJECT to the datagram's source, rate-limited per source [SEC-008]. */
+    private void rejectStateless(final long now, final DirectBuffer b, final int off, final int peerId,
+                                 final int reason) {
+        if (rateAllows(now, peerId)) {
+            queueReject(b, off, peerId, reason);
+        }
+    }
+
+    private boolean rateAllows(final long now, final int peerId) {
+        if (limiter.tryAcquire(now, directory.hostOf(peerId))) {
+            return true;
+        }
+        counters.increment(CmCounter.ANSWERS_RATE_LIMITED);
+        return false;
+    }
+
+    /**
+     * CONNECT_REJECT to a request the server keeps no state for: header only, never larger than
+     * the request [SEC-005]; also to a verified source when no state may be created for it (table full).
+     */
+    private void queueReject(final DirectBuffer b, final int off, final int peerId, final int reason) {
         final int slot = reserveAnswer();
         if (slot < 0) {
             return;
         }
-        answers.putBytes(slot, b, off, HEADER);
-        base.wrap(answers, slot).initialize(Opcode.CONNECT_REJECT).destQpn(BaseHeader.sourceQpn(b, off)).sourceQpn(0);
-        cm.wrap(answers, slot + CM).initialPsn(0).reason(reason);
-        answers.setMemory(slot + CM + ConnectHeader.COOKIE_OFFSET, WireConstants.COOKIE_LENGTH, (byte) 0);
+        writer.statelessReject(answers, slot, b, off, reason);
         counters.increment(CmCounter.REJECTS_SENT);
         commitAnswer(peerId);
     }
@@ -1410,8 +1365,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
         final MutableDirectBuffer dst = sink.buffer();
         dst.putBytes(at, src, srcOffset, length);
-        base.wrap(dst, at).timestamp((int) now);
-        final int total = crc.seal(dst, at, length);
+        final int total = writer.seal(dst, at, length, now);
         sink.commit(at, total, peerId, endpointPort);
         counters.increment(CmCounter.PACKETS_OUT);
         return true;
