@@ -107,11 +107,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private CmEventHandler handler;
     private boolean dispatching;
 
-    /** Header-only answers waiting for the next poll: a ring of 72-byte slots plus destinations. */
-    private final UnsafeBuffer answers;
-    private final int[] answerPeers;
-    private int answerHead;
-    private int answerCount;
+    /** Header-only answers waiting for the next poll. */
+    private final AnswerQueue answers;
 
     private final UnsafeBuffer address = new UnsafeBuffer(new byte[PeerDirectory.MAX_ADDRESS_BYTES]);
     private final CmPacketWriter writer = new CmPacketWriter();
@@ -161,8 +158,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             config.cookieLifetimeSeconds());
         this.limiter = new AnswerRateLimiter(config.rateLimiterBuckets(), config.answerRatePerSource(),
             config.globalAnswerRate());
-        this.answers = new UnsafeBuffer(new byte[config.answerQueueCapacity() * HEADER]);
-        this.answerPeers = new int[config.answerQueueCapacity()];
+        this.answers = new AnswerQueue(config.answerQueueCapacity());
         endpoint.peerDirectory(directory);
         endpoint.connectionManager(this);
     }
@@ -504,7 +500,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     @Override
     public long nextDeadlineNs() {
-        if (needPoll || answerCount > 0 || qpEventCount > 0) {
+        if (needPoll || !answers.isEmpty() || qpEventCount > 0) {
             return timeKnown ? lastNowNs : Long.MIN_VALUE;
         }
         return Math.min(cachedDeadlineNs, retireDeadlineNs);
@@ -1273,8 +1269,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private void queueHeaderOnly(final Connection c, final Opcode opcode, final int reason) {
         final int slot = reserveAnswer();
         if (slot >= 0) {
-            writer.headerOnly(answers, slot, c, opcode, reason);
-            commitAnswer(c.remotePeer);
+            writer.headerOnly(answers.buffer(), slot, c, opcode, reason);
+            answers.commit(c.remotePeer);
         }
     }
 
@@ -1289,11 +1285,11 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             return;
         }
         final int h = off + CM;
-        final int cookie = writer.challenge(answers, slot, b, off);
+        final int cookie = writer.challenge(answers.buffer(), slot, b, off);
         cookies.issue(now, address, addressLength, ConnectHeader.serviceId(b, h), ConnectHeader.transactionId(b, h),
-            BaseHeader.sourceQpn(b, off), answers, cookie);
+            BaseHeader.sourceQpn(b, off), answers.buffer(), cookie);
         counters.increment(CmCounter.CHALLENGES_SENT);
-        commitAnswer(peerId);
+        answers.commit(peerId);
     }
 
     /** Steps 1, 2 and 5 of [CM-010]: CONNECT_REJECT to the datagram's source, rate-limited per source [SEC-008]. */
@@ -1321,33 +1317,28 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         if (slot < 0) {
             return;
         }
-        writer.statelessReject(answers, slot, b, off, reason);
+        writer.statelessReject(answers.buffer(), slot, b, off, reason);
         counters.increment(CmCounter.REJECTS_SENT);
-        commitAnswer(peerId);
+        answers.commit(peerId);
     }
 
+    /** @return the offset of a free slot in the answer queue, or -1 (counted) if it is full */
     private int reserveAnswer() {
-        if (answerCount == answerPeers.length) {
+        final int slot = answers.reserve();
+        if (slot < 0) {
             counters.increment(CmCounter.ANSWERS_QUEUE_FULL);
-            return -1;
         }
-        return ((answerHead + answerCount) % answerPeers.length) * HEADER;
-    }
-
-    private void commitAnswer(final int peerId) {
-        answerPeers[(answerHead + answerCount) % answerPeers.length] = peerId;
-        answerCount++;
+        return slot;
     }
 
     private int emitAnswers(final long now, final TransmitSink sink) {
         int emitted = 0;
-        while (answerCount > 0) {
-            if (!emit(now, sink, answers, answerHead * HEADER, HEADER, answerPeers[answerHead])) {
+        while (!answers.isEmpty()) {
+            if (!emit(now, sink, answers.buffer(), answers.headOffset(), HEADER, answers.headPeer())) {
                 break;
             }
             emitted++;
-            answerHead = (answerHead + 1) % answerPeers.length;
-            answerCount--;
+            answers.removeHead();
         }
         return emitted;
     }
