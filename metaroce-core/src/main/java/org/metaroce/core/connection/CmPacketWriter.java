@@ -35,15 +35,9 @@ final class CmPacketWriter {
      * @return the packet's length
      */
     int request(final Connection c, final MutableDirectBuffer dst) {
-        final int payload = c.localPrivateData.length;
-        base.wrap(dst, 0).initialize(Opcode.CONNECT_REQUEST).destQpn(WireConstants.CONNECTION_MANAGER_QPN)
-            .sourceQpn(c.localQpn).payloadLength(payload);
-        cm.wrap(dst, CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
-            .initialPsn(c.localInitialPsn).pathMtu(c.proposedMtu).capabilities(c.proposedCapabilities)
-            .initiatorDepth(c.proposedInitiatorDepth).responderResources(c.proposedResponderResources)
-            .pathCount(c.proposedPathCount);
-        dst.putBytes(HEADER, c.localPrivateData);
-        return HEADER + payload;
+        proposal(identity(dst, 0, Opcode.CONNECT_REQUEST, WireConstants.CONNECTION_MANAGER_QPN, c.localQpn, c,
+            c.localPrivateData.length).initialPsn(c.localInitialPsn), c);
+        return withPrivateData(dst, c.localPrivateData);
     }
 
     /**
@@ -52,31 +46,20 @@ final class CmPacketWriter {
      * @return the packet's length
      */
     int reply(final Connection c, final MutableDirectBuffer dst) {
-        final int payload = c.localPrivateData.length;
-        base.wrap(dst, 0).initialize(Opcode.CONNECT_REPLY).destQpn(c.remoteQpn).sourceQpn(c.localQpn)
-            .payloadLength(payload);
-        cm.wrap(dst, CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
-            .initialPsn(c.localInitialPsn).pathMtu(c.mtu).capabilities(c.capabilities)
-            .initiatorDepth(c.replyInitiatorDepth).responderResources(c.replyResponderResources)
-            .pathCount(c.pathCount);
-        dst.putBytes(HEADER, c.localPrivateData);
-        return HEADER + payload;
+        negotiated(identity(dst, 0, Opcode.CONNECT_REPLY, c.remoteQpn, c.localQpn, c, c.localPrivateData.length), c);
+        return withPrivateData(dst, c.localPrivateData);
     }
 
     /**
-     * The server's CONNECT_REJECT of a verified request, echoing the client's proposal [CM-012].
+     * The server's CONNECT_REJECT of a verified request, from QPN 0, echoing the client's proposal
+     * [CM-012].
      *
      * @param data the application's private data, possibly empty
      * @return the packet's length
      */
     int reject(final Connection c, final int reason, final byte[] data, final MutableDirectBuffer dst) {
-        base.wrap(dst, 0).initialize(Opcode.CONNECT_REJECT).destQpn(c.remoteQpn).sourceQpn(0)
-            .payloadLength(data.length);
-        cm.wrap(dst, CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
-            .pathMtu(c.proposedMtu).capabilities(c.proposedCapabilities).initiatorDepth(c.proposedInitiatorDepth)
-            .responderResources(c.proposedResponderResources).pathCount(c.proposedPathCount).reason(reason);
-        dst.putBytes(HEADER, data);
-        return HEADER + data.length;
+        proposal(identity(dst, 0, Opcode.CONNECT_REJECT, c.remoteQpn, 0, c, data.length), c).reason(reason);
+        return withPrivateData(dst, data);
     }
 
     /**
@@ -85,11 +68,35 @@ final class CmPacketWriter {
      */
     void headerOnly(final MutableDirectBuffer dst, final int at, final Connection c, final Opcode opcode,
                     final int reason) {
-        base.wrap(dst, at).initialize(opcode).destQpn(c.remoteQpn).sourceQpn(c.localQpn);
-        cm.wrap(dst, at + CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
-            .initialPsn(c.localInitialPsn).pathMtu(c.mtu).capabilities(c.capabilities)
+        negotiated(identity(dst, at, opcode, c.remoteQpn, c.localQpn, c, 0), c).reason(reason);
+    }
+
+    /**
+     * Writes the base header and the connection's Service ID and Transaction ID, every other field
+     * zero, and leaves the CM header's flyweight on the packet for the caller's values.
+     */
+    private ConnectHeader identity(final MutableDirectBuffer dst, final int at, final Opcode opcode,
+                                   final int destQpn, final int sourceQpn, final Connection c, final int payload) {
+        base.wrap(dst, at).initialize(opcode).destQpn(destQpn).sourceQpn(sourceQpn).payloadLength(payload);
+        return cm.wrap(dst, at + CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId);
+    }
+
+    /** The client's proposal (c of [CM-019]). */
+    private static ConnectHeader proposal(final ConnectHeader h, final Connection c) {
+        return h.pathMtu(c.proposedMtu).capabilities(c.proposedCapabilities).initiatorDepth(c.proposedInitiatorDepth)
+            .responderResources(c.proposedResponderResources).pathCount(c.proposedPathCount);
+    }
+
+    /** This side's initial PSN and the negotiated values, as carried in CONNECT_REPLY [CM-019]. */
+    private static ConnectHeader negotiated(final ConnectHeader h, final Connection c) {
+        return h.initialPsn(c.localInitialPsn).pathMtu(c.mtu).capabilities(c.capabilities)
             .initiatorDepth(c.replyInitiatorDepth).responderResources(c.replyResponderResources)
-            .pathCount(c.pathCount).reason(reason);
+            .pathCount(c.pathCount);
+    }
+
+    private static int withPrivateData(final MutableDirectBuffer dst, final byte[] data) {
+        dst.putBytes(HEADER, data);
+        return HEADER + data.length;
     }
 
     /**

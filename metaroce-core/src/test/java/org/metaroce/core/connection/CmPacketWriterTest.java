@@ -30,9 +30,7 @@ class CmPacketWriterTest {
         final Connection c = client();
         c.remoteQpn = 291;
         c.mtu = 1024;
-        c.capabilities = ConnectHeader.CAP_ECN;
         c.replyInitiatorDepth = 5;
-        c.replyResponderResources = 3;
         c.pathCount = 2;
         return c;
     }

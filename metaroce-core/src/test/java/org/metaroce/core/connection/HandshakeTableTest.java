@@ -22,6 +22,14 @@ class HandshakeTableTest {
         return c;
     }
 
+    /** Inserts a new request from a host at time 0. */
+    private static Connection insert(final HandshakeTable t, final long transactionId, final int host,
+                                     final UnsafeBuffer address) {
+        final Connection c = request(transactionId, host);
+        t.insert(c, address, address.capacity(), 0);
+        return c;
+    }
+
     @Test
     void findsARequestByTransactionIdAndAddress() {
         // [CM-012] the key is (client address, Transaction ID); [CM-025] a hit is a duplicate.
@@ -43,12 +51,9 @@ class HandshakeTableTest {
         final UnsafeBuffer a = address(1, 1);
         final UnsafeBuffer b = address(2, 2);
         final UnsafeBuffer d = address(3, 3);
-        final Connection ca = request(5, 1);
-        final Connection cb = request(5, 2);
-        final Connection cd = request(5, 3);
-        t.insert(ca, a, 2, 0);
-        t.insert(cb, b, 2, 0);
-        t.insert(cd, d, 2, 0);
+        final Connection ca = insert(t, 5, 1, a);
+        final Connection cb = insert(t, 5, 2, b);
+        final Connection cd = insert(t, 5, 3, d);
         assertThat(t.find(5, a, 2)).isSameAs(ca);
         assertThat(t.find(5, b, 2)).isSameAs(cb);
         assertThat(t.find(5, d, 2)).isSameAs(cd);
@@ -68,12 +73,9 @@ class HandshakeTableTest {
     @Test
     void countsEntriesPerHostAndForgetsHostsWithNone() {
         final HandshakeTable t = new HandshakeTable(16, 16, 5);
-        final Connection c1 = request(1, 4);
-        final Connection c2 = request(2, 4);
-        final Connection c3 = request(3, 5);
-        t.insert(c1, address(4), 1, 0);
-        t.insert(c2, address(4), 1, 0);
-        t.insert(c3, address(5), 1, 0);
+        final Connection c1 = insert(t, 1, 4, address(4));
+        final Connection c2 = insert(t, 2, 4, address(4));
+        final Connection c3 = insert(t, 3, 5, address(5));
         assertThat(t.entriesOf(4)).isEqualTo(2);
         assertThat(t.entriesOf(5)).isEqualTo(1);
         t.remove(c1);
@@ -92,11 +94,11 @@ class HandshakeTableTest {
         // [SEC-009] the table is bounded; [CM-040] so is one host's share of it.
         final HandshakeTable t = new HandshakeTable(3, 2, 5);
         assertThat(t.admit(1)).isEqualTo(HandshakeTable.Admission.ADMITTED);
-        t.insert(request(1, 1), address(1), 1, 0);
-        t.insert(request(2, 1), address(1), 1, 0);
+        insert(t, 1, 1, address(1));
+        insert(t, 2, 1, address(1));
         assertThat(t.admit(1)).isEqualTo(HandshakeTable.Admission.HOST_FULL);
         assertThat(t.admit(2)).isEqualTo(HandshakeTable.Admission.ADMITTED);
-        t.insert(request(3, 2), address(2), 1, 0);
+        insert(t, 3, 2, address(2));
         assertThat(t.admit(2)).isEqualTo(HandshakeTable.Admission.TABLE_FULL);
         assertThat(t.admit(1)).as("the whole table is checked first").isEqualTo(HandshakeTable.Admission.TABLE_FULL);
     }
