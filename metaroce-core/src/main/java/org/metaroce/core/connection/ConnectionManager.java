@@ -92,15 +92,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     /** Earliest {@link Connection#retireAtNs} among {@link #retiring}, as of the last poll. */
     private long retireDeadlineNs = Long.MAX_VALUE;
 
-    /**
-     * Queue-pair events reported by the engine and not yet acted on: a growable ring of (QP, type),
-     * type null for "destroyed". Only QPs of this manager's connections are queued, and each raises
-     * at most a few events in its life, so it stays small.
-     */
-    private QueuePair[] qpEventQps = new QueuePair[16];
-    private AsyncEventType[] qpEventTypes = new AsyncEventType[16];
-    private int qpEventHead;
-    private int qpEventCount;
+    /** Queue-pair events reported by the engine and not yet acted on (at the next poll). */
+    private final QpEventQueue qpEvents = new QpEventQueue();
 
     private final ArrayDeque<CmEvent> pendingEvents = new ArrayDeque<>();
     private final ArrayDeque<CmEvent> appEvents = new ArrayDeque<>();
@@ -500,7 +493,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     @Override
     public long nextDeadlineNs() {
-        if (needPoll || !answers.isEmpty() || qpEventCount > 0) {
+        if (needPoll || !answers.isEmpty() || !qpEvents.isEmpty()) {
             return timeKnown ? lastNowNs : Long.MIN_VALUE;
         }
         return Math.min(cachedDeadlineNs, retireDeadlineNs);
@@ -532,33 +525,15 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             // this manager may be destroying right now): nothing left to act on.
             return;
         }
-        if (qpEventCount == qpEventQps.length) {
-            final int n = qpEventQps.length;
-            final QueuePair[] qps = new QueuePair[n * 2];
-            final AsyncEventType[] types = new AsyncEventType[n * 2];
-            for (int i = 0; i < n; i++) {
-                qps[i] = qpEventQps[(qpEventHead + i) % n];
-                types[i] = qpEventTypes[(qpEventHead + i) % n];
-            }
-            qpEventQps = qps;
-            qpEventTypes = types;
-            qpEventHead = 0;
-        }
-        final int at = (qpEventHead + qpEventCount) % qpEventQps.length;
-        qpEventQps[at] = qp;
-        qpEventTypes[at] = type;
-        qpEventCount++;
+        qpEvents.add(qp, type);
         changed();
     }
 
     private void processQueuePairEvents(final long now) {
-        while (qpEventCount > 0) {
-            final QueuePair qp = qpEventQps[qpEventHead];
-            final AsyncEventType type = qpEventTypes[qpEventHead];
-            qpEventQps[qpEventHead] = null;
-            qpEventTypes[qpEventHead] = null;
-            qpEventHead = (qpEventHead + 1) % qpEventQps.length;
-            qpEventCount--;
+        while (!qpEvents.isEmpty()) {
+            final QueuePair qp = qpEvents.headQueuePair();
+            final AsyncEventType type = qpEvents.headType();
+            qpEvents.removeHead();
             final Connection c = byQpn.get(qp.qpn());
             if (c == null || c.qp != qp) {
                 continue;
