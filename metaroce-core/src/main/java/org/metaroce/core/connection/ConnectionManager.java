@@ -1,6 +1,5 @@
 package org.metaroce.core.connection;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -95,10 +94,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     /** Queue-pair events reported by the engine and not yet acted on (at the next poll). */
     private final QpEventQueue qpEvents = new QpEventQueue();
 
-    private final ArrayDeque<CmEvent> pendingEvents = new ArrayDeque<>();
-    private final ArrayDeque<CmEvent> appEvents = new ArrayDeque<>();
-    private CmEventHandler handler;
-    private boolean dispatching;
+    private final CmEventDispatcher events = new CmEventDispatcher();
 
     /** Header-only answers waiting for the next poll. */
     private final AnswerQueue answers;
@@ -200,12 +196,12 @@ public final class ConnectionManager implements ConnectionManagerHandler {
      *     null to queue them for {@link #pollEvent()}
      */
     public void eventHandler(final CmEventHandler handler) {
-        this.handler = handler;
+        events.handler(handler);
     }
 
     /** @return the oldest undelivered event, or null */
     public CmEvent pollEvent() {
-        return appEvents.poll();
+        return events.poll();
     }
 
     /**
@@ -294,7 +290,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         armRetransmit(c, c.connectTimeoutNs);
         LOG.debug("connect {}", c);
         changed();
-        dispatch();
+        events.dispatch();
         return c;
     }
 
@@ -321,7 +317,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         } catch (final RuntimeException ex) {
             LOG.warn("cannot allocate a queue pair for {}: {}", request, ex.getMessage());
             rejectPending(request, CmReason.NO_RESOURCES, NONE);
-            dispatch();
+            events.dispatch();
             return false;
         }
         final Connection c = request;
@@ -347,7 +343,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             c.ownsQueuePair = false;
             c.localQpn = 0;
             rejectPending(c, CmReason.NO_RESOURCES, NONE);
-            dispatch();
+            events.dispatch();
             return false;
         }
         registerQpn(c);
@@ -358,7 +354,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         armRetransmit(c, c.connectTimeoutNs);
         LOG.debug("accepted {}", c);
         changed();
-        dispatch();
+        events.dispatch();
         return true;
     }
 
@@ -384,7 +380,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         final byte[] data = QpParams.checkPrivateData(privateData);
         requirePending(request);
         rejectPending(request, CmReason.REJECTED_BY_APPLICATION, data);
-        dispatch();
+        events.dispatch();
     }
 
     /**
@@ -420,7 +416,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             }
         }
         changed();
-        dispatch();
+        events.dispatch();
     }
 
     // =============================================================================== engine side
@@ -454,7 +450,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             }
             onConnectionPacket(nowNs, c, opcode, buffer, offset, peerId);
         }
-        dispatch();
+        events.dispatch();
     }
 
     @Override
@@ -487,7 +483,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             }
             cachedDeadlineNs = next;
         }
-        dispatch();
+        events.dispatch();
         return emitted;
     }
 
@@ -1354,29 +1350,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     }
 
     private void raise(final CmEventType type, final Connection c, final int reason, final byte[] privateData) {
-        pendingEvents.add(new CmEvent(type, c, c.listener, reason, privateData));
+        events.raise(new CmEvent(type, c, c.listener, reason, privateData));
         endpoint.trace().recordConnectionEvent(lastNowNs, c.qp == null ? 0 : c.qp.qpn(), type.ordinal(), reason);
-    }
-
-    private void dispatch() {
-        if (dispatching) {
-            return;
-        }
-        dispatching = true;
-        try {
-            CmEvent event;
-            while ((event = pendingEvents.poll()) != null) {
-                final Connection c = event.connection();
-                final CmEventHandler h = c.handler != null ? c.handler : handler;
-                if (h != null) {
-                    h.onEvent(event);
-                } else {
-                    appEvents.add(event);
-                }
-            }
-        } finally {
-            dispatching = false;
-        }
     }
 
     private void touch(final long nowNs) {
