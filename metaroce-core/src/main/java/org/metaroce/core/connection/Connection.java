@@ -66,13 +66,8 @@ public final class Connection {
     // both are dropped in time-wait, which needs only the identity [CM-034, CM-039]
     UnsafeBuffer out = new UnsafeBuffer(new byte[MAX_PACKET]);
     int outLength;
-    boolean sendNow;
-    boolean retransmitting;
-    long retransmitAtNs = Long.MAX_VALUE;
-    long intervalNs;
-    /** State timeout (connect, READY_TO_USE, disconnect, time-wait); armed relative to the first send if pending. */
-    long deadlineNs = Long.MAX_VALUE;
-    long deadlineAfterSendNs;
+    /** Retransmission of {@link #out} and the state deadline. */
+    final CmTimers timers = new CmTimers();
     UnsafeBuffer answer;
     int answerLength;
     boolean sendAnswer;
@@ -239,8 +234,7 @@ public final class Connection {
     }
 
     long nextDeadlineNs() {
-        long d = Math.min(retransmitAtNs, deadlineNs);
-        return Math.min(d, handshakeExpiryNs());
+        return Math.min(timers.nextNs(), handshakeExpiryNs());
     }
 
     @Override

@@ -733,7 +733,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.replyInitiatorDepth = depth;
         c.replyResponderResources = resources;
         c.peerPrivateData = payloadOf(b, off);
-        stopRetransmit(c);
+        c.timers.stop();
         final boolean acceptable = WireConstants.isValidPathMtu(mtu) && mtu <= c.proposedMtu && pathCount >= 1
             && pathCount <= c.proposedPathCount && (caps & ~c.proposedCapabilities) == 0
             && depth <= c.proposedResponderResources && resources <= c.proposedInitiatorDepth;
@@ -759,7 +759,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
         queueHeaderOnly(c, Opcode.READY_TO_USE, 0);
         c.moveTo(ConnectionState.ESTABLISHED);
-        c.deadlineNs = Long.MAX_VALUE;
+        c.timers.clearDeadline();
         LOG.debug("established {}", c);
         raise(CmEventType.ESTABLISHED, c, c.peerPrivateData);
         changed();
@@ -854,27 +854,20 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     /** Emits what the connection owes and runs its timers; returns packets emitted. */
     private int service(final long now, final Connection c, final TransmitSink sink) {
         int emitted = 0;
-        if (c.sendNow) {
+        final CmTimers timers = c.timers;
+        if (timers.sendPending()) {
             if (!emit(now, sink, c.out, 0, c.outLength, c.remotePeer)) {
                 return emitted;
             }
             emitted++;
-            c.sendNow = false;
-            if (c.retransmitting) {
-                c.retransmitAtNs = now + c.intervalNs;
-            }
-            if (c.deadlineAfterSendNs > 0) {
-                c.deadlineNs = now + c.deadlineAfterSendNs;
-                c.deadlineAfterSendNs = 0;
-            }
-        } else if (c.retransmitting && now >= c.retransmitAtNs) {
+            timers.sent(now);
+        } else if (timers.retransmitDue(now)) {
             if (!emit(now, sink, c.out, 0, c.outLength, c.remotePeer)) {
                 return emitted;
             }
             emitted++;
             counters.increment(CmCounter.RETRANSMITS);
-            c.intervalNs = Math.min(c.intervalNs * 2, config.retransmitMaxNs());
-            c.retransmitAtNs = now + c.intervalNs;
+            timers.retransmitted(now, config.retransmitMaxNs());
         }
         if (c.sendAnswer) {
             if (!emit(now, sink, c.answer, 0, c.answerLength, c.remotePeer)) {
@@ -883,7 +876,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             emitted++;
             c.sendAnswer = false;
         }
-        if (now >= c.deadlineNs) {
+        if (timers.deadlineDue(now)) {
             onDeadline(now, c);
         }
         if (now >= c.handshakeExpiryNs()) {
@@ -898,7 +891,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     }
 
     private void onDeadline(final long now, final Connection c) {
-        c.deadlineNs = Long.MAX_VALUE;
+        c.timers.clearDeadline();
         switch (c.state()) {
             case CONNECTING -> { // [CM-023]
                 LOG.debug("unreachable: {}", c);
@@ -1007,8 +1000,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             startDisconnect(c, CmReason.QP_ERROR, false);
             return;
         }
-        stopRetransmit(c);
-        c.deadlineNs = Long.MAX_VALUE;
+        c.timers.stop();
+        c.timers.clearDeadline();
         c.moveTo(ConnectionState.ESTABLISHED);
         LOG.debug("established {}", c);
         raise(CmEventType.ESTABLISHED, c, NONE);
@@ -1077,7 +1070,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
      *     repeats that NACK to retransmissions of the offending packet [REL-052]
      */
     private void enterTimewait(final long now, final Connection c, final long lingerNs) {
-        stopRetransmit(c);
+        c.timers.stop();
         releaseQueuePair(now, c, lingerNs);
         c.sendAnswer = false;
         c.out = null;
@@ -1085,7 +1078,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.answerLength = 0;
         c.localPrivateData = NONE;
         c.moveTo(ConnectionState.TIMEWAIT);
-        c.deadlineNs = now + config.timewaitNs();
+        c.timers.deadline(now + config.timewaitNs());
         changed();
     }
 
@@ -1095,11 +1088,11 @@ public final class ConnectionManager implements ConnectionManagerHandler {
      * remembers the request, for its duplicates [CM-025].
      */
     private void close(final Connection c) {
-        stopRetransmit(c);
+        c.timers.stop();
         releaseQueuePair(lastNowNs, c, 0);
         c.out = null;
         c.moveTo(ConnectionState.CLOSED);
-        c.deadlineNs = Long.MAX_VALUE;
+        c.timers.clearDeadline();
         if (c.inQpnTable && byQpn.get(c.localQpn) == c) {
             byQpn.remove(c.localQpn);
         }
@@ -1196,22 +1189,9 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
     }
 
+    /** Sends the connection's {@link Connection#out} at the next poll and until answered [CM-022]. */
     private void armRetransmit(final Connection c, final long deadlineAfterSendNs) {
-        c.sendNow = true;
-        c.retransmitting = true;
-        c.intervalNs = config.retransmitInitialNs();
-        c.retransmitAtNs = Long.MAX_VALUE;
-        if (deadlineAfterSendNs > 0) {
-            c.deadlineAfterSendNs = deadlineAfterSendNs;
-            c.deadlineNs = Long.MAX_VALUE;
-        }
-    }
-
-    private static void stopRetransmit(final Connection c) {
-        c.sendNow = false;
-        c.retransmitting = false;
-        c.retransmitAtNs = Long.MAX_VALUE;
-        c.deadlineAfterSendNs = 0;
+        c.timers.arm(config.retransmitInitialNs(), deadlineAfterSendNs);
     }
 
     private static int disconnectReason(final int reason) {
