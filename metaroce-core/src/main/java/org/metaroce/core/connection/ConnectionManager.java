@@ -57,6 +57,13 @@ import org.slf4j.LoggerFactory;
  * {@link #eventHandler(CmEventHandler) handler}, else to the queue read by {@link #pollEvent()}.
  * Handlers run after the packet or call that caused the event has been fully processed, so they
  * may call back into the manager.
+ *
+ * <p>This class decides what a packet, a call, a timer or a queue-pair event means for a
+ * connection; the mechanisms are classes of their own, handed only what they need:
+ * {@link ConnectionStateMachine} checks every change of a connection's state, {@link HandshakeTable}
+ * remembers verified requests, {@link CmPacketWriter} builds the packets, {@link AnswerQueue} holds
+ * header-only answers, {@link QpEventQueue} the engine's reports, {@link CmEventDispatcher}
+ * delivers events, and each connection's {@link CmTimers} run its retransmission and deadline.
  */
 public final class ConnectionManager implements ConnectionManagerHandler {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionManager.class);
