@@ -24,14 +24,12 @@ public final class Connection {
     final long serviceId;
     final long transactionId;
     final Listener listener;
-    ConnectionState state;
+    /** Changed only through {@link #moveTo}, which checks the move against the specification. */
+    private ConnectionState state;
 
     /** Pinned peer id of the peer's endpoint address, and its host. */
     int remotePeer;
     int remoteHost;
-    /** Server: the client's address bytes, with the Transaction ID the key of the handshake table. */
-    byte[] addressKey;
-    int addressKeyLength;
 
     int localQpn;
     int remoteQpn;
@@ -71,21 +69,14 @@ public final class Connection {
     // both are dropped in time-wait, which needs only the identity [CM-034, CM-039]
     UnsafeBuffer out = new UnsafeBuffer(new byte[MAX_PACKET]);
     int outLength;
-    boolean sendNow;
-    boolean retransmitting;
-    long retransmitAtNs = Long.MAX_VALUE;
-    long intervalNs;
-    /** State timeout (connect, READY_TO_USE, disconnect, time-wait); armed relative to the first send if pending. */
-    long deadlineNs = Long.MAX_VALUE;
-    long deadlineAfterSendNs;
+    /** Retransmission of {@link #out} and the state deadline. */
+    final CmTimers timers = new CmTimers();
     UnsafeBuffer answer;
     int answerLength;
     boolean sendAnswer;
 
-    // ---- server handshake table membership [CM-012, CM-025]
-    boolean inHandshakeTable;
-    long handshakeExpiryNs = Long.MAX_VALUE;
-    Connection nextSameTransaction;
+    // ---- server: the request's entry in the handshake table while it remembers it [CM-012, CM-025]
+    HandshakeTable.Entry handshake;
     boolean countedInListener;
 
     // ---- client
@@ -103,6 +94,15 @@ public final class Connection {
         this.serviceId = serviceId;
         this.transactionId = transactionId;
         this.listener = listener;
+        this.state = ConnectionStateMachine.initial(server);
+    }
+
+    /**
+     * @param to the new state
+     * @throws IllegalStateException if the specification has no path from the current state to it
+     */
+    void moveTo(final ConnectionState to) {
+        state = ConnectionStateMachine.transition(state, to);
     }
 
     /** @return where the connection is in its life */
@@ -231,9 +231,13 @@ public final class Connection {
         this.context = context;
     }
 
+    /** @return when the handshake table forgets the request; never if it does not hold it */
+    long handshakeExpiryNs() {
+        return handshake == null ? Long.MAX_VALUE : handshake.expiresAtNs;
+    }
+
     long nextDeadlineNs() {
-        long d = Math.min(retransmitAtNs, deadlineNs);
-        return Math.min(d, handshakeExpiryNs);
+        return Math.min(timers.nextNs(), handshakeExpiryNs());
     }
 
     @Override

@@ -3,14 +3,12 @@
 
 package org.metaroce.core.connection;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
-import org.agrona.collections.Int2IntHashMap;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -25,7 +23,6 @@ import org.metaroce.core.verbs.QpAttributes;
 import org.metaroce.core.verbs.QpState;
 import org.metaroce.core.wire.BaseHeader;
 import org.metaroce.core.wire.ConnectHeader;
-import org.metaroce.core.wire.IntegrityCheck;
 import org.metaroce.core.wire.Opcode;
 import org.metaroce.core.wire.WireConstants;
 import org.slf4j.Logger;
@@ -63,14 +60,18 @@ import org.slf4j.LoggerFactory;
  * {@link #eventHandler(CmEventHandler) handler}, else to the queue read by {@link #pollEvent()}.
  * Handlers run after the packet or call that caused the event has been fully processed, so they
  * may call back into the manager.
+ *
+ * <p>This class decides what a packet, a call, a timer or a queue-pair event means for a
+ * connection; the mechanisms are classes of their own, handed only what they need:
+ * {@link ConnectionStateMachine} checks every change of a connection's state, {@link HandshakeTable}
+ * remembers verified requests, {@link CmPacketWriter} builds the packets, {@link AnswerQueue} holds
+ * header-only answers, {@link QpEventQueue} the engine's reports, {@link CmEventDispatcher}
+ * delivers events, and each connection's {@link CmTimers} run its retransmission and deadline.
  */
 public final class ConnectionManager implements ConnectionManagerHandler {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionManager.class);
-    /** Offset of the CM header in every connection-manager packet. */
-    private static final int CM = WireConstants.BASE_HEADER_LENGTH;
-    /** Base header plus CM header. */
-    private static final int HEADER = WireConstants.MAX_HEADER_LENGTH;
-    private static final long NS_PER_S = 1_000_000_000L;
+    private static final int CM = CmPacketWriter.CM;
+    private static final int HEADER = CmPacketWriter.HEADER;
     private static final int PORT = 1;
     private static final QpAttributes NO_ATTRIBUTES = new QpAttributes();
     private static final byte[] NONE = new byte[0];
@@ -85,11 +86,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private final CmCounters counters = new CmCounters();
 
     private final Long2ObjectHashMap<Listener> listeners = new Long2ObjectHashMap<>();
-    /** Server handshake table: by Transaction ID, chained on {@link Connection#nextSameTransaction}. */
-    private final Long2ObjectHashMap<Connection> handshakes = new Long2ObjectHashMap<>();
-    private int handshakeCount;
-    /** Handshake entries per client host (the directory's host id), for the per-host bound [CM-040]. */
-    private final Int2IntHashMap handshakesPerHost = new Int2IntHashMap(0);
+    /** Verified requests the server remembers for their duplicates, bounded in all and per host [CM-040]. */
+    private final HandshakeTable handshakes;
     /** Every connection that has a local QPN and is not yet closed, by that QPN. */
     private final Int2ObjectHashMap<Connection> byQpn = new Int2ObjectHashMap<>();
     /** Every connection not yet freed; scanned by {@link #poll} when something changed or a timer is due. */
@@ -103,31 +101,16 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     /** Earliest {@link Connection#retireAtNs} among {@link #retiring}, as of the last poll. */
     private long retireDeadlineNs = Long.MAX_VALUE;
 
-    /**
-     * Queue-pair events reported by the engine and not yet acted on: a growable ring of (QP, type),
-     * type null for "destroyed". Only QPs of this manager's connections are queued, and each raises
-     * at most a few events in its life, so it stays small.
-     */
-    private QueuePair[] qpEventQps = new QueuePair[16];
-    private AsyncEventType[] qpEventTypes = new AsyncEventType[16];
-    private int qpEventHead;
-    private int qpEventCount;
+    /** Queue-pair events reported by the engine and not yet acted on (at the next poll). */
+    private final QpEventQueue qpEvents = new QpEventQueue();
 
-    private final ArrayDeque<CmEvent> pendingEvents = new ArrayDeque<>();
-    private final ArrayDeque<CmEvent> appEvents = new ArrayDeque<>();
-    private CmEventHandler handler;
-    private boolean dispatching;
+    private final CmEventDispatcher events = new CmEventDispatcher();
 
-    /** Header-only answers waiting for the next poll: a ring of 72-byte slots plus destinations. */
-    private final UnsafeBuffer answers;
-    private final int[] answerPeers;
-    private int answerHead;
-    private int answerCount;
+    /** Header-only answers waiting for the next poll. */
+    private final AnswerQueue answers;
 
     private final UnsafeBuffer address = new UnsafeBuffer(new byte[PeerDirectory.MAX_ADDRESS_BYTES]);
-    private final BaseHeader base = new BaseHeader();
-    private final ConnectHeader cm = new ConnectHeader();
-    private final IntegrityCheck crc = new IntegrityCheck();
+    private final CmPacketWriter writer = new CmPacketWriter();
 
     private boolean needPoll;
     private long cachedDeadlineNs = Long.MAX_VALUE;
@@ -170,10 +153,11 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         this.config = config;
         this.random = endpoint.random();
         this.cookies = new CookieJar(random, config.secretRotationNs(), config.cookieLifetimeSeconds());
+        this.handshakes = new HandshakeTable(config.maxHandshakes(), config.maxHandshakesPerHost(),
+            config.cookieLifetimeSeconds());
         this.limiter = new AnswerRateLimiter(config.rateLimiterBuckets(), config.answerRatePerSource(),
             config.globalAnswerRate());
-        this.answers = new UnsafeBuffer(new byte[config.answerQueueCapacity() * HEADER]);
-        this.answerPeers = new int[config.answerQueueCapacity()];
+        this.answers = new AnswerQueue(config.answerQueueCapacity());
         endpoint.peerDirectory(directory);
         endpoint.connectionManager(this);
     }
@@ -197,7 +181,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     /** @return verified handshakes remembered by the server (the only per-client state before accept) */
     public int handshakeTableSize() {
-        return handshakeCount;
+        return handshakes.size();
     }
 
     /** @return connections not yet forgotten (pending, connecting, established, disconnecting, time-wait) */
@@ -205,7 +189,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         int n = 0;
         for (int i = 0, size = active.size(); i < size; i++) {
             final Connection c = active.get(i);
-            if (!c.freed && c.state != ConnectionState.CLOSED) {
+            if (!c.freed && c.state() != ConnectionState.CLOSED) {
                 n++;
             }
         }
@@ -222,12 +206,12 @@ public final class ConnectionManager implements ConnectionManagerHandler {
      *     null to queue them for {@link #pollEvent()}
      */
     public void eventHandler(final CmEventHandler handler) {
-        this.handler = handler;
+        events.handler(handler);
     }
 
     /** @return the oldest undelivered event, or null */
     public CmEvent pollEvent() {
-        return appEvents.poll();
+        return events.poll();
     }
 
     /**
@@ -282,7 +266,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
         if (qp != null) {
             final Connection existing = byQpn.get(qp.qpn());
-            if (existing != null && existing.state != ConnectionState.TIMEWAIT) {
+            if (existing != null && existing.state() != ConnectionState.TIMEWAIT) {
                 throw new IllegalStateException("queue pair " + qp.qpn() + " already has a connection: " + existing);
             }
         } else {
@@ -310,14 +294,13 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.proposedResponderResources = local.effectiveResponderResources();
         c.proposedPathCount = local.paths.length;
         c.localPrivateData = local.privateData;
-        c.state = ConnectionState.CONNECTING;
         registerQpn(c);
         active.add(c);
-        writeRequest(c);
+        c.outLength = writer.request(c, c.out);
         armRetransmit(c, c.connectTimeoutNs);
         LOG.debug("connect {}", c);
         changed();
-        dispatch();
+        events.dispatch();
         return c;
     }
 
@@ -344,7 +327,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         } catch (final RuntimeException ex) {
             LOG.warn("cannot allocate a queue pair for {}: {}", request, ex.getMessage());
             rejectPending(request, CmReason.NO_RESOURCES, NONE);
-            dispatch();
+            events.dispatch();
             return false;
         }
         final Connection c = request;
@@ -370,18 +353,18 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             c.ownsQueuePair = false;
             c.localQpn = 0;
             rejectPending(c, CmReason.NO_RESOURCES, NONE);
-            dispatch();
+            events.dispatch();
             return false;
         }
         registerQpn(c);
-        writeReply(c);
+        c.answerLength = writer.reply(c, c.answer);
         c.out.putBytes(0, c.answer, 0, c.answerLength);
         c.outLength = c.answerLength;
-        c.state = ConnectionState.ACCEPTED;
+        c.moveTo(ConnectionState.ACCEPTED);
         armRetransmit(c, c.connectTimeoutNs);
         LOG.debug("accepted {}", c);
         changed();
-        dispatch();
+        events.dispatch();
         return true;
     }
 
@@ -407,7 +390,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         final byte[] data = QpParams.checkPrivateData(privateData);
         requirePending(request);
         rejectPending(request, CmReason.REJECTED_BY_APPLICATION, data);
-        dispatch();
+        events.dispatch();
     }
 
     /**
@@ -430,7 +413,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
      * @param connection the connection
      */
     public void disconnect(final Connection connection) {
-        switch (connection.state) {
+        switch (connection.state()) {
             case ESTABLISHED, ACCEPTED -> startDisconnect(connection, CmReason.NORMAL, true);
             case CONNECTING -> {
                 qpToError(connection);
@@ -443,7 +426,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             }
         }
         changed();
-        dispatch();
+        events.dispatch();
     }
 
     // =============================================================================== engine side
@@ -477,7 +460,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             }
             onConnectionPacket(nowNs, c, opcode, buffer, offset, peerId);
         }
-        dispatch();
+        events.dispatch();
     }
 
     @Override
@@ -510,13 +493,13 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             }
             cachedDeadlineNs = next;
         }
-        dispatch();
+        events.dispatch();
         return emitted;
     }
 
     @Override
     public long nextDeadlineNs() {
-        if (needPoll || answerCount > 0 || qpEventCount > 0) {
+        if (needPoll || !answers.isEmpty() || !qpEvents.isEmpty()) {
             return timeKnown ? lastNowNs : Long.MIN_VALUE;
         }
         return Math.min(cachedDeadlineNs, retireDeadlineNs);
@@ -543,38 +526,20 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     private void queueQpEvent(final QueuePair qp, final AsyncEventType type) {
         final Connection c = byQpn.get(qp.qpn());
-        if (c == null || c.qp != qp || c.state == ConnectionState.TIMEWAIT || c.state == ConnectionState.CLOSED) {
+        if (c == null || c.qp != qp || c.state() == ConnectionState.TIMEWAIT || c.state() == ConnectionState.CLOSED) {
             // A QP the application wired by hand, or of a connection that has ended (whose QP
             // this manager may be destroying right now): nothing left to act on.
             return;
         }
-        if (qpEventCount == qpEventQps.length) {
-            final int n = qpEventQps.length;
-            final QueuePair[] qps = new QueuePair[n * 2];
-            final AsyncEventType[] types = new AsyncEventType[n * 2];
-            for (int i = 0; i < n; i++) {
-                qps[i] = qpEventQps[(qpEventHead + i) % n];
-                types[i] = qpEventTypes[(qpEventHead + i) % n];
-            }
-            qpEventQps = qps;
-            qpEventTypes = types;
-            qpEventHead = 0;
-        }
-        final int at = (qpEventHead + qpEventCount) % qpEventQps.length;
-        qpEventQps[at] = qp;
-        qpEventTypes[at] = type;
-        qpEventCount++;
+        qpEvents.add(qp, type);
         changed();
     }
 
     private void processQueuePairEvents(final long now) {
-        while (qpEventCount > 0) {
-            final QueuePair qp = qpEventQps[qpEventHead];
-            final AsyncEventType type = qpEventTypes[qpEventHead];
-            qpEventQps[qpEventHead] = null;
-            qpEventTypes[qpEventHead] = null;
-            qpEventHead = (qpEventHead + 1) % qpEventQps.length;
-            qpEventCount--;
+        while (!qpEvents.isEmpty()) {
+            final QueuePair qp = qpEvents.headQueuePair();
+            final AsyncEventType type = qpEvents.headType();
+            qpEvents.removeHead();
             final Connection c = byQpn.get(qp.qpn());
             if (c == null || c.qp != qp) {
                 continue;
@@ -598,12 +563,12 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         final int sourceQpn = BaseHeader.sourceQpn(b, off);
         final Listener listener = listeners.get(serviceId);
         if (listener == null) {
-            answerStateless(now, b, off, peerId, Opcode.CONNECT_REJECT, CmReason.NO_LISTENER, 0);
+            rejectStateless(now, b, off, peerId, CmReason.NO_LISTENER);
             return;
         }
         if (!WireConstants.isValidPathMtu(ConnectHeader.pathMtu(b, h)) || ConnectHeader.pathCount(b, h) == 0
             || sourceQpn == 0) {
-            answerStateless(now, b, off, peerId, Opcode.CONNECT_REJECT, CmReason.BAD_PARAMETERS, 0);
+            rejectStateless(now, b, off, peerId, CmReason.BAD_PARAMETERS);
             return;
         }
         final int addressLength = addressOf(peerId);
@@ -612,35 +577,32 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             counters.increment(CmCounter.SECRET_ROTATIONS);
         }
         if (CookieJar.isZero(b, h + ConnectHeader.COOKIE_OFFSET)) {
-            answerStateless(now, b, off, peerId, Opcode.CONNECT_CHALLENGE, 0, addressLength);
+            challenge(now, b, off, peerId, addressLength);
             return;
         }
         final int verdict = cookies.verify(now, address, addressLength, serviceId, transactionId, sourceQpn, b,
             h + ConnectHeader.COOKIE_OFFSET);
         if (verdict == CookieJar.BAD) {
             counters.increment(CmCounter.BAD_COOKIE);
-            answerStateless(now, b, off, peerId, Opcode.CONNECT_CHALLENGE, 0, addressLength);
+            challenge(now, b, off, peerId, addressLength);
             return;
         }
         if (verdict == CookieJar.STALE) {
             counters.increment(CmCounter.STALE_COOKIE);
-            answerStateless(now, b, off, peerId, Opcode.CONNECT_REJECT, CmReason.STALE_COOKIE, 0);
+            rejectStateless(now, b, off, peerId, CmReason.STALE_COOKIE);
             return;
         }
         // Step 6: the client receives packets at its address.
-        final Connection known = findHandshake(transactionId, addressLength);
+        final Connection known = handshakes.find(transactionId, address, addressLength);
         if (known != null) {
             onDuplicateRequest(known, b, off, serviceId, sourceQpn);
             return;
         }
-        if (handshakeCount >= config.maxHandshakes()) {
-            counters.increment(CmCounter.HANDSHAKE_TABLE_FULL);
-            answerVerified(b, off, peerId, CmReason.NO_RESOURCES);
-            return;
-        }
-        if (handshakesPerHost.get(directory.hostOf(peerId)) >= config.maxHandshakesPerHost()) {
-            counters.increment(CmCounter.HOST_HANDSHAKES_FULL);
-            answerVerified(b, off, peerId, CmReason.NO_RESOURCES);
+        final HandshakeTable.Admission admission = handshakes.admit(directory.hostOf(peerId));
+        if (admission != HandshakeTable.Admission.ADMITTED) {
+            counters.increment(admission == HandshakeTable.Admission.TABLE_FULL ? CmCounter.HANDSHAKE_TABLE_FULL
+                : CmCounter.HOST_HANDSHAKES_FULL);
+            queueReject(b, off, peerId, CmReason.NO_RESOURCES);
             return;
         }
         final Connection c = new Connection(true, serviceId, transactionId, listener);
@@ -650,9 +612,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.connectTimeoutNs = config.connectTimeoutNs();
         c.remotePeer = directory.pin(peerId);
         c.remoteHost = directory.hostOf(c.remotePeer);
-        c.addressKey = new byte[addressLength];
-        address.getBytes(0, c.addressKey);
-        c.addressKeyLength = addressLength;
         c.remoteQpn = sourceQpn;
         c.remoteInitialPsn = ConnectHeader.initialPsn(b, h);
         c.proposedMtu = ConnectHeader.pathMtu(b, h);
@@ -662,8 +621,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.proposedPathCount = ConnectHeader.pathCount(b, h);
         c.peerPrivateData = payloadOf(b, off);
         c.answer = new UnsafeBuffer(new byte[Connection.MAX_PACKET]);
-        c.state = ConnectionState.REQUEST_PENDING;
-        insertHandshake(c, now);
+        handshakes.insert(c, address, addressLength, now);
         active.add(c);
         restartedPeers(c);
         if (listener.connections >= listener.limit) {
@@ -684,7 +642,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             counters.increment(CmCounter.CM_MISMATCH);
             return;
         }
-        switch (c.state) {
+        switch (c.state()) {
             case ACCEPTED, ESTABLISHED, CLOSED -> {
                 if (c.answerLength > 0) {
                     c.sendAnswer = true;
@@ -703,7 +661,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             final Connection old = active.get(i);
             if (old != fresh && !old.freed && old.remoteHost == fresh.remoteHost && old.remoteQpn == fresh.remoteQpn
                 && old.transactionId != fresh.transactionId
-                && (old.state == ConnectionState.ACCEPTED || old.state == ConnectionState.ESTABLISHED)) {
+                && (old.state() == ConnectionState.ACCEPTED || old.state() == ConnectionState.ESTABLISHED)) {
                 LOG.debug("peer of {} restarted", old);
                 qpToError(old);
                 raise(CmEventType.DISCONNECTED, old, CmReason.PEER_RESTARTED, NONE);
@@ -743,8 +701,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     /** [CM-006]: send (again) the second CONNECT_REQUEST with the newest cookie. */
     private void onChallenge(final Connection c, final DirectBuffer b, final int h) {
-        if (c.server || c.state != ConnectionState.CONNECTING) {
-            if (c.server || c.state != ConnectionState.ESTABLISHED) {
+        if (c.server || c.state() != ConnectionState.CONNECTING) {
+            if (c.server || c.state() != ConnectionState.ESTABLISHED) {
                 counters.increment(CmCounter.CM_UNEXPECTED);
             }
             return; // [CM-026] ignored once established
@@ -763,11 +721,11 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             return;
         }
         final int sourceQpn = BaseHeader.sourceQpn(b, off);
-        if (c.state == ConnectionState.ESTABLISHED) {
+        if (c.state() == ConnectionState.ESTABLISHED) {
             queueHeaderOnly(c, Opcode.READY_TO_USE, 0); // [CM-026] our READY_TO_USE was lost
             return;
         }
-        if (c.state != ConnectionState.CONNECTING || sourceQpn == 0) {
+        if (c.state() != ConnectionState.CONNECTING || sourceQpn == 0) {
             counters.increment(CmCounter.CM_UNEXPECTED);
             return;
         }
@@ -785,7 +743,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.replyInitiatorDepth = depth;
         c.replyResponderResources = resources;
         c.peerPrivateData = payloadOf(b, off);
-        stopRetransmit(c);
+        c.timers.stop();
         final boolean acceptable = WireConstants.isValidPathMtu(mtu) && mtu <= c.proposedMtu && pathCount >= 1
             && pathCount <= c.proposedPathCount && (caps & ~c.proposedCapabilities) == 0
             && depth <= c.proposedResponderResources && resources <= c.proposedInitiatorDepth;
@@ -810,8 +768,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             return;
         }
         queueHeaderOnly(c, Opcode.READY_TO_USE, 0);
-        c.state = ConnectionState.ESTABLISHED;
-        c.deadlineNs = Long.MAX_VALUE;
+        c.moveTo(ConnectionState.ESTABLISHED);
+        c.timers.clearDeadline();
         LOG.debug("established {}", c);
         raise(CmEventType.ESTABLISHED, c, c.peerPrivateData);
         changed();
@@ -819,7 +777,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     /** [CM-008, CM-018]. */
     private void onReject(final Connection c, final DirectBuffer b, final int off) {
-        if (c.server || c.state != ConnectionState.CONNECTING) {
+        if (c.server || c.state() != ConnectionState.CONNECTING) {
             counters.increment(CmCounter.CM_UNEXPECTED);
             return;
         }
@@ -844,9 +802,9 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             counters.increment(CmCounter.CM_UNEXPECTED);
             return;
         }
-        if (c.state == ConnectionState.ACCEPTED) {
+        if (c.state() == ConnectionState.ACCEPTED) {
             establishServer(c);
-        } else if (c.state != ConnectionState.ESTABLISHED) {
+        } else if (c.state() != ConnectionState.ESTABLISHED) {
             counters.increment(CmCounter.CM_UNEXPECTED);
         }
         // A duplicate READY_TO_USE of an established connection is ignored [CM-026].
@@ -856,7 +814,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private void onDisconnectRequest(final long now, final Connection c, final DirectBuffer b, final int off) {
         final int reason = disconnectReason(ConnectHeader.reason(b, off + CM));
         final int peerQpn = BaseHeader.sourceQpn(b, off);
-        switch (c.state) {
+        switch (c.state()) {
             case ESTABLISHED, ACCEPTED -> {
                 if (c.remoteQpn == 0) {
                     c.remoteQpn = peerQpn;
@@ -893,10 +851,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     }
 
     private void onDisconnectReply(final long now, final Connection c) {
-        if (c.state == ConnectionState.DISCONNECTING) {
+        if (c.state() == ConnectionState.DISCONNECTING) {
             finishDisconnect(now, c);
             changed();
-        } else if (c.state != ConnectionState.TIMEWAIT) {
+        } else if (c.state() != ConnectionState.TIMEWAIT) {
             counters.increment(CmCounter.CM_UNEXPECTED);
         }
     }
@@ -906,27 +864,20 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     /** Emits what the connection owes and runs its timers; returns packets emitted. */
     private int service(final long now, final Connection c, final TransmitSink sink) {
         int emitted = 0;
-        if (c.sendNow) {
+        final CmTimers timers = c.timers;
+        if (timers.sendPending()) {
             if (!emit(now, sink, c.out, 0, c.outLength, c.remotePeer)) {
                 return emitted;
             }
             emitted++;
-            c.sendNow = false;
-            if (c.retransmitting) {
-                c.retransmitAtNs = now + c.intervalNs;
-            }
-            if (c.deadlineAfterSendNs > 0) {
-                c.deadlineNs = now + c.deadlineAfterSendNs;
-                c.deadlineAfterSendNs = 0;
-            }
-        } else if (c.retransmitting && now >= c.retransmitAtNs) {
+            timers.sent(now);
+        } else if (timers.retransmitDue(now)) {
             if (!emit(now, sink, c.out, 0, c.outLength, c.remotePeer)) {
                 return emitted;
             }
             emitted++;
             counters.increment(CmCounter.RETRANSMITS);
-            c.intervalNs = Math.min(c.intervalNs * 2, config.retransmitMaxNs());
-            c.retransmitAtNs = now + c.intervalNs;
+            timers.retransmitted(now, config.retransmitMaxNs());
         }
         if (c.sendAnswer) {
             if (!emit(now, sink, c.answer, 0, c.answerLength, c.remotePeer)) {
@@ -935,12 +886,12 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             emitted++;
             c.sendAnswer = false;
         }
-        if (now >= c.deadlineNs) {
+        if (timers.deadlineDue(now)) {
             onDeadline(now, c);
         }
-        if (now >= c.handshakeExpiryNs) {
-            removeHandshake(c);
-            if (c.state == ConnectionState.REQUEST_PENDING) {
+        if (now >= c.handshakeExpiryNs()) {
+            handshakes.remove(c);
+            if (c.state() == ConnectionState.REQUEST_PENDING) {
                 LOG.debug("application did not decide on {} in time", c);
                 close(c);
             }
@@ -950,8 +901,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     }
 
     private void onDeadline(final long now, final Connection c) {
-        c.deadlineNs = Long.MAX_VALUE;
-        switch (c.state) {
+        c.timers.clearDeadline();
+        switch (c.state()) {
             case CONNECTING -> { // [CM-023]
                 LOG.debug("unreachable: {}", c);
                 qpToError(c);
@@ -976,7 +927,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     /** [CM-013]: the first request packet reached the server's QP in RTR before READY_TO_USE. */
     private void onCommunicationEstablished(final Connection c) {
-        if (c.server && c.state == ConnectionState.ACCEPTED && c.qp.state() == QpState.RTR) {
+        if (c.server && c.state() == ConnectionState.ACCEPTED && c.qp.state() == QpState.RTR) {
             counters.increment(CmCounter.COMM_EST);
             establishServer(c);
         }
@@ -994,7 +945,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private void onQueuePairError(final long now, final Connection c, final AsyncEventType cause) {
         final boolean peerDead = c.qp.isPeerDead();
         final boolean sentFatalNack = cause == AsyncEventType.QP_REQ_ERR || cause == AsyncEventType.QP_ACCESS_ERR;
-        switch (c.state) {
+        switch (c.state()) {
             case CONNECTING -> {
                 LOG.debug("queue pair failed ({}) while connecting: {}", cause, c);
                 raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
@@ -1030,7 +981,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     /** The application destroyed a connection's QP: the connection ends as by {@link #disconnect}. */
     private void onQueuePairDestroyed(final Connection c) {
-        switch (c.state) {
+        switch (c.state()) {
             case CONNECTING -> {
                 raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
                 close(c);
@@ -1059,16 +1010,16 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             startDisconnect(c, CmReason.QP_ERROR, false);
             return;
         }
-        stopRetransmit(c);
-        c.deadlineNs = Long.MAX_VALUE;
-        c.state = ConnectionState.ESTABLISHED;
+        c.timers.stop();
+        c.timers.clearDeadline();
+        c.moveTo(ConnectionState.ESTABLISHED);
         LOG.debug("established {}", c);
         raise(CmEventType.ESTABLISHED, c, NONE);
         changed();
     }
 
     private void requirePending(final Connection request) {
-        if (request == null || !request.server || request.state != ConnectionState.REQUEST_PENDING) {
+        if (request == null || !request.server || request.state() != ConnectionState.REQUEST_PENDING) {
             throw new IllegalStateException("not a pending connection request: " + request);
         }
     }
@@ -1082,7 +1033,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     /** Answers a verified request with CONNECT_REJECT and remembers the answer for duplicates. */
     private void rejectPending(final Connection c, final int reason, final byte[] data) {
-        writeReject(c, reason, data);
+        c.answerLength = writer.reject(c, reason, data, c.answer);
         c.sendAnswer = true;
         counters.increment(CmCounter.REJECTS_SENT);
         close(c);
@@ -1097,9 +1048,9 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             finishDisconnect(lastNowNs, c);
             return;
         }
-        writeHeaderOnly(c.out, 0, c, Opcode.DISCONNECT_REQUEST, reason);
+        writer.headerOnly(c.out, 0, c, Opcode.DISCONNECT_REQUEST, reason);
         c.outLength = HEADER;
-        c.state = ConnectionState.DISCONNECTING;
+        c.moveTo(ConnectionState.DISCONNECTING);
         armRetransmit(c, config.disconnectTimeoutNs());
         changed();
     }
@@ -1129,15 +1080,15 @@ public final class ConnectionManager implements ConnectionManagerHandler {
      *     repeats that NACK to retransmissions of the offending packet [REL-052]
      */
     private void enterTimewait(final long now, final Connection c, final long lingerNs) {
-        stopRetransmit(c);
+        c.timers.stop();
         releaseQueuePair(now, c, lingerNs);
         c.sendAnswer = false;
         c.out = null;
         c.answer = null;
         c.answerLength = 0;
         c.localPrivateData = NONE;
-        c.state = ConnectionState.TIMEWAIT;
-        c.deadlineNs = now + config.timewaitNs();
+        c.moveTo(ConnectionState.TIMEWAIT);
+        c.timers.deadline(now + config.timewaitNs());
         changed();
     }
 
@@ -1147,11 +1098,11 @@ public final class ConnectionManager implements ConnectionManagerHandler {
      * remembers the request, for its duplicates [CM-025].
      */
     private void close(final Connection c) {
-        stopRetransmit(c);
+        c.timers.stop();
         releaseQueuePair(lastNowNs, c, 0);
         c.out = null;
-        c.state = ConnectionState.CLOSED;
-        c.deadlineNs = Long.MAX_VALUE;
+        c.moveTo(ConnectionState.CLOSED);
+        c.timers.clearDeadline();
         if (c.inQpnTable && byQpn.get(c.localQpn) == c) {
             byQpn.remove(c.localQpn);
         }
@@ -1161,7 +1112,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     }
 
     private void maybeFree(final Connection c) {
-        if (!c.freed && c.state == ConnectionState.CLOSED && !c.inHandshakeTable) {
+        if (!c.freed && c.state() == ConnectionState.CLOSED && c.handshake == null) {
             c.freed = true;
             directory.unpin(c.remotePeer);
             changed();
@@ -1248,30 +1199,23 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
     }
 
+    /** Sends the connection's {@link Connection#out} at the next poll and until answered [CM-022]. */
     private void armRetransmit(final Connection c, final long deadlineAfterSendNs) {
-        c.sendNow = true;
-        c.retransmitting = true;
-        c.intervalNs = config.retransmitInitialNs();
-        c.retransmitAtNs = Long.MAX_VALUE;
-        if (deadlineAfterSendNs > 0) {
-            c.deadlineAfterSendNs = deadlineAfterSendNs;
-            c.deadlineNs = Long.MAX_VALUE;
-        }
-    }
-
-    private static void stopRetransmit(final Connection c) {
-        c.sendNow = false;
-        c.retransmitting = false;
-        c.retransmitAtNs = Long.MAX_VALUE;
-        c.deadlineAfterSendNs = 0;
+        c.timers.arm(config.retransmitInitialNs(), deadlineAfterSendNs);
     }
 
     private static int disconnectReason(final int reason) {
         return reason <= CmReason.PEER_RESTARTED ? reason : CmReason.NORMAL; // [CM-018]
     }
 
-    // =============================================================================== handshake table
+    // =============================================================================== addresses
 
+    /**
+     * Writes a peer's address bytes into {@link #address}: what cookies are bound to [CM-015] and,
+     * with the Transaction ID, the handshake table's key [CM-012].
+     *
+     * @return their number
+     */
     private int addressOf(final int peerId) {
         final int n = directory.addressBytes(peerId, address, 0);
         if (n < 1 || n > PeerDirectory.MAX_ADDRESS_BYTES) {
@@ -1281,185 +1225,81 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         return n;
     }
 
-    private Connection findHandshake(final long transactionId, final int addressLength) {
-        for (Connection c = handshakes.get(transactionId); c != null; c = c.nextSameTransaction) {
-            if (c.addressKeyLength == addressLength && sameAddress(c.addressKey, addressLength)) {
-                return c;
-            }
-        }
-        return null;
-    }
-
-    private boolean sameAddress(final byte[] key, final int length) {
-        for (int i = 0; i < length; i++) {
-            if (key[i] != address.getByte(i)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private void insertHandshake(final Connection c, final long now) {
-        c.nextSameTransaction = handshakes.get(c.transactionId);
-        handshakes.put(c.transactionId, c);
-        c.inHandshakeTable = true;
-        // A duplicate can come as long as its cookie is fresh (1 s resolution), so remember at least that long.
-        c.handshakeExpiryNs = now + (config.cookieLifetimeSeconds() + 2L) * NS_PER_S;
-        handshakeCount++;
-        handshakesPerHost.put(c.remoteHost, handshakesPerHost.get(c.remoteHost) + 1);
-    }
-
-    private void removeHandshake(final Connection c) {
-        if (!c.inHandshakeTable) {
-            return;
-        }
-        Connection head = handshakes.get(c.transactionId);
-        if (head == c) {
-            if (c.nextSameTransaction == null) {
-                handshakes.remove(c.transactionId);
-            } else {
-                handshakes.put(c.transactionId, c.nextSameTransaction);
-            }
-        } else {
-            while (head != null && head.nextSameTransaction != c) {
-                head = head.nextSameTransaction;
-            }
-            if (head != null) {
-                head.nextSameTransaction = c.nextSameTransaction;
-            }
-        }
-        c.nextSameTransaction = null;
-        c.inHandshakeTable = false;
-        c.handshakeExpiryNs = Long.MAX_VALUE;
-        handshakeCount--;
-        final int left = handshakesPerHost.get(c.remoteHost) - 1;
-        if (left > 0) {
-            handshakesPerHost.put(c.remoteHost, left);
-        } else {
-            handshakesPerHost.remove(c.remoteHost); // 0 is the map's missing value
-        }
-    }
-
-    // =============================================================================== packet building
-
-    /** First CONNECT_REQUEST (cookie zero) into the connection's retransmit buffer [CM-002]. */
-    private void writeRequest(final Connection c) {
-        final int payload = c.localPrivateData.length;
-        base.wrap(c.out, 0).initialize(Opcode.CONNECT_REQUEST).destQpn(WireConstants.CONNECTION_MANAGER_QPN)
-            .sourceQpn(c.localQpn).payloadLength(payload);
-        cm.wrap(c.out, CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
-            .initialPsn(c.localInitialPsn).pathMtu(c.proposedMtu).capabilities(c.proposedCapabilities)
-            .initiatorDepth(c.proposedInitiatorDepth).responderResources(c.proposedResponderResources)
-            .pathCount(c.proposedPathCount);
-        c.out.putBytes(HEADER, c.localPrivateData);
-        c.outLength = HEADER + payload;
-    }
-
-    private void writeReply(final Connection c) {
-        final int payload = c.localPrivateData.length;
-        base.wrap(c.answer, 0).initialize(Opcode.CONNECT_REPLY).destQpn(c.remoteQpn).sourceQpn(c.localQpn)
-            .payloadLength(payload);
-        cm.wrap(c.answer, CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
-            .initialPsn(c.localInitialPsn).pathMtu(c.mtu).capabilities(c.capabilities)
-            .initiatorDepth(c.replyInitiatorDepth).responderResources(c.replyResponderResources)
-            .pathCount(c.pathCount);
-        c.answer.putBytes(HEADER, c.localPrivateData);
-        c.answerLength = HEADER + payload;
-    }
-
-    private void writeReject(final Connection c, final int reason, final byte[] data) {
-        base.wrap(c.answer, 0).initialize(Opcode.CONNECT_REJECT).destQpn(c.remoteQpn).sourceQpn(0)
-            .payloadLength(data.length);
-        cm.wrap(c.answer, CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
-            .pathMtu(c.proposedMtu).capabilities(c.proposedCapabilities).initiatorDepth(c.proposedInitiatorDepth)
-            .responderResources(c.proposedResponderResources).pathCount(c.proposedPathCount).reason(reason);
-        c.answer.putBytes(HEADER, data);
-        c.answerLength = HEADER + data.length;
-    }
-
-    /** READY_TO_USE and DISCONNECT_* of a connection [CM-002]: the connection's identity, no payload. */
-    private void writeHeaderOnly(final MutableDirectBuffer dst, final int at, final Connection c, final Opcode opcode,
-                                 final int reason) {
-        base.wrap(dst, at).initialize(opcode).destQpn(c.remoteQpn).sourceQpn(c.localQpn);
-        cm.wrap(dst, at + CM).initialize().serviceId(c.serviceId).transactionId(c.transactionId)
-            .initialPsn(c.localInitialPsn).pathMtu(c.mtu).capabilities(c.capabilities)
-            .initiatorDepth(c.replyInitiatorDepth).responderResources(c.replyResponderResources)
-            .pathCount(c.pathCount).reason(reason);
-    }
+    // =============================================================================== packets out
 
     private void queueHeaderOnly(final Connection c, final Opcode opcode, final int reason) {
         final int slot = reserveAnswer();
         if (slot >= 0) {
-            writeHeaderOnly(answers, slot, c, opcode, reason);
-            commitAnswer(c.remotePeer);
+            writer.headerOnly(answers.buffer(), slot, c, opcode, reason);
+            answers.commit(c.remotePeer);
         }
+    }
+
+    /** Steps 3 and 4 of [CM-010]: a new cookie to the datagram's source, rate-limited per source [SEC-008]. */
+    private void challenge(final long now, final DirectBuffer b, final int off, final int peerId,
+                           final int addressLength) {
+        if (!rateAllows(now, peerId)) {
+            return;
+        }
+        final int slot = reserveAnswer();
+        if (slot < 0) {
+            return;
+        }
+        final int h = off + CM;
+        final int cookie = writer.challenge(answers.buffer(), slot, b, off);
+        cookies.issue(now, address, addressLength, ConnectHeader.serviceId(b, h), ConnectHeader.transactionId(b, h),
+            BaseHeader.sourceQpn(b, off), answers.buffer(), cookie);
+        counters.increment(CmCounter.CHALLENGES_SENT);
+        answers.commit(peerId);
+    }
+
+    /** Steps 1, 2 and 5 of [CM-010]: CONNECT_REJECT to the datagram's source, rate-limited per source [SEC-008]. */
+    private void rejectStateless(final long now, final DirectBuffer b, final int off, final int peerId,
+                                 final int reason) {
+        if (rateAllows(now, peerId)) {
+            queueReject(b, off, peerId, reason);
+        }
+    }
+
+    private boolean rateAllows(final long now, final int peerId) {
+        if (limiter.tryAcquire(now, directory.hostOf(peerId))) {
+            return true;
+        }
+        counters.increment(CmCounter.ANSWERS_RATE_LIMITED);
+        return false;
     }
 
     /**
-     * An answer of steps 1 to 5 of [CM-010]: to the datagram's source, header only, echoing the
-     * request [CM-002]; rate-limited per source [SEC-008] and never larger than the request [SEC-005].
+     * CONNECT_REJECT to a request the server keeps no state for: header only, never larger than
+     * the request [SEC-005]; also to a verified source when no state may be created for it (table full).
      */
-    private void answerStateless(final long now, final DirectBuffer b, final int off, final int peerId,
-                                 final Opcode opcode, final int reason, final int addressLength) {
-        if (!limiter.tryAcquire(now, directory.hostOf(peerId))) {
-            counters.increment(CmCounter.ANSWERS_RATE_LIMITED);
-            return;
-        }
+    private void queueReject(final DirectBuffer b, final int off, final int peerId, final int reason) {
         final int slot = reserveAnswer();
         if (slot < 0) {
             return;
         }
-        answers.putBytes(slot, b, off, HEADER);
-        final int h = off + CM;
-        base.wrap(answers, slot).initialize(opcode).destQpn(BaseHeader.sourceQpn(b, off)).sourceQpn(0);
-        cm.wrap(answers, slot + CM).initialPsn(0).reason(reason);
-        if (opcode == Opcode.CONNECT_CHALLENGE) {
-            cookies.issue(now, address, addressLength, ConnectHeader.serviceId(b, h), ConnectHeader.transactionId(b, h),
-                BaseHeader.sourceQpn(b, off), answers, slot + CM + ConnectHeader.COOKIE_OFFSET);
-            counters.increment(CmCounter.CHALLENGES_SENT);
-        } else {
-            answers.setMemory(slot + CM + ConnectHeader.COOKIE_OFFSET, WireConstants.COOKIE_LENGTH, (byte) 0);
-            counters.increment(CmCounter.REJECTS_SENT);
-        }
-        commitAnswer(peerId);
-    }
-
-    /** CONNECT_REJECT to a verified source when no state may be created for it (table full). */
-    private void answerVerified(final DirectBuffer b, final int off, final int peerId, final int reason) {
-        final int slot = reserveAnswer();
-        if (slot < 0) {
-            return;
-        }
-        answers.putBytes(slot, b, off, HEADER);
-        base.wrap(answers, slot).initialize(Opcode.CONNECT_REJECT).destQpn(BaseHeader.sourceQpn(b, off)).sourceQpn(0);
-        cm.wrap(answers, slot + CM).initialPsn(0).reason(reason);
-        answers.setMemory(slot + CM + ConnectHeader.COOKIE_OFFSET, WireConstants.COOKIE_LENGTH, (byte) 0);
+        writer.statelessReject(answers.buffer(), slot, b, off, reason);
         counters.increment(CmCounter.REJECTS_SENT);
-        commitAnswer(peerId);
+        answers.commit(peerId);
     }
 
+    /** @return the offset of a free slot in the answer queue, or -1 (counted) if it is full */
     private int reserveAnswer() {
-        if (answerCount == answerPeers.length) {
+        final int slot = answers.reserve();
+        if (slot < 0) {
             counters.increment(CmCounter.ANSWERS_QUEUE_FULL);
-            return -1;
         }
-        return ((answerHead + answerCount) % answerPeers.length) * HEADER;
-    }
-
-    private void commitAnswer(final int peerId) {
-        answerPeers[(answerHead + answerCount) % answerPeers.length] = peerId;
-        answerCount++;
+        return slot;
     }
 
     private int emitAnswers(final long now, final TransmitSink sink) {
         int emitted = 0;
-        while (answerCount > 0) {
-            if (!emit(now, sink, answers, answerHead * HEADER, HEADER, answerPeers[answerHead])) {
+        while (!answers.isEmpty()) {
+            if (!emit(now, sink, answers.buffer(), answers.headOffset(), HEADER, answers.headPeer())) {
                 break;
             }
             emitted++;
-            answerHead = (answerHead + 1) % answerPeers.length;
-            answerCount--;
+            answers.removeHead();
         }
         return emitted;
     }
@@ -1477,8 +1317,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
         final MutableDirectBuffer dst = sink.buffer();
         dst.putBytes(at, src, srcOffset, length);
-        base.wrap(dst, at).timestamp((int) now);
-        final int total = crc.seal(dst, at, length);
+        final int total = writer.seal(dst, at, length, now);
         sink.commit(at, total, peerId, endpointPort);
         counters.increment(CmCounter.PACKETS_OUT);
         return true;
@@ -1501,29 +1340,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     }
 
     private void raise(final CmEventType type, final Connection c, final int reason, final byte[] privateData) {
-        pendingEvents.add(new CmEvent(type, c, c.listener, reason, privateData));
+        events.raise(new CmEvent(type, c, c.listener, reason, privateData));
         endpoint.trace().recordConnectionEvent(lastNowNs, c.qp == null ? 0 : c.qp.qpn(), type.ordinal(), reason);
-    }
-
-    private void dispatch() {
-        if (dispatching) {
-            return;
-        }
-        dispatching = true;
-        try {
-            CmEvent event;
-            while ((event = pendingEvents.poll()) != null) {
-                final Connection c = event.connection();
-                final CmEventHandler h = c.handler != null ? c.handler : handler;
-                if (h != null) {
-                    h.onEvent(event);
-                } else {
-                    appEvents.add(event);
-                }
-            }
-        } finally {
-            dispatching = false;
-        }
     }
 
     private void touch(final long nowNs) {
@@ -1538,6 +1356,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     @Override
     public String toString() {
         return "ConnectionManager{port=" + endpointPort + ", listeners=" + listeners.size() + ", connections="
-            + connectionCount() + ", handshakes=" + handshakeCount + ", " + counters + '}';
+            + connectionCount() + ", handshakes=" + handshakes.size() + ", " + counters + '}';
     }
 }

@@ -3,6 +3,8 @@
 
 package org.metaroce.core.engine;
 
+import java.util.Arrays;
+
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -110,9 +112,8 @@ final class Responder {
     private MemoryRegion cachedRegion;
     private int cachedRkey;
 
-    // READs accepted and not yet fully answered, kept sorted by PSN [OPS-029].
-    private final int readJobs;
-    private final int[] readPsn;
+    // READs accepted and not yet fully answered, in PSN order [OPS-029]; fields by the queue's slot.
+    private final PsnOrderedQueue reads;
     private final MemoryRegion[] readRegion;
     private final long[] readRegionOffset;
     private final long[] readMessageOffset;
@@ -123,18 +124,17 @@ final class Responder {
     private final long[] readBytes;
     /** Whether the held READ re-executes a duplicate request (responses carry RETRANSMIT) [REL-044]. */
     private final boolean[] readRepeat;
-    private int readQueued;
 
-    // Atomics accepted and not yet executed, sorted by PSN; executed ones wait in the response queue.
+    // Atomics accepted and not yet executed, in PSN order, fields by the queue's slot; executed
+    // ones wait in the response queue.
     private final int atomicSlots;
-    private final int[] heldPsn;
+    private final PsnOrderedQueue held;
     private final int[] heldMsn;
     private final boolean[] heldCompareSwap;
     private final MemoryRegion[] heldRegion;
     private final int[] heldIndex;
     private final long[] heldSwapAdd;
     private final long[] heldCompare;
-    private int heldCount;
     private final int[] atomicOutPsn;
     private final int[] atomicOutMsn;
     private final long[] atomicOutValue;
@@ -168,8 +168,8 @@ final class Responder {
             recvRing[i] = new RecvWqe(maxRecvSge);
             recvRing[i].reset();
         }
-        readJobs = Math.max(4, 2 * maxDestRdAtomic);
-        readPsn = new int[readJobs];
+        final int readJobs = Math.max(4, 2 * maxDestRdAtomic);
+        reads = new PsnOrderedQueue(readJobs);
         readRegion = new MemoryRegion[readJobs];
         readRegionOffset = new long[readJobs];
         readMessageOffset = new long[readJobs];
@@ -180,7 +180,7 @@ final class Responder {
         readBytes = new long[readJobs];
         readRepeat = new boolean[readJobs];
         atomicSlots = Math.max(4, 2 * maxDestRdAtomic);
-        heldPsn = new int[atomicSlots];
+        held = new PsnOrderedQueue(atomicSlots);
         heldMsn = new int[atomicSlots];
         heldCompareSwap = new boolean[atomicSlots];
         heldRegion = new MemoryRegion[atomicSlots];
@@ -579,7 +579,7 @@ final class Responder {
         }
         if (!anyNew) {
             counters.increment(EndpointCounter.DUPLICATE_REQUESTS);
-            if (isReadHeld(psn)) {
+            if (reads.contains(psn)) {
                 // Already held or being answered: the answer is on its way [REL-044].
                 noteTrigger(nowNs, buffer, offset, psn, flags, ce, true);
                 ackNow = true;
@@ -598,19 +598,14 @@ final class Responder {
         if (mr == null && messageLength != 0) {
             return;
         }
-        if (readQueued == readJobs) {
+        if (reads.isFull()) {
             // Answered later: the requester's timers resend the request. Nothing is marked [REL-006].
             counters.increment(EndpointCounter.RESPONDER_BUSY);
             return;
         }
-        // Keep the held READs sorted by PSN so they execute in PSN order [OPS-029]. A repeated
-        // request is simply executed again: READ is idempotent [REL-044].
-        int j = readQueued;
-        while (j > 0 && Psn.before(psn, readPsn[j - 1])) {
-            moveRead(j - 1, j);
-            j--;
-        }
-        readPsn[j] = psn;
+        // Held in PSN order so they execute in PSN order [OPS-029]. A repeated request is simply
+        // executed again: READ is idempotent [REL-044].
+        final int j = reads.insert(psn);
         readRegion[j] = mr;
         readRegionOffset[j] = mr == null ? 0 : mr.offsetOf(va);
         readMessageOffset[j] = messageOffset;
@@ -620,7 +615,6 @@ final class Responder {
         readNext[j] = 0;
         readBytes[j] = dmaLength;
         readRepeat[j] = !anyNew;
-        readQueued++;
         accepted = true;
         final boolean hadGap = window.hasGap();
         final int d = psn - window.expectedPsn();
@@ -638,34 +632,10 @@ final class Responder {
         afterAdvance();
     }
 
-    private boolean isReadHeld(final int psn) {
-        for (int i = 0; i < readQueued; i++) {
-            if (readPsn[i] == psn) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private void moveRead(final int from, final int to) {
-        readPsn[to] = readPsn[from];
-        readRegion[to] = readRegion[from];
-        readRegionOffset[to] = readRegionOffset[from];
-        readMessageOffset[to] = readMessageOffset[from];
-        readMessageLength[to] = readMessageLength[from];
-        readMsn[to] = readMsn[from];
-        readCount[to] = readCount[from];
-        readNext[to] = readNext[from];
-        readBytes[to] = readBytes[from];
-        readRepeat[to] = readRepeat[from];
-    }
-
-    private void removeRead(final int index) {
-        for (int i = index; i < readQueued - 1; i++) {
-            moveRead(i + 1, i);
-        }
-        readQueued--;
-        readRegion[readQueued] = null;
+    /** Forgets the oldest held READ: answered, or failed. */
+    private void removeRead() {
+        readRegion[reads.slotAt(0)] = null;
+        reads.removeHead();
     }
 
     /** Checks an atomic and holds it until every earlier PSN has arrived [OPS-029]. */
@@ -683,34 +653,18 @@ final class Responder {
         if (mr == null) {
             return false;
         }
-        if (heldCount + atomicOutCount >= atomicSlots) {
+        if (held.size() + atomicOutCount >= atomicSlots) {
             counters.increment(EndpointCounter.RESPONDER_BUSY);
             return false;
         }
-        int j = heldCount;
-        while (j > 0 && Psn.before(psn, heldPsn[j - 1])) {
-            moveHeld(j - 1, j);
-            j--;
-        }
-        heldPsn[j] = psn;
+        final int j = held.insert(psn);
         heldMsn[j] = MessageHeader.msn(buffer, offset + opcode.msgOffset());
         heldCompareSwap[j] = opcode == Opcode.CMP_SWAP;
         heldRegion[j] = mr;
         heldIndex[j] = (int) mr.offsetOf(va);
         heldSwapAdd[j] = AtomicHeader.swapOrAdd(buffer, a);
         heldCompare[j] = AtomicHeader.compare(buffer, a);
-        heldCount++;
         return true;
-    }
-
-    private void moveHeld(final int from, final int to) {
-        heldPsn[to] = heldPsn[from];
-        heldMsn[to] = heldMsn[from];
-        heldCompareSwap[to] = heldCompareSwap[from];
-        heldRegion[to] = heldRegion[from];
-        heldIndex[to] = heldIndex[from];
-        heldSwapAdd[to] = heldSwapAdd[from];
-        heldCompare[to] = heldCompare[from];
     }
 
     /**
@@ -718,22 +672,23 @@ final class Responder {
      * READ has been answered, so atomics and READs take effect in PSN order [OPS-029].
      */
     private void executeReadyAtomics() {
-        while (heldCount > 0) {
-            final int psn = heldPsn[0];
+        while (!held.isEmpty()) {
+            final int psn = held.psnAt(0);
             if (!Psn.before(psn, window.expectedPsn())) {
                 return;
             }
-            if (readQueued > 0 && Psn.before(readPsn[0], psn)) {
+            if (!reads.isEmpty() && Psn.before(reads.psnAt(0), psn)) {
                 return;
             }
-            final UnsafeBuffer target = heldRegion[0].buffer();
-            final int index = heldIndex[0];
+            final int h = held.slotAt(0);
+            final UnsafeBuffer target = heldRegion[h].buffer();
+            final int index = heldIndex[h];
             final long original;
-            if (!heldCompareSwap[0]) {
-                original = target.getAndAddLong(index, heldSwapAdd[0]);
+            if (!heldCompareSwap[h]) {
+                original = target.getAndAddLong(index, heldSwapAdd[h]);
             } else {
-                final long compare = heldCompare[0];
-                final long swap = heldSwapAdd[0];
+                final long compare = heldCompare[h];
+                final long swap = heldSwapAdd[h];
                 long seen;
                 do {
                     seen = target.getLongVolatile(index);
@@ -741,16 +696,13 @@ final class Responder {
                 original = seen;
             }
             cachePsn[cacheNext] = psn;
-            cacheMsn[cacheNext] = heldMsn[0];
+            cacheMsn[cacheNext] = heldMsn[h];
             cacheValue[cacheNext] = original;
             cacheValid[cacheNext] = true;
             cacheNext = (cacheNext + 1) % atomicSlots;
-            queueAtomicResponse(psn, heldMsn[0], original, false);
-            for (int i = 0; i < heldCount - 1; i++) {
-                moveHeld(i + 1, i);
-            }
-            heldCount--;
-            heldRegion[heldCount] = null;
+            queueAtomicResponse(psn, heldMsn[h], original, false);
+            heldRegion[h] = null;
+            held.removeHead();
         }
     }
 
@@ -905,14 +857,7 @@ final class Responder {
             recv.reset();
             advanceRecvHead();
         }
-        for (int i = 0; i < readQueued; i++) {
-            readRegion[i] = null;
-        }
-        readQueued = 0;
-        for (int i = 0; i < heldCount; i++) {
-            heldRegion[i] = null;
-        }
-        heldCount = 0;
+        dropHeldRequests();
         atomicOutCount = 0;
         ackPending = false;
         ackNow = false;
@@ -932,6 +877,14 @@ final class Responder {
         }
     }
 
+    /** Forgets the held READs and atomics, and the regions they hold on to. */
+    private void dropHeldRequests() {
+        Arrays.fill(readRegion, null);
+        reads.clear();
+        Arrays.fill(heldRegion, null);
+        held.clear();
+    }
+
     /** Drops all receives without completions (modify to RESET). */
     void discard() {
         for (int i = 0; i < recvPosted; i++) {
@@ -940,14 +893,7 @@ final class Responder {
         recvPosted = 0;
         recvHeadRsn = 0;
         recvHeadSlot = 0;
-        for (int i = 0; i < readQueued; i++) {
-            readRegion[i] = null;
-        }
-        readQueued = 0;
-        for (int i = 0; i < heldCount; i++) {
-            heldRegion[i] = null;
-        }
-        heldCount = 0;
+        dropHeldRequests();
         atomicOutCount = 0;
         ownCount = 0;
         ackPending = false;
@@ -998,7 +944,7 @@ final class Responder {
             }
             emitted++;
         }
-        while (readQueued > 0 && emitted < budget && readExecutable()) {
+        while (!reads.isEmpty() && emitted < budget && readExecutable()) {
             if (!emitReadResponse(nowNs, sink)) {
                 return emitted;
             }
@@ -1010,8 +956,8 @@ final class Responder {
 
     /** The oldest held READ may run once every earlier PSN arrived and earlier atomics ran [OPS-029]. */
     private boolean readExecutable() {
-        final int psn = readPsn[0];
-        return Psn.before(psn, window.expectedPsn()) && (heldCount == 0 || Psn.before(psn, heldPsn[0]));
+        final int psn = reads.psnAt(0);
+        return Psn.before(psn, window.expectedPsn()) && (held.isEmpty() || Psn.before(psn, held.psnAt(0)));
     }
 
     private boolean emitOwn(final long nowNs, final TransmitSink sink) {
@@ -1116,16 +1062,17 @@ final class Responder {
 
     private boolean emitReadResponse(final long nowNs, final TransmitSink sink) {
         final int mtu = qp.pathMtu();
-        final int k = readNext[0];
+        final int r = reads.slotAt(0);
+        final int k = readNext[r];
         final long within = (long) k * mtu;
-        final int payload = (int) Math.min(mtu, readBytes[0] - within);
+        final int payload = (int) Math.min(mtu, readBytes[r] - within);
         final Opcode opcode = Opcode.READ_RESPONSE;
-        final MemoryRegion mr = readRegion[0];
+        final MemoryRegion mr = readRegion[r];
         if (mr != null && !mr.isValid()) {
             // Deregistered while the READ was being answered: the requester gets REM_ACCESS_ERR, with
             // the READ_REQUEST's PSN as NACK PSN whatever response was next [MEM-006].
-            final int psn = readPsn[0];
-            removeRead(0);
+            final int psn = reads.psnAt(0);
+            removeRead();
             counters.increment(EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
             ownReasonOnly(NackReason.REMOTE_ACCESS.code(), psn, nowNs);
             fatalReason = NackReason.REMOTE_ACCESS.code();
@@ -1142,21 +1089,21 @@ final class Responder {
         }
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
-        final long messageOffset = readMessageOffset[0] + within;
-        final int flags = (messageOffset + payload == readMessageLength[0] ? Flags.LAST : 0)
-            | (readRepeat[0] ? Flags.RETRANSMIT : 0);
-        w.header(buffer, offset, opcode, flags, qp.destQpn(), readPsn[0] + k, payload, pathId, nowNs, qp.qpn());
-        w.msg(buffer, offset, opcode).msn(readMsn[0]).messageOffset(messageOffset)
-            .messageLength(readMessageLength[0]).rsn(0);
+        final long messageOffset = readMessageOffset[r] + within;
+        final int flags = (messageOffset + payload == readMessageLength[r] ? Flags.LAST : 0)
+            | (readRepeat[r] ? Flags.RETRANSMIT : 0);
+        w.header(buffer, offset, opcode, flags, qp.destQpn(), reads.psnAt(0) + k, payload, pathId, nowNs, qp.qpn());
+        w.msg(buffer, offset, opcode).msn(readMsn[r]).messageOffset(messageOffset)
+            .messageLength(readMessageLength[r]).rsn(0);
         if (payload > 0 && mr != null) {
-            buffer.putBytes(offset + opcode.headerLength(), mr.buffer(), (int) (readRegionOffset[0] + messageOffset),
+            buffer.putBytes(offset + opcode.headerLength(), mr.buffer(), (int) (readRegionOffset[r] + messageOffset),
                 payload);
         }
         final int length = w.seal(buffer, offset, opcode, payload);
         qp.commit(sink, offset, length, qp.paths().entropy(pathId));
         counters.increment(EndpointCounter.READ_RESPONSES_OUT);
-        if (++readNext[0] == readCount[0]) {
-            removeRead(0);
+        if (++readNext[r] == readCount[r]) {
+            removeRead();
         }
         return true;
     }
@@ -1189,7 +1136,7 @@ final class Responder {
     }
 
     boolean onlyCoalescedAckPending() {
-        return ackPending && ownCount == 0 && !cnpPending && atomicOutCount == 0 && readQueued == 0;
+        return ackPending && ownCount == 0 && !cnpPending && atomicOutCount == 0 && reads.isEmpty();
     }
 
     long nextDeadlineNs() {
@@ -1199,7 +1146,7 @@ final class Responder {
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
             return Long.MAX_VALUE;
         }
-        if (cnpPending || atomicOutCount > 0 || (readQueued > 0 && readExecutable()) || (ackPending && ackNow)) {
+        if (cnpPending || atomicOutCount > 0 || (!reads.isEmpty() && readExecutable()) || (ackPending && ackNow)) {
             return Long.MIN_VALUE;
         }
         return ackPending ? ackDeadlineNs : Long.MAX_VALUE;

@@ -1,0 +1,62 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
+package org.metaroce.core.connection;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class CmEventDispatcherTest {
+    private static final byte[] NONE = new byte[0];
+
+    private static CmEvent event(final CmEventType type, final Connection c) {
+        return new CmEvent(type, c, null, CmReason.NORMAL, NONE);
+    }
+
+    @Test
+    void aConnectionsHandlerComesFirstThenTheDefaultThenTheQueue() {
+        final CmEventDispatcher d = new CmEventDispatcher();
+        final List<String> seen = new ArrayList<>();
+        final Connection own = new Connection(false, 1, 1, null);
+        own.handler = e -> seen.add("own " + e.type());
+        final Connection other = new Connection(false, 1, 2, null);
+
+        d.raise(event(CmEventType.ESTABLISHED, other));
+        d.raise(event(CmEventType.ESTABLISHED, own));
+        assertThat(seen).as("raising only queues").isEmpty();
+        d.dispatch();
+        assertThat(seen).containsExactly("own ESTABLISHED");
+        assertThat(d.poll().connection()).isSameAs(other);
+        assertThat(d.poll()).isNull();
+
+        d.handler(e -> seen.add("default " + e.type()));
+        d.raise(event(CmEventType.DISCONNECTED, other));
+        d.dispatch();
+        assertThat(seen).containsExactly("own ESTABLISHED", "default DISCONNECTED");
+        assertThat(d.poll()).isNull();
+    }
+
+    @Test
+    void eventsRaisedByAHandlerAreDeliveredAfterItReturnsInOrder() {
+        // A handler may call back into the manager, which raises and dispatches again.
+        final CmEventDispatcher d = new CmEventDispatcher();
+        final List<String> seen = new ArrayList<>();
+        final Connection c = new Connection(true, 1, 1, null);
+        d.handler(e -> {
+            seen.add("start " + e.type());
+            if (e.type() == CmEventType.CONNECT_REQUEST) {
+                d.raise(event(CmEventType.ESTABLISHED, c));
+                d.raise(event(CmEventType.DISCONNECTED, c));
+                d.dispatch(); // returns at once: the outer loop delivers them
+            }
+            seen.add("end " + e.type());
+        });
+        d.raise(event(CmEventType.CONNECT_REQUEST, c));
+        d.dispatch();
+        assertThat(seen).containsExactly("start CONNECT_REQUEST", "end CONNECT_REQUEST", "start ESTABLISHED",
+            "end ESTABLISHED", "start DISCONNECTED", "end DISCONNECTED");
+    }
+}
