@@ -116,6 +116,15 @@ abstract class Agent {
         done = true;
     }
 
+    /**
+     * @return whether this end only waits for its peer to connect: nothing can happen before a
+     *     datagram arrives, so the loop may block on the socket instead of spinning (a perftest
+     *     server waiting for its client spins a core; ours need not)
+     */
+    boolean waitingForPeer() {
+        return false;
+    }
+
     final boolean isDone() {
         return done;
     }

@@ -34,10 +34,23 @@ final class Runner {
     }
 
     /** One step of every agent not yet done; records whether all are done and flags a failure. */
+    /** Longest single wait of a loop whose agents only wait for their peers. */
+    private static final long WAITING_FOR_PEER_NS = 50_000_000L;
+
     private static final class AgentStep implements java.util.function.IntSupplier {
         private final Agent[] agents;
         private final AtomicBoolean abort;
         boolean allDone;
+
+        /** @return whether every agent still running only waits for its peer to connect */
+        boolean allWaitingForPeers() {
+            for (final Agent a : agents) {
+                if (!a.isDone() && !a.waitingForPeer()) {
+                    return false;
+                }
+            }
+            return true;
+        }
 
         AgentStep(final Agent[] agents, final AtomicBoolean abort) {
             this.agents = agents;
@@ -94,6 +107,12 @@ final class Runner {
             }
             if (work > 0) {
                 idleCount = 0;
+                continue;
+            }
+            if (owned.length == 1 && agents.size() > 0 && step.allWaitingForPeers()) {
+                // Nothing happens before the client's CONNECT_REQUEST arrives, whatever the idle
+                // strategy: wait on the socket (no CPU) and wake the moment it does.
+                owned[0].awaitWork(WAITING_FOR_PEER_NS);
                 continue;
             }
             if (idle == BenchConfig.Idle.spin) {

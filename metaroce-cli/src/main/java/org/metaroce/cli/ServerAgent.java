@@ -552,6 +552,11 @@ final class ServerAgent extends Agent {
     }
 
     /** Prints the banner of a standalone server. */
+    @Override
+    boolean waitingForPeer() {
+        return phase == Phase.WAITING;
+    }
+
     void printWaiting() {
         out.println("************************************");
         out.println("* Waiting for client to connect... *");

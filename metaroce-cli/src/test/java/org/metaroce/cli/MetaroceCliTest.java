@@ -356,6 +356,37 @@ class MetaroceCliTest {
         assertThat(json(run).path("verify").asText()).isEqualTo("passed");
     }
 
+    /**
+     * A server waiting for its client blocks on its socket, even with --idle spin: perftest's spins a
+     * core until the client comes (issue 18). The waiting thread's CPU time over a second shows it.
+     */
+    @Test
+    void aServerWaitingForItsClientDoesNotSpin() throws Exception {
+        final int port = freePort();
+        final CompletableFuture<Run> server = CompletableFuture.supplyAsync(
+            () -> run("send_lat", "--bind", "127.0.0.1", "-p", String.valueOf(port), "--idle", "spin"));
+        Thread waiting = null;
+        for (int i = 0; i < 100 && waiting == null; i++) {
+            Thread.sleep(50);
+            waiting = Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().equals("metaroce-send_lat")).findFirst().orElse(null);
+        }
+        assertThat(waiting).as("the server's benchmark thread").isNotNull();
+        Thread.sleep(500); // past start-up
+        final java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        final long cpuBefore = mx.getThreadCpuTime(waiting.getId());
+        final long wallBefore = System.nanoTime();
+        Thread.sleep(1000);
+        final long cpu = mx.getThreadCpuTime(waiting.getId()) - cpuBefore;
+        final long wall = System.nanoTime() - wallBefore;
+        System.out.printf("waiting server thread: %.1f ms CPU in %.1f ms%n", cpu / 1e6, wall / 1e6);
+        assertThat(cpu).as("CPU time of the waiting server thread in %d ms", wall / 1_000_000).isLessThan(wall / 10);
+        final Run client = run("send_lat", "127.0.0.1", "-p", String.valueOf(port), "-n", "100", "-w", "10");
+        assertThat(client.exitCode()).as(client::toString).isZero();
+        final Run served = server.get(30, TimeUnit.SECONDS);
+        assertThat(served.exitCode()).as(served::toString).isZero();
+    }
+
     @Test
     void serverAndClientAsSeparateCommandsAndAWrongToolIsRejected() throws Exception {
         final int port = freePort();
