@@ -63,6 +63,7 @@ final class ClientAgent extends Agent {
     private final UnsafeBuffer local;
     private RawTraffic raw;
     private Phase phase = Phase.CONNECTING;
+    private Runnable onStart;
     private int established;
     private int disconnected;
     private long deadlineNs;
@@ -369,10 +370,24 @@ final class ClientAgent extends Agent {
         }
     }
 
+    /**
+     * @param action run once, on this thread, when every connection is up and the warm-up (or the
+     *     measurement) is about to begin: the tool prints the run's parameters there, as perftest does
+     */
+    void onStart(final Runnable action) {
+        this.onStart = action;
+    }
+
     private void start(final long now) {
+        final Runnable announce = onStart;
+        onStart = null;
+        if (announce != null) {
+            announce.run();
+        }
         if (config.warmup() > 0) {
             phase = Phase.WARMUP;
             waitStartNs = now;
+            nextProgressNs = now + PROGRESS_NS;
             for (int q = 1; q <= qps; q++) {
                 limit[q] = config.warmup();
             }
@@ -448,6 +463,19 @@ final class ClientAgent extends Agent {
         return config.timed() && !inMargin && now - t0 >= config.durationNs();
     }
 
+    /** A long warm-up is not silent: once a second, how far it got (stderr, with --progress). */
+    private void warmupProgress(final long now) {
+        if (config.progress() && now - nextProgressNs >= 0) {
+            nextProgressNs = now + PROGRESS_NS;
+            long done = 0;
+            for (int q = 1; q <= qps; q++) {
+                done += Math.min(completed[q], config.warmup());
+            }
+            err.printf(Locale.ROOT, "%s: warming up, %d of %d iterations, %.1f s%n", kind.command, done,
+                config.warmup() * qps, (now - waitStartNs) / 1e9);
+        }
+    }
+
     private void sample(final long now, final long messagesSoFar) {
         if (now - nextSampleNs >= 0) {
             final double bps = (messagesSoFar - sampleMessages) * (double) size * 8 * 1e9 / (now - sampleNs);
@@ -501,7 +529,9 @@ final class ClientAgent extends Agent {
             if (allCompleted()) {
                 startMeasure(now != 0 ? now : System.nanoTime());
             } else {
-                checkStalled(now != 0 ? now : System.nanoTime(), "warming up");
+                final long t = now != 0 ? now : System.nanoTime();
+                warmupProgress(t);
+                checkStalled(t, "warming up");
             }
         } else {
             if (now == 0) {

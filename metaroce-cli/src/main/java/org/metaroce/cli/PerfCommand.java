@@ -193,6 +193,9 @@ final class PerfCommand implements Callable<Integer> {
     @Option(names = "--run_infinitely", hidden = true)
     boolean runInfinitely;
 
+    /** Whether the client printed the table's header when its connections came up. */
+    private volatile boolean headerPrinted;
+
     @Option(names = "--timeout", defaultValue = "3", paramLabel = "SECONDS",
         description = "Connect timeout: give up when the server does not answer (default: ${DEFAULT-VALUE}).")
     double timeout;
@@ -548,6 +551,8 @@ final class PerfCommand implements Callable<Integer> {
             report.printOnly(output.toLowerCase(Locale.ROOT), out);
         } else if (config.json()) {
             report.printJson(out);
+        } else if (headerPrinted) {
+            report.printResults(out);
         } else {
             report.printTable(out);
         }
@@ -555,6 +560,20 @@ final class PerfCommand implements Callable<Integer> {
             throw new BenchException("verification FAILED: " + report.verifyDetail);
         }
         return 0;
+    }
+
+    /**
+     * The table's header goes out when the connections are up, before a warm-up that may take many
+     * seconds, as perftest prints its parameters first; the results follow at the end.
+     */
+    private void announce(final ClientAgent client) {
+        if (output == null && !client.config.json()) {
+            final PrintWriter out = spec.commandLine().getOut();
+            client.onStart(() -> {
+                client.report().printHeader(out);
+                headerPrinted = true;
+            });
+        }
     }
 
     private static void rethrow(final Agent agent) {
@@ -575,6 +594,7 @@ final class PerfCommand implements Callable<Integer> {
             ? new SharedDriver(config.transport(), Runner.driverIdle(config.idle())) : null;
         try (Side side = new Side(config, "client", config.bind(), 0, Runner.driverIdle(config.idle()), shared)) {
             final ClientAgent client = new ClientAgent(side, config, config.server(), err);
+            announce(client);
             client.diagnostics(err);
             Runner.drive(config.mode() == BenchConfig.Mode.invoker ? List.of(side.device) : List.of(),
                 List.of(client), config.idle(), new AtomicBoolean());
@@ -629,6 +649,7 @@ final class PerfCommand implements Callable<Integer> {
             final ServerAgent server = new ServerAgent(serverSide, config, quiet, true);
             clientSide = new Side(config, "client", config.bind(), 0, Runner.driverIdle(config.idle()), shared);
             final ClientAgent client = new ClientAgent(clientSide, config, serverSide.address(), err);
+            announce(client);
             server.diagnostics(err);
             client.diagnostics(err);
             final List<MetaRoceDevice> owned = new ArrayList<>();
@@ -684,6 +705,7 @@ final class PerfCommand implements Callable<Integer> {
             }
             try (Side side = new Side(config, "client", config.bind(), 0, null, null)) {
                 final ClientAgent client = new ClientAgent(side, config, serverAddress, err);
+            announce(client);
                 client.diagnostics(err);
                 Runner.drive(List.of(side.device), List.of(client), config.idle(), abort);
                 if (client.failure() != null) {

@@ -103,6 +103,15 @@ final class Report {
     }
 
     void printTable(final PrintWriter out) {
+        printHeader(out);
+        printResults(out);
+    }
+
+    /**
+     * The parameters of the run, as perftest prints them before it starts: known once the
+     * connections are up, so a client prints them before its warm-up.
+     */
+    void printHeader(final PrintWriter out) {
         out.println(LINE);
         out.printf(Locale.ROOT, "                    %s%n", kind.title);
         out.printf(Locale.ROOT, " MetaRoCE over UDP   Transport: %s   Mode: %s   Idle: %s   GSO: %s%n", transport,
@@ -113,21 +122,26 @@ final class Report {
         if (!cc.isEmpty()) {
             out.printf(Locale.ROOT, " Congestion ctl  : %s%n", cc);
         }
-        out.printf(Locale.ROOT, " Verify          : %s%n", verify + (verifyDetail.isEmpty() ? "" : " (" + verifyDetail + ")"));
         if (config.timed()) {
             out.printf(Locale.ROOT, " Duration        : %.1f s measured after %d warm-up iterations and a %.1f s margin%n",
                 config.durationNs() / 1e9, config.warmup(), config.marginNs() / 1e9);
         }
         out.printf(Locale.ROOT, " Local address   : %s   Remote address: %s%n", local, remote);
+        if (!kind.bandwidth && halfRoundTrip) {
+            out.println(" Latency         : half of the round trip (ping-pong), as perftest reports it");
+        }
+        out.println(LINE);
+        out.flush();
+    }
+
+    /** What the run measured: the verification, the raw tools' datagram counts and the result table. */
+    void printResults(final PrintWriter out) {
+        out.printf(Locale.ROOT, " Verify          : %s%n", verify + (verifyDetail.isEmpty() ? "" : " (" + verifyDetail + ")"));
         if (kind.raw) {
             out.printf(Locale.ROOT, " Datagrams       : %d sent, %d received (%.2f%% lost)%n", sentDatagrams,
                 receivedDatagrams, sentDatagrams == 0 ? 0.0
                     : 100.0 * Math.max(0, sentDatagrams - receivedDatagrams) / sentDatagrams);
         }
-        if (!kind.bandwidth && halfRoundTrip) {
-            out.println(" Latency         : half of the round trip (ping-pong), as perftest reports it");
-        }
-        out.println(LINE);
         if (kind.bandwidth) {
             out.println(BW_HEADER);
             out.printf(Locale.ROOT, " %-10d %-14d %-18.2f %-20.2f %-13.6f%n", bytes, iterations, peakGbps(),

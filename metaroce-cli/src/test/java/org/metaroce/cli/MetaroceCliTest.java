@@ -357,6 +357,33 @@ class MetaroceCliTest {
     }
 
     /**
+     * The run's parameters print when the connections are up, before the warm-up, as perftest's do;
+     * the results follow at the end, and a long warm-up reports its progress on stderr (issue 18).
+     */
+    @Test
+    void theHeaderPrintsBeforeTheWarmUpAndTheWarmUpReportsProgress() throws Exception {
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        final CommandLine cl = Metaroce.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        final CompletableFuture<Integer> run = CompletableFuture.supplyAsync(() -> cl.execute("write_bw", "--loopback",
+            "-s", "65536", "-w", "40000", "-n", "10"));
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!out.toString().contains("Local address") && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        final String atHeader = out.toString();
+        final String errAtHeader = err.toString();
+        assertThat(run.get(120, TimeUnit.SECONDS)).as("exit code; stderr:%n%s", err).isZero();
+        assertThat(atHeader).contains("RDMA_Write BW Test").contains("Local address");
+        assertThat(atHeader).as("results printed with the header, not after the warm-up").doesNotContain("BW average");
+        assertThat(errAtHeader).as("nothing of the warm-up done yet").doesNotContain("warming up");
+        assertThat(err.toString()).contains("write_bw: warming up, ");
+        assertThat(out.toString()).startsWith(atHeader).contains("BW average").contains("Verify          : off");
+    }
+
+    /**
      * A server waiting for its client blocks on its socket, even with --idle spin: perftest's spins a
      * core until the client comes (issue 18). The waiting thread's CPU time over a second shows it.
      */
