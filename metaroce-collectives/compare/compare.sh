@@ -40,8 +40,8 @@ for round in $(seq 1 "$rounds"); do
   load_after=$(cut -d' ' -f1 /proc/loadavg)
   grep -q '^# Out of bounds values : 0 OK' "$work/metaroce.txt" || { echo "metaroce: wrong results" >&2; cat "$work/metaroce.txt" >&2; exit 1; }
   echo "# round $round, load average $load_before -> $load_after; $(grep '^# JIT warm-up' "$work/metaroce.txt" | sed 's/^# //')"
-  # metaroce rows: size ... oop time (col 5), then "# median iteration: out-of-place X us"
-  awk '/^ +[0-9]/ {size=$1; t=$5; w=$8 + $12} /^# median iteration/ {print size, t, $5, w}' "$work/metaroce.txt" > "$work/m.rows"
+  # metaroce rows: size ... root (col 5), oop time (col 6), then "# median iteration: out-of-place X us"
+  awk '/^ +[0-9]/ {size=$1; t=$6; w=$9 + $13} /^# median iteration/ {print size, t, $5, w}' "$work/metaroce.txt" > "$work/m.rows"
   awk '/^ +[0-9]/ {print $1, $3, $4, $7}' "$work/tcp.txt" > "$work/t.rows"
   awk '/^ +[0-9]/ {print $1, $3, $4, $7}' "$work/sm.txt" > "$work/s.rows"
   printf '%10s | %12s %10s | %12s %10s | %12s %10s | %14s %14s\n' "bytes" "metaroce us" "median" "MPI TCP us" "median" \

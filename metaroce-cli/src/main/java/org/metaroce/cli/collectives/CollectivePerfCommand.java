@@ -384,11 +384,12 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                             ? "block in their devices" : "back off or park",
                     c.device().threadingMode(), Runtime.getRuntime().availableProcessors());
                 out.println("#");
-                out.println("#                                                   out-of-place                       "
+                // nccl-tests' columns, root included: the root rank of broadcast and reduce, -1 for the others.
+                out.println("#                                                           out-of-place                       "
                     + "in-place");
-                out.println("#       size         count      type   redop     time   algbw   busbw #wrong     time   "
+                out.println("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
                     + "algbw   busbw #wrong");
-                out.println("#        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  "
+                out.println("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  "
                     + "(GB/s)  (GB/s)");
                 out.flush();
             }
@@ -427,8 +428,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                         lastBusIp = algIp * kind.busFactor(n);
                         rows++;
                         if (out != null) {
-                            out.printf(Locale.ROOT, "%12d  %12d  %8s  %6s  %7.1f  %6.2f  %6.2f  %5d  %7.1f  %6.2f  %6.2f  "
-                                    + "%5d%n", bytes, count, t.shortName(), op == null ? "none" : op.shortName(), oop[0],
+                            out.printf(Locale.ROOT, "%12d  %12d  %8s  %6s  %6d  %7.1f  %6.2f  %6.2f  %5d  %7.1f  %6.2f  "
+                                    + "%6.2f  %5d%n", bytes, count, t.shortName(), op == null ? "none" : op.shortName(),
+                                kind.rooted ? root : -1, oop[0],
                                 algOop, algOop * kind.busFactor(n), (long) oop[1], ip[0], algIp,
                                 algIp * kind.busFactor(n), (long) ip[1]);
                             if (median) {

@@ -75,15 +75,17 @@ class CollectivePerfCommandTest {
         final long[] sizes = {24, 192, 1536, 12288, 98304};
         for (int i = 0; i < rows.size(); i++) {
             final String[] cells = rows.get(i);
-            assertThat(cells).as(r::toString).hasSize(12);
+            assertThat(cells).as(r::toString).hasSize(13);
             assertThat(Long.parseLong(cells[0])).isEqualTo(sizes[i]);
             assertThat(Long.parseLong(cells[1])).isEqualTo(sizes[i] / 4);
             assertThat(cells[2]).isEqualTo("float");
             assertThat(cells[3]).isEqualTo(tool.equals("all_reduce_perf") || tool.equals("reduce_scatter_perf")
                 ? "sum" : "none");
-            assertThat(Double.parseDouble(cells[4])).isPositive();
-            assertThat(cells[7]).isEqualTo("0");
-            assertThat(cells[11]).isEqualTo("0");
+            // nccl-tests' root column: the root of a rooted collective (--root, default 0), else -1.
+            assertThat(cells[4]).isEqualTo(tool.equals("broadcast_perf") ? "0" : "-1");
+            assertThat(Double.parseDouble(cells[5])).isPositive();
+            assertThat(cells[8]).isEqualTo("0");
+            assertThat(cells[12]).isEqualTo("0");
         }
     }
 
@@ -96,7 +98,7 @@ class CollectivePerfCommandTest {
         assertThat(rows).hasSize(24);
         assertThat(rows).extracting(c -> c[2] + "/" + c[3]).contains("float/sum", "double/prod", "int32/min",
             "int64/max", "bfloat16/sum", "bfloat16/prod", "half/min", "half/sum");
-        assertThat(rows).allSatisfy(c -> assertThat(c[7] + c[11]).isEqualTo("00"));
+        assertThat(rows).allSatisfy(c -> assertThat(c[8] + c[12]).isEqualTo("00"));
     }
 
     @ParameterizedTest
@@ -114,7 +116,7 @@ class CollectivePerfCommandTest {
             assertThat(rows).allSatisfy(c -> {
                 assertThat(c[2]).isEqualTo(type.equals("bf16") ? "bfloat16" : "half");
                 assertThat(Long.parseLong(c[1])).isEqualTo(3072);
-                assertThat(c[7] + c[11]).isEqualTo("00");
+                assertThat(c[8] + c[12]).isEqualTo("00");
             });
         }
     }
@@ -125,7 +127,7 @@ class CollectivePerfCommandTest {
         final Run r = run("all_reduce_perf", "--ranks", "3", "-b", "1K", "-e", "64K", "-f", "64", "-n", "2", "-w", "1",
             "--chunk", "8K", "--driver", "invoker", "--baseline", "--cpu", "--median");
         assertThat(r.exitCode()).as(r::toString).isZero();
-        assertThat(rows(r)).as(r::toString).hasSize(2).allSatisfy(c -> assertThat(c[7] + c[11]).isEqualTo("00"));
+        assertThat(rows(r)).as(r::toString).hasSize(2).allSatisfy(c -> assertThat(c[8] + c[12]).isEqualTo("00"));
         assertThat(r.out()).containsPattern("# JIT warm-up: [0-9]+ rounds of the sweep's sizes up to 65536 B in [0-9.]+ s")
             .containsPattern("# ring baseline before .*: 65536 B .* busbw [0-9.]+ GB/s")
             .containsPattern("# ring baseline after .*: 65536 B .* busbw [0-9.]+ GB/s")
@@ -135,7 +137,7 @@ class CollectivePerfCommandTest {
         final Run blocking = run("all_reduce_perf", "--ranks", "3", "-b", "8", "-e", "64K", "-f", "8192", "-n", "3",
             "-w", "1", "--chunk", "8K", "--driver", "invoker", "--wait", "block");
         assertThat(blocking.exitCode()).as(blocking::toString).isZero();
-        assertThat(rows(blocking)).as(blocking::toString).hasSize(2).allSatisfy(c -> assertThat(c[7] + c[11]).isEqualTo("00"));
+        assertThat(rows(blocking)).as(blocking::toString).hasSize(2).allSatisfy(c -> assertThat(c[8] + c[12]).isEqualTo("00"));
         assertThat(blocking.out()).contains("ranks block in their devices (INVOKER)");
         assertThat(run("all_reduce_perf", "--ranks", "2", "--wait", "doze").err())
             .contains("--wait must be auto, spin, backoff, park or block");
