@@ -45,9 +45,9 @@ final class Requester {
     private static final long INITIAL_CREDIT = 64;
     /** Transmissions of one packet without delivery that end the connection [REL-030]. */
     private static final int MAX_TRANSMISSIONS = 16;
-    /** Largest PTO multiplier exponent: 2^10 × SRTT; the RTO caps the probe timeout anyway [REL-026]. */
+    /** Largest PTO multiplier exponent: 2^10 × SRTT; the RTO caps the probe timeout anyway [REL-065]. */
     static final int MAX_PROBE_SHIFT = 10;
-    /** Packets delivered without a spurious probe after which the PTO multiplier halves [REL-026]. */
+    /** Packets delivered without a spurious probe after which the PTO multiplier halves [REL-065]. */
     static final int PROBE_DECAY_PACKETS = 4096;
     /**
      * Trims one packet may meet before the connection ends [REL-059]: trims do not count towards
@@ -139,16 +139,16 @@ final class Requester {
      * When the latest retransmission that may repair a lost request left (MIN_VALUE before any),
      * and the work request it belongs to: the responder holds the READs and atomics behind a
      * missing request [OPS-024], so the answer to another request sent before it gives no RTT
-     * sample [REL-020].
+     * sample [REL-063].
      */
     private long holdRepairNs = Long.MIN_VALUE;
     private long holdRepairWqe = -1;
-    /** The work request whose spurious retransmission last gave an RTT sample (one per request). */
+    /** The work request whose spurious retransmission last gave an RTT sample (one per request) [REL-064]. */
     private long spuriousSampleWqe = -1;
     private long reorderWindowNs;
     private int lossEpisodesSinceSpurious;
     /**
-     * PTO = SRTT × 2^probeShift [REL-026]: 1 (twice SRTT) until a tail probe is found spurious,
+     * PTO = SRTT × 2^probeShift [REL-026, REL-065]: 1 (twice SRTT) until a tail probe is found spurious,
      * then one more per spurious probe, up to {@link #MAX_PROBE_SHIFT}; one less per
      * {@link #PROBE_DECAY_PACKETS} packets delivered without one. A host that pauses (a busy
      * CPU, a collector) answers late, not never; probing at twice an RTT measured between its
@@ -732,7 +732,7 @@ final class Requester {
             counters.increment(EndpointCounter.SPURIOUS_RETRANSMITS);
             if (slotKind[trigger & windowMask] == KIND_DATA) {
                 // For a READ or atomic a duplicate request proves only that the request arrived;
-                // a second answer shows the re-request was needless (onSpuriousResponse).
+                // a second answer shows the re-request was needless (onSecondAnswer) [REL-064].
                 onSpuriousRetransmission(trigger & windowMask);
             }
             lossEpisodesSinceSpurious = 0;
@@ -917,7 +917,7 @@ final class Requester {
 
     /**
      * A READ or atomic response answers a request the requester timed itself: when that request
-     * was sent once, the time to its answer is an RTT sample [REL-020]. It is what the timers of a
+     * was sent once, the time to its answer is an RTT sample [REL-063]. It is what the timers of a
      * QP that only reads must wait for, the responder's answers to earlier requests included,
      * which no ACK shows.
      */
@@ -929,10 +929,10 @@ final class Requester {
 
     /**
      * A second answer to a delivered READ or atomic slot that was requested again: the re-request
-     * was needless, the first answer was only late [REL-025]. Its wait, first request to this
+     * was needless, the first answer was only late [REL-064]. Its wait, first request to this
      * answer, bounds from above how late: an RTT sample (Eifel, RFC 4015), one per work request,
      * without which a QP that only reads, whose answers give samples only while nothing is
-     * retransmitted, would keep timers that misfire for ever [REL-020].
+     * retransmitted, would keep timers that misfire for ever [REL-064].
      */
     private void onSecondAnswer(final long nowNs, final int slot) {
         if (slotTransmissions[slot] < 2) {
@@ -945,7 +945,7 @@ final class Requester {
         }
     }
 
-    /** A retransmission of this slot proved needless: a spurious tail probe lengthens the PTO [REL-026]. */
+    /** A retransmission of this slot proved needless: a spurious tail probe lengthens the PTO [REL-065]. */
     private void onSpuriousRetransmission(final int slot) {
         if (slotLossCause[slot] == EndpointCounter.RETRANSMITS_TAIL_PROBE) {
             probeShift = Math.min(MAX_PROBE_SHIFT, probeShift + 1);
@@ -957,7 +957,7 @@ final class Requester {
      * Feeds {@code now − first transmission} of a READ or atomic slot as an RTT sample, unless a
      * request of another work request may have been repaired since that transmission: the
      * responder may have held this one behind it [OPS-024], and the wait would be the repair's,
-     * not the path's [REL-020].
+     * not the path's [REL-063].
      */
     private void responseSample(final long nowNs, final int slot) {
         if (holdRepairNs >= slotFirstSentNs[slot] && holdRepairWqe != slotWqe[slot]) {
