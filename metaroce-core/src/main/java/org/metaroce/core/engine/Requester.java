@@ -723,15 +723,20 @@ final class Requester {
         // The slot of an already delivered PSN keeps its record until the PSN one window later
         // reuses it, so a late DUPLICATE report can still be judged.
         final boolean recorded = Psn.before(trigger, sndNxt) && sndNxt - trigger <= windowSize;
-        // For a READ or atomic a duplicate request proves only that the request arrived; a second
-        // answer shows the re-request was needless (onSecondAnswer) [REL-064].
-        if ((ackFlags & AckHeader.FLAG_DUPLICATE) != 0 && recorded && slotKind[trigger & windowMask] == KIND_DATA
+        if ((ackFlags & AckHeader.FLAG_DUPLICATE) != 0 && recorded
             && slotTransmissions[trigger & windowMask] > 1
             && ((int) slotSentNs[trigger & windowMask] != echoedTimestamp
                 || slotTransmissions[trigger & windowMask] == 2)) {
             // Two copies arrived: the earlier one after all (echo of an earlier transmission), or
             // the single retransmission after the original: the retransmission was spurious [REL-025].
-            onSpuriousRetransmission(trigger & windowMask);
+            counters.increment(EndpointCounter.SPURIOUS_RETRANSMITS);
+            if (slotKind[trigger & windowMask] == KIND_DATA) {
+                // For a READ or atomic a duplicate request proves only that the request arrived;
+                // a second answer shows the re-request was needless (onSecondAnswer) [REL-064].
+                onSpuriousRetransmission(trigger & windowMask);
+            }
+            lossEpisodesSinceSpurious = 0;
+            reorderWindowNs = Math.min(reorderWindowNs + Math.max(1_000, rtt.minRttNs() / 4), reorderCeilingNs());
         }
         // The one PSN whose latest transmission this ACK proves arrived: its trigger, when the echo
         // matches that transmission [REL-017], [REL-023].
@@ -940,15 +945,8 @@ final class Requester {
         }
     }
 
-    /**
-     * A retransmission of this slot proved needless, by a DUPLICATE ACK for a data packet or a
-     * second answer for a READ or atomic: counted, the reordering window widens [REL-024], and a
-     * spurious tail probe lengthens the PTO [REL-065].
-     */
+    /** A retransmission of this slot proved needless: a spurious tail probe lengthens the PTO [REL-065]. */
     private void onSpuriousRetransmission(final int slot) {
-        counters.increment(EndpointCounter.SPURIOUS_RETRANSMITS);
-        lossEpisodesSinceSpurious = 0;
-        reorderWindowNs = Math.min(reorderWindowNs + Math.max(1_000, rtt.minRttNs() / 4), reorderCeilingNs());
         if (slotLossCause[slot] == EndpointCounter.RETRANSMITS_TAIL_PROBE) {
             probeShift = Math.min(MAX_PROBE_SHIFT, probeShift + 1);
             deliveredSinceSpuriousProbe = 0;
