@@ -45,10 +45,8 @@ final class Requester {
     private static final long INITIAL_CREDIT = 64;
     /** Transmissions of one packet without delivery that end the connection [REL-030]. */
     private static final int MAX_TRANSMISSIONS = 16;
-    /** Largest PTO multiplier exponent: 2^10 × SRTT; the RTO caps the probe timeout anyway [REL-065]. */
-    static final int MAX_PROBE_SHIFT = 10;
-    /** Packets delivered without a spurious probe after which the PTO multiplier halves [REL-065]. */
-    static final int PROBE_DECAY_PACKETS = 4096;
+    /** Loss episodes without a spurious retransmission after which the reorder window and PROBE_WAIT shrink [REL-024, REL-065]. */
+    private static final int EPISODES_TO_SHRINK = 16;
     /**
      * Trims one packet may meet before the connection ends [REL-059]: trims do not count towards
      * MAX_TRANSMISSIONS, and each restarts the retransmission timer (REL-036), so without this
@@ -148,14 +146,20 @@ final class Requester {
     private long reorderWindowNs;
     private int lossEpisodesSinceSpurious;
     /**
-     * PTO = SRTT × 2^probeShift [REL-026, REL-065]: 1 (twice SRTT) until a tail probe is found spurious,
-     * then one more per spurious probe, up to {@link #MAX_PROBE_SHIFT}; one less per
-     * {@link #PROBE_DECAY_PACKETS} packets delivered without one. A host that pauses (a busy
-     * CPU, a collector) answers late, not never; probing at twice an RTT measured between its
-     * pauses resends what is already on its way.
+     * PROBE_WAIT [REL-065]: the PTO is at least this long. 0 until a tail probe is found spurious,
+     * then twice the longest wait a spurious probe revealed (its packet's first transmission to
+     * the proof); halved after {@link #EPISODES_TO_SHRINK} loss episodes without a spurious
+     * retransmission. A host that pauses (a busy CPU, a collector) answers late, not never; a
+     * probe timed on an RTT measured between its pauses resends what is already on its way, every
+     * pause. Doubling the probe timeout per spurious probe learned the same, but every few
+     * thousand packets delivered undid it, so a bulk stream probed at every pause.
      */
-    private int probeShift = 1;
-    private int deliveredSinceSpuriousProbe;
+    private long probeWaitNs;
+    /**
+     * The latest retransmission for any reason but a tail probe (loss detection, NACK, RTO, RNR):
+     * what a packet sent before it waited for may be that repair, not a pause [REL-065].
+     */
+    private long lastRepairNs = Long.MIN_VALUE;
     /** Latest non-stale Cumulative PSN and Credit: the responder's admission limit [REL-019]. */
     private int creditCumulative;
     private long creditLimit = INITIAL_CREDIT;
@@ -433,6 +437,9 @@ final class Requester {
                 break;
             }
             counters.increment(slotLossCause[s]);
+            if (slotLossCause[s] != EndpointCounter.RETRANSMITS_TAIL_PROBE) {
+                lastRepairNs = nowNs;
+            }
             retransmits++;
             qp.trace(nowNs, TraceEvent.RETRANSMIT, psn, slotLossCause[s].ordinal(), slotTransmissions[s], window);
             fullWindowRetransmitAllowed = false;
@@ -733,7 +740,7 @@ final class Requester {
             if (slotKind[trigger & windowMask] == KIND_DATA) {
                 // For a READ or atomic a duplicate request proves only that the request arrived;
                 // a second answer shows the re-request was needless (onSecondAnswer) [REL-064].
-                onSpuriousRetransmission(trigger & windowMask);
+                onSpuriousRetransmission(nowNs, trigger & windowMask);
             }
             lossEpisodesSinceSpurious = 0;
             reorderWindowNs = Math.min(reorderWindowNs + Math.max(1_000, rtt.minRttNs() / 4), reorderCeilingNs());
@@ -938,18 +945,27 @@ final class Requester {
         if (slotTransmissions[slot] < 2) {
             return;
         }
-        onSpuriousRetransmission(slot);
+        onSpuriousRetransmission(nowNs, slot);
         if (slotWqe[slot] != spuriousSampleWqe) {
             spuriousSampleWqe = slotWqe[slot];
             responseSample(nowNs, slot);
         }
     }
 
-    /** A retransmission of this slot proved needless: a spurious tail probe lengthens the PTO [REL-065]. */
-    private void onSpuriousRetransmission(final int slot) {
+    /**
+     * A retransmission of this slot proved needless at {@code nowNs}: after a spurious tail probe
+     * the PTO covers twice the wait it revealed, from the packet's first transmission or the
+     * latest repair since then, whichever came later [REL-065]. A wait across repairs measures
+     * the repairs: a READ held behind a re-requested one, RTO expiries at 20% loss (hundreds of
+     * milliseconds that would stop probing altogether on the path that needs it most). Taking the
+     * maximum makes a second proof for the same episode (another PSN of the same READ) harmless.
+     */
+    private void onSpuriousRetransmission(final long nowNs, final int slot) {
         if (slotLossCause[slot] == EndpointCounter.RETRANSMITS_TAIL_PROBE) {
-            probeShift = Math.min(MAX_PROBE_SHIFT, probeShift + 1);
-            deliveredSinceSpuriousProbe = 0;
+            final long waitedNs = nowNs - Math.max(slotFirstSentNs[slot], lastRepairNs);
+            if (waitedNs > 0) {
+                probeWaitNs = Math.max(probeWaitNs, Math.min(2 * waitedNs, config.maxRtoNs()));
+            }
         }
     }
 
@@ -1110,11 +1126,6 @@ final class Requester {
 
     private void afterDelivery(final long nowNs, final int delivered) {
         if (delivered > 0) {
-            deliveredSinceSpuriousProbe += delivered;
-            if (deliveredSinceSpuriousProbe >= PROBE_DECAY_PACKETS) {
-                deliveredSinceSpuriousProbe = 0;
-                probeShift = Math.max(1, probeShift - 1);
-            }
             progressNs = nowNs;
             stalledSinceNs = nowNs;
             // Whatever was delivered decided the expiry's outcome (spurious, or its retransmission
@@ -1195,9 +1206,11 @@ final class Requester {
             }
         }
         // One detection pass that finds losses is one loss episode, however many packets it
-        // declares lost; 16 episodes without a spurious retransmission shrink the window [REL-024].
-        if (episode && ++lossEpisodesSinceSpurious >= 16) {
+        // declares lost; 16 episodes without a spurious retransmission shrink the window and the
+        // probe wait: the path loses packets, so probes that come soon pay [REL-024, REL-065].
+        if (episode && ++lossEpisodesSinceSpurious >= EPISODES_TO_SHRINK) {
             reorderWindowNs = reorderFloorNs();
+            probeWaitNs /= 2;
             lossEpisodesSinceSpurious = 0;
         }
     }
@@ -1403,8 +1416,8 @@ final class Requester {
             // Without an RTT sample a probe would only guess; the retransmission timer covers it.
             return 0;
         }
-        return Math.max(config.minTailProbeNs(),
-            Math.min(rtt.rtoNs(), (rtt.srttNs() << probeShift) + config.ackCoalesceDelayNs()));
+        final long pto = Math.max(2 * rtt.srttNs(), probeWaitNs) + config.ackCoalesceDelayNs();
+        return Math.max(config.minTailProbeNs(), Math.min(rtt.rtoNs(), pto));
     }
 
     /**

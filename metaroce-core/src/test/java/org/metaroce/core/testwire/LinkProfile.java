@@ -10,11 +10,11 @@ import org.metaroce.core.engine.DatagramEndpoint;
 /**
  * How one direction of an {@link InMemoryWire} link behaves: its timing (delay, jitter,
  * serialization rate) and the faults it injects (loss, burst loss, duplication, reordering,
- * corruption, blackholes, ECN CE marking). Immutable, so one profile can be shared by many links
+ * corruption, blackholes, pauses, ECN CE marking). Immutable, so one profile can be shared by many links
  * and swapped atomically mid-run to model a link going bad; build one with {@link #builder()}.
  *
  * <p>Every probability applies independently per packet. Times are virtual nanoseconds;
- * blackhole windows are absolute times compared with the moment a packet is sent.
+ * blackhole and pause windows are absolute times compared with the moment a packet is sent.
  */
 public final class LinkProfile {
     /** Default one-way delay: 5 microseconds, a datacenter hop. */
@@ -44,6 +44,7 @@ public final class LinkProfile {
     private final double ceMarkProbability;
     private final int ecn;
     private final long[] blackholes;
+    private final long[] pauses;
 
     private LinkProfile(final Builder b) {
         delayNs = b.delayNs;
@@ -62,6 +63,7 @@ public final class LinkProfile {
         ceMarkProbability = b.ceMarkProbability;
         ecn = b.ecn;
         blackholes = Arrays.copyOf(b.blackholes, b.blackholeCount * 2);
+        pauses = Arrays.copyOf(b.pauses, b.pauseCount * 2);
     }
 
     /** @return a link with the default 5 µs delay and no jitter, rate limit or faults */
@@ -94,6 +96,8 @@ public final class LinkProfile {
         b.ecn = ecn;
         b.blackholes = Arrays.copyOf(blackholes, Math.max(4, blackholes.length));
         b.blackholeCount = blackholes.length / 2;
+        b.pauses = Arrays.copyOf(pauses, Math.max(4, pauses.length));
+        b.pauseCount = pauses.length / 2;
         return b;
     }
 
@@ -177,6 +181,20 @@ public final class LinkProfile {
         return false;
     }
 
+    /**
+     * @param nowNs a send time
+     * @return the end of the pause window {@code nowNs} falls in (the packet leaves then, as from a
+     *     host that was descheduled and wakes up), or {@code nowNs} outside every pause
+     */
+    public long pausedUntil(final long nowNs) {
+        for (int i = 0; i < pauses.length; i += 2) {
+            if (nowNs >= pauses[i] && nowNs < pauses[i + 1]) {
+                return pauses[i + 1];
+            }
+        }
+        return nowNs;
+    }
+
     /** @return the blackhole windows as {@code [start0, end0, start1, end1, ...]} */
     public long[] blackholes() {
         return blackholes.clone();
@@ -199,6 +217,9 @@ public final class LinkProfile {
         append(sb, "ecn", ecn);
         if (blackholes.length > 0) {
             sb.append(", blackholes=").append(Arrays.toString(blackholes));
+        }
+        if (pauses.length > 0) {
+            sb.append(", pauses=").append(Arrays.toString(pauses));
         }
         return sb.append('}').toString();
     }
@@ -234,6 +255,8 @@ public final class LinkProfile {
         private int ecn = DatagramEndpoint.ECN_NOT_ECT;
         private long[] blackholes = new long[4];
         private int blackholeCount;
+        private long[] pauses = new long[4];
+        private int pauseCount;
 
         private Builder() {
         }
@@ -356,6 +379,26 @@ public final class LinkProfile {
             blackholes[blackholeCount * 2] = startNs;
             blackholes[blackholeCount * 2 + 1] = endNs;
             blackholeCount++;
+            return this;
+        }
+
+        /**
+         * Adds a window in which nothing leaves on the link: every packet sent in it departs at
+         * its end, in order (a sending host descheduled, or a runtime pausing to collect garbage).
+         *
+         * @param startNs first virtual time of the window, inclusive
+         * @param endNs end of the window, exclusive
+         */
+        public Builder pause(final long startNs, final long endNs) {
+            if (endNs < startNs) {
+                throw new IllegalArgumentException("pause end before start: [" + startNs + ", " + endNs + ")");
+            }
+            if (pauseCount * 2 == pauses.length) {
+                pauses = Arrays.copyOf(pauses, pauses.length * 2);
+            }
+            pauses[pauseCount * 2] = startNs;
+            pauses[pauseCount * 2 + 1] = endNs;
+            pauseCount++;
             return this;
         }
 

@@ -1,0 +1,80 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
+package org.metaroce.core.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+import org.metaroce.core.testwire.LinkProfile;
+import org.metaroce.core.verbs.SendFlags;
+import org.metaroce.core.verbs.SendRequest;
+import org.metaroce.core.verbs.WcStatus;
+import org.metaroce.core.verbs.WrOpcode;
+
+/**
+ * A WRITE stream to a peer whose ACKs come late now and then (a descheduled host, a collector's
+ * pause), nothing lost: each spurious tail probe sets the probe timeout to cover the wait it
+ * revealed, and nothing but a spurious retransmission or real losses brings it down again
+ * [REL-065]. Before, each spurious probe doubled the timeout and every 4,096 delivered PSNs
+ * halved it again, so a bulk stream was back at twice its SRTT within milliseconds and probed
+ * at every pause (issue 14: write_bw and send_bw retransmitted 30–40 packets per run without
+ * any loss).
+ */
+class PausingPeerProbeTest {
+    // Seeded: TwoNodeFixture prints its seed.
+    private static final int LENGTH = 16 * 1024;
+    private static final int OUTSTANDING = 16;
+    private static final long QP_TIMEOUT_NS = 67_108_864L;
+    private static final int PAUSES = 40;
+    private static final long PERIOD_NS = 10_000_000;
+    /** Pause lengths, cycled: what a descheduled host or a young-generation collection costs. */
+    private static final long[] PAUSE_NS = {1_000_000, 3_000_000, 500_000, 2_000_000, 4_000_000};
+
+    @Test
+    void aWriteStreamToAPausingPeerProbesOnlyWhileLearningHowLongItPauses() {
+        // The tools' timers: perftest's QP timeout (67 ms) as the RTO and its floor, so only probes can misfire.
+        final TwoNodeFixture f = new TwoNodeFixture(8302, LinkProfile.perfect(),
+            new EndpointConfig().minRtoNs(QP_TIMEOUT_NS), QueuePairCapabilities.defaults(), 4096)
+            .connect(1024, 7, 7, QP_TIMEOUT_NS);
+        // The responder's host stops now and then: its ACKs leave when it wakes, nothing is lost.
+        final long start = f.wire.now() + PERIOD_NS;
+        final LinkProfile.Builder pausing = LinkProfile.builder();
+        for (int i = 0; i < PAUSES; i++) {
+            final long at = start + i * PERIOD_NS;
+            pausing.pause(at, at + PAUSE_NS[i % PAUSE_NS.length]);
+        }
+        f.wire.link(f.b.node, f.a.node, pausing.build());
+        final long end = start + PAUSES * PERIOD_NS;
+        int posted = 0;
+        while (posted < OUTSTANDING) {
+            postWrite(f, posted++);
+        }
+        while (f.wire.now() < end) {
+            final int before = f.a.sendCompletions.size();
+            assertThat(f.runUntilCompletions(before + 1, 0)).isTrue();
+            while (posted - f.a.sendCompletions.size() < OUTSTANDING) {
+                postWrite(f, posted++);
+            }
+        }
+        assertThat(f.runUntilQuiet()).isTrue();
+        f.a.drain();
+        final String story = posted + " WRITEs, SRTT " + f.a.qp.smoothedRttNs() + " ns; A " + f.a.endpoint.counters()
+            + " B " + f.b.endpoint.counters();
+        System.out.println(story);
+        assertThat(f.a.sendCompletions).as(story).hasSize(posted).extracting(wc -> wc.status())
+            .containsOnly(WcStatus.SUCCESS);
+        // Before: 224 probes, 5 or 6 per pause. Now the first pause costs its probe series (twice
+        // SRTT, doubling up to the 1 ms pause: 6 probes with this seed), and each longer pause
+        // after it (3 and 4 ms) one more at most.
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.RETRANSMITS_TAIL_PROBE)).as(story)
+            .isLessThanOrEqualTo(8);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.TIMEOUTS)).as(story).isZero();
+    }
+
+    private static void postWrite(final TwoNodeFixture f, final int i) {
+        final long offset = (long) (i % OUTSTANDING) * LENGTH;
+        f.a.qp.postSend(new SendRequest(1).wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+            .addSge(f.a.address(offset), LENGTH, f.a.mr.lkey()).remoteAddr(f.b.address(offset)).rkey(f.b.mr.rkey()));
+    }
+}
