@@ -1313,6 +1313,10 @@ final class Requester {
         final long rto = rtt.rtoNs();
         if (nowNs >= progressNs + rto) {
             counters.increment(EndpointCounter.TIMEOUTS);
+            // The timer had to repair what the probes did not: a long probe wait only delayed
+            // them. At 20% loss the waits spurious probes revealed were repairs, and a probe
+            // wait they had raised to RTO_MAX left every loss to the RTO [REL-065].
+            probeWaitNs /= 2;
             consecutiveTimeouts++;
             if (consecutiveTimeouts > qp.retryCount() && retryTimeoutSpent(nowNs, stalledSinceNs)) {
                 qp.recordFailure("nothing delivered for " + QueuePair.seconds(nowNs - stalledSinceNs) + " and "
