@@ -95,6 +95,34 @@ class CounterFileTest {
     }
 
     @Test
+    void countersOfALayerAboveAppearWhileAttachedAndTheirSlotsAreFreedWhenDetached() throws IOException {
+        try (DevicePair p = open();
+             CounterFile reader = CounterFile.map(p.a.device.counterFile().path())) {
+            final CountersReader counters = reader.reader();
+            final CounterGroup group = new CounterGroup(CounterType.COLLECTIVES, "coll rank 1/2", 1, "OPERATIONS", "CHUNKS_SENT");
+            // Written by a thread that does not own the device, as a communicator's rank writes them.
+            group.add(1, 41);
+            group.increment(1);
+            p.a.device.attachCounters(group);
+            awaitValue(counters, "coll rank 1/2 CHUNKS_SENT", 42);
+            assertThat(value(counters, "coll rank 1/2 OPERATIONS")).isZero();
+            assertThat(typeOf(counters, "coll rank 1/2 OPERATIONS")).isEqualTo(CounterType.COLLECTIVES.typeId());
+            assertThat(keyOf(counters, "coll rank 1/2 OPERATIONS")).isEqualTo(1);
+            group.increment(0);
+            awaitValue(counters, "coll rank 1/2 OPERATIONS", 1);
+            // Attaching twice publishes once.
+            p.a.device.attachCounters(group);
+            p.a.device.detachCounters(group);
+            awaitGone(counters, "coll rank 1/2 CHUNKS_SENT");
+            assertThat(find(counters, "coll rank 1/2 OPERATIONS")).isNegative();
+            // The other device's file never had them.
+            try (CounterFile other = CounterFile.map(p.b.device.counterFile().path())) {
+                assertThat(find(other.reader(), "coll rank 1/2 OPERATIONS")).isNegative();
+            }
+        }
+    }
+
+    @Test
     void aDeviceRemovesTheDirectoriesOfDeadProcesses() throws Exception {
         final Process gone = new ProcessBuilder("true").start();
         gone.waitFor();
@@ -238,6 +266,6 @@ class CounterFileTest {
         while (System.nanoTime() - deadline < 0 && find(counters, label) >= 0) {
             java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
         }
-        assertThat(find(counters, label)).as("counter '%s' after its QP was destroyed", label).isNegative();
+        assertThat(find(counters, label)).as("counter '%s' after its owner went", label).isNegative();
     }
 }
