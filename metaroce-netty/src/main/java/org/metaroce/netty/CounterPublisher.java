@@ -36,6 +36,9 @@ final class CounterPublisher implements AutoCloseable {
     private static final DriverCounter[] DRIVER = DriverCounter.values();
     private static final CmCounter[] CM = CmCounter.values();
     private static final QpCounter[] QP = QpCounter.values();
+    /** The per-QP counters that split retransmissions by cause. */
+    private static final QpCounter[] QP_CAUSES = java.util.Arrays.stream(QP).filter(c -> c.cause() != null)
+        .toArray(QpCounter[]::new);
 
     private final CounterFile file;
     private final CountersManager manager;
@@ -284,6 +287,9 @@ final class CounterPublisher implements AutoCloseable {
             manager.setCounterValue(ids[QpCounter.STATE.ordinal()], qp.state().ordinal());
             manager.setCounterValue(ids[QpCounter.PACKETS_SENT.ordinal()], qp.packetsSent());
             manager.setCounterValue(ids[QpCounter.RETRANSMITS.ordinal()], qp.retransmits());
+            for (final QpCounter c : QP_CAUSES) {
+                manager.setCounterValue(ids[c.ordinal()], qp.retransmits(c.cause()));
+            }
             manager.setCounterValue(ids[QpCounter.OUTSTANDING_SENDS.ordinal()], qp.outstandingSends());
             manager.setCounterValue(ids[QpCounter.POSTED_RECEIVES.ordinal()], qp.postedReceives());
             manager.setCounterValue(ids[QpCounter.SEND_PSN.ordinal()], Integer.toUnsignedLong(qp.nextSendPsn()));

@@ -95,6 +95,46 @@ class CounterFileTest {
     }
 
     @Test
+    void aQueuePairsRetransmissionsAreSplitByCauseUnderLoss() throws IOException {
+        final long seed = 2121;
+        System.out.println("CounterFileTest seed=" + seed);
+        try (DevicePair p = new DevicePair(Transport.NIO, ThreadingMode.DEDICATED, 4,
+                c -> c.inboundFaults(new InboundFaults(0.05, 0.1, seed))
+                    .observability(new ObservabilityConfig().countersBase(base).countersIntervalNs(1_000_000)),
+                c -> c.inboundFaults(new InboundFaults(0.05, 0.1, seed + 1))
+                    .observability(new ObservabilityConfig().countersBase(base).countersIntervalNs(1_000_000)));
+             CounterFile reader = CounterFile.map(p.a.device.counterFile().path())) {
+            p.connect(1024);
+            final int length = 1 << 20;
+            final int status = p.a.device.call(ep -> p.a.qp.postSend(new SendRequest(1).wrId(1)
+                .opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                .addSge(p.a.address(0), length, p.a.mr.lkey()).remoteAddr(p.b.address(0)).rkey(p.b.mr.rkey())));
+            assertThat(status).isEqualTo(PostStatus.OK);
+            assertThat(p.awaitCompletions(1, 0)).as(p::describe).isTrue();
+            assertThat(p.a.sendCompletions.get(0).status()).isEqualTo(WcStatus.SUCCESS);
+            final CountersReader counters = reader.reader();
+            final int qpn = p.a.device.call(ep -> p.a.qp.qpn());
+            final String qp = "qp 0x" + String.format("%06x", qpn) + " ";
+            final long total = p.a.device.<Long>call(ep -> p.a.qp.retransmits());
+            assertThat(total).as("retransmissions of 1 MiB at 5%% loss each way").isPositive();
+            awaitValue(counters, qp + "RETRANSMITS", total);
+            long sum = 0;
+            for (final QpCounter c : QpCounter.values()) {
+                if (c.cause() != null) {
+                    // A's one QP sends every request A sends: its split is the endpoint's.
+                    final long endpoint = p.a.device.endpoint().counters().get(c.cause());
+                    awaitValue(counters, qp + c.name(), endpoint);
+                    assertThat(c.name()).isEqualTo(c.cause().name());
+                    sum += endpoint;
+                }
+            }
+            assertThat(sum).as("the causes add up to RETRANSMITS").isEqualTo(total);
+            assertThat(value(counters, qp + "RETRANSMITS_LOSS_DETECTED") + value(counters, qp + "RETRANSMITS_TIMEOUT")
+                + value(counters, qp + "RETRANSMITS_TAIL_PROBE")).isPositive();
+        }
+    }
+
+    @Test
     void countersOfALayerAboveAppearWhileAttachedAndTheirSlotsAreFreedWhenDetached() throws IOException {
         try (DevicePair p = open();
              CounterFile reader = CounterFile.map(p.a.device.counterFile().path())) {
