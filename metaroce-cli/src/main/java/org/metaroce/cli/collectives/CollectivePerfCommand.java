@@ -410,8 +410,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     }
 
     private static void printCounters(final PrintWriter out, final Communicator c) {
-        out.printf("# rank %d counters:%n#   driver: %s%n#   endpoint: %s%n", c.rank(), c.device().counters(),
-            c.device().endpoint().counters());
+        out.printf("# rank %d counters:%n#   driver: %s%n#   endpoint: %s%n#   collectives: %s%n", c.rank(),
+            c.device().counters(), c.device().endpoint().counters(), c.counters());
     }
 
     /** The sweep one rank runs; rank 0 prints. */

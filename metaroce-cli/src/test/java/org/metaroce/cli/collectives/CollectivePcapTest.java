@@ -22,7 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code --pcap FILE} on a collective tool: the ranks of one process leave one capture of whole
- * packets, each with a valid Integrity Check, holding every rank's chunk WRITEs.
+ * packets, each with a valid Integrity Check, holding every rank's chunk WRITEs; and
+ * {@code --counters} prints each rank's collectives counters.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class CollectivePcapTest {
@@ -33,8 +34,12 @@ class CollectivePcapTest {
     void threeRanksInOneProcessRecordTheirWritesInOneFile() throws Exception {
         final Path file = dir.resolve("all_reduce.pcap");
         final CollectivePerfCommandTest.Run run = CollectivePerfCommandTest.run("all_reduce_perf", "--ranks", "3",
-            "-b", "64K", "-e", "64K", "-n", "2", "-w", "1", "--pcap", file.toString());
+            "-b", "64K", "-e", "64K", "-n", "2", "-w", "1", "--pcap", file.toString(), "--counters");
         assertThat(run.exitCode()).as(run::toString).isZero();
+        // --counters prints each rank's collectives counters with the driver's and the engine's.
+        for (int r = 0; r < 3; r++) {
+            assertThat(run.out()).containsPattern("#   collectives: coll rank " + r + "/3\\{OPERATIONS=[1-9]");
+        }
         final Matcher m = Pattern.compile("pcap: (\\d+) packets in ").matcher(run.err());
         assertThat(m.find()).as(run::toString).isTrue();
         final long said = Long.parseLong(m.group(1));
