@@ -15,7 +15,7 @@ import org.metaroce.netty.PcapWriter;
  * what it sends and receives. The file is flushed and closed at the end of the run, and by a
  * shutdown hook when a server is stopped with Ctrl-C.
  */
-final class Capture {
+public final class Capture {
     private final PcapWriter writer;
     private final boolean bothEnds;
     private final Thread hook;
@@ -34,7 +34,7 @@ final class Capture {
      * @param maxBytes size at which the capture stops recording
      * @return the capture
      */
-    static Capture open(final Path file, final boolean bothEnds, final int snapLength, final long maxBytes) {
+    public static Capture open(final Path file, final boolean bothEnds, final int snapLength, final long maxBytes) {
         try {
             return new Capture(PcapWriter.open(file, snapLength, maxBytes), bothEnds);
         } catch (final java.io.UncheckedIOException | IllegalArgumentException ex) {
@@ -46,10 +46,12 @@ final class Capture {
      * Makes a device record into this capture.
      *
      * @param config the device's configuration
+     * @return {@code config}
      */
-    void configure(final DeviceConfig config) {
+    public DeviceConfig configure(final DeviceConfig config) {
         final ObservabilityConfig obs = config.observability();
         obs.capture(writer, !bothEnds);
+        return config;
     }
 
     /**
@@ -57,7 +59,7 @@ final class Capture {
      *
      * @param err where to say it
      */
-    void close(final java.io.PrintWriter err) {
+    public void close(final java.io.PrintWriter err) {
         writer.close();
         try {
             Runtime.getRuntime().removeShutdownHook(hook);

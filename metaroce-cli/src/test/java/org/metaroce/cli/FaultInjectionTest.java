@@ -159,6 +159,38 @@ class FaultInjectionTest {
     }
 
     @Test
+    void aRunsCaptureIsKeptOnlyWhenTheRunFails(@org.junit.jupiter.api.io.TempDir final Path dir) throws Exception {
+        final Path passing = dir.resolve("passing.pcap");
+        final Trial.Result ok = Trial.run(hosts, settings, "write_bw", Fault.none(), passing);
+        System.out.printf("FaultInjectionTest (%s / %s): %s%n", hosts.serverNs, hosts.clientNs, ok);
+        assertThat(ok.passed()).as("%s", ok).isTrue();
+        assertThat(passing).as("the capture of a run that passed").doesNotExist();
+
+        // A 3 s blackhole outlasts a 1 s RETRY_TIMEOUT: the run fails.
+        final Trial.Settings budgeted = new Trial.Settings(settings.launcher(), settings.durationS(), settings.warmup(),
+            List.of("--retry-timeout", "1"), settings.hangS());
+        final Path failing = dir.resolve("failing.pcap");
+        final Trial.Result bad = Trial.run(hosts, budgeted, "write_bw", Fault.blackhole(3), failing);
+        System.out.printf("FaultInjectionTest (%s / %s): %s%n", hosts.serverNs, hosts.clientNs, bad);
+        assertThat(bad.passed()).as("%s", bad).isFalse();
+        assertThat(failing).as("the capture of a run that failed").exists();
+        final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(java.nio.file.Files.readAllBytes(failing))
+            .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertThat(b.getInt(16)).as("snapshot length").isEqualTo(128);
+        b.position(24);
+        int records = 0;
+        while (b.remaining() >= 16) {
+            b.position(b.position() + 8);
+            final int kept = b.getInt();
+            final int original = b.getInt();
+            assertThat(kept).isEqualTo(Math.min(original, 128));
+            b.position(b.position() + kept);
+            records++;
+        }
+        assertThat(records).as("packets the client sent and received before and during the blackhole").isGreaterThan(100);
+    }
+
+    @Test
     void aKilledServerEndsTheClientInADefinedErrorWithinTheBudget() throws Exception {
         final Trial.Settings budgeted = new Trial.Settings(settings.launcher(), settings.durationS(), settings.warmup(),
             List.of("--retry-timeout", String.valueOf(RETRY_BUDGET_MS / 1000)), settings.hangS());

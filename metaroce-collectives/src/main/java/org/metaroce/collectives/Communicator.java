@@ -522,6 +522,14 @@ public final class Communicator implements AutoCloseable {
         return new Mem(address, mr.lkey(), placed ? mr.rkey() : 0);
     }
 
+    /**
+     * @return what this rank's operations did, indexed by {@link CollectiveCounter} ordinal; the
+     *     device's counters file holds the same values ({@code metaroce stat})
+     */
+    public org.metaroce.netty.CounterGroup counters() {
+        return engine.counters;
+    }
+
     /** @return the engine (tests read its chunk counts) */
     Engine engine() {
         return engine;

@@ -73,11 +73,8 @@ final class Engine {
     private final org.metaroce.netty.MetaRoceDevice invoker;
     private final ArrayList<Transfer> active = new ArrayList<>();
     private volatile CollectiveException broken;
-    /** Chunks received into the destination (or staging) through granted regions, and through slots. */
-    long placedChunksReceived;
-    long slotChunksReceived;
-    /** Grants sent as messages of their own (not riding on a chunk, COLL-035). */
-    long grantMessagesSent;
+    /** What this rank did ({@link CollectiveCounter}), published in the device's counters file. */
+    final org.metaroce.netty.CounterGroup counters;
     private String op = "setup";
     /** Device and endpoint counters, appended to failures so they can be diagnosed. */
     java.util.function.Supplier<String> diagnostics = () -> "";
@@ -95,6 +92,8 @@ final class Engine {
         this.opTimeoutNs = opTimeoutNs;
         this.chunkBytes = chunkBytes;
         this.sqDepth = sqDepth;
+        this.counters = new org.metaroce.netty.CounterGroup(org.metaroce.netty.CounterType.COLLECTIVES,
+            "coll rank " + rank + "/" + size, rank, CollectiveCounter.names());
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new WorkCompletion();
         }
@@ -182,6 +181,7 @@ final class Engine {
                     if (invoker != null) {
                         drive(name); // flushes the acknowledgements of what this loop consumed last
                     }
+                    counters.increment(CollectiveCounter.OPERATIONS.ordinal());
                     break;
                 }
                 if (work == 0) {
@@ -234,6 +234,10 @@ final class Engine {
     }
 
     private CollectiveException fail(final CollectiveException ex) {
+        if (broken == null) {
+            // Counted once: fail() may see the same failure again on its way out of run().
+            counters.increment(CollectiveCounter.OPERATIONS_FAILED.ordinal());
+        }
         breakWith(ex);
         return ex;
     }
@@ -422,11 +426,8 @@ final class Engine {
             } else {
                 Reductions.reduce(t.type, t.reduceOp, dst, t.operand + t.chunkOffset(j), src, length / t.type.size());
             }
-            if (t.placed) {
-                placedChunksReceived++;
-            } else {
-                slotChunksReceived++;
-            }
+            counters.increment(t.placed ? CollectiveCounter.CHUNKS_RECEIVED_PLACED.ordinal()
+                : CollectiveCounter.CHUNKS_RECEIVED_SLOT.ordinal());
             l.consumed++;
             t.progressed++;
             if (t.progressed == t.chunks) {
@@ -477,6 +478,7 @@ final class Engine {
             ring.postSend(l.qp, wr);
             l.sqPosted++;
             l.regionsPosted++;
+            counters.increment(CollectiveCounter.REGION_GRANTS_SENT.ordinal());
             t.regionGranted = (int) limit;
             work++;
         }
@@ -498,7 +500,7 @@ final class Engine {
             return 0;
         }
         l.grantsAnnounced = due;
-        grantMessagesSent++;
+        counters.increment(CollectiveCounter.GRANT_MESSAGES_SENT.ordinal());
         wr.clear().wrId(WR_GRANT | l.peer).opcode(WrOpcode.SEND_WITH_IMM).sendFlags(SendFlags.SIGNALED)
             .immData((IMM_GRANT << 30) | (int) (due & GRANT_MASK));
         ring.postSend(l.qp, wr);
@@ -561,6 +563,8 @@ final class Engine {
             ring.postSend(l.qp, wr);
             l.sqPosted++;
             l.sent++;
+            counters.increment(CollectiveCounter.CHUNKS_SENT.ordinal());
+            counters.add(CollectiveCounter.CHUNK_BYTES_SENT.ordinal(), length);
             t.progressed++;
             if (t.progressed == t.chunks) {
                 l.sends.pollFirst();

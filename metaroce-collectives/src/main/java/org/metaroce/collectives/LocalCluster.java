@@ -166,6 +166,16 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /**
+     * @param mode how the ranks' devices will be driven
+     * @return the device configuration a rank gets without a template in {@code mode} (INVOKER
+     *     ranks get {@link Bootstrap#invokerEndpoint()} timers): a template to change one setting of
+     */
+    public static DeviceConfig defaultDeviceConfig(final ThreadingMode mode) {
+        final DeviceConfig dc = deviceConfig(null);
+        return mode == ThreadingMode.INVOKER ? dc.endpointConfig(Bootstrap.invokerEndpoint()) : dc;
+    }
+
+    /**
      * Starts {@code ranks} ranks and connects them.
      *
      * @param ranks 1..64

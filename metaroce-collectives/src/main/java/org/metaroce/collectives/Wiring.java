@@ -176,6 +176,8 @@ final class Wiring implements AutoCloseable {
             invoker ? config.invokerIdleStrategy(device) : config.driverRankIdleStrategy(cq), config.operationTimeout().toNanos(),
             chunk, sqDepth, invoker ? device : null);
         engine.diagnostics = () -> " [endpoint counters: " + device.endpoint().counters() + "]";
+        // Beside the device's own counters, so `metaroce stat` shows what the collectives did.
+        device.attachCounters(engine.counters);
     }
 
     private void connectTo(final int peer, final InetSocketAddress address, final QueuePairCapabilities caps,
@@ -315,6 +317,9 @@ final class Wiring implements AutoCloseable {
 
     @Override
     public void close() {
+        if (engine != null) {
+            device.detachCounters(engine.counters);
+        }
         final List<Connection> open = new ArrayList<>();
         for (final Connection c : connections) {
             if (c != null) {

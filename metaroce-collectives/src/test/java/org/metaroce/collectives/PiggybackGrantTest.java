@@ -56,14 +56,14 @@ class PiggybackGrantTest {
             .oneShotAllReduceBytes(oneShot))) {
             final List<long[]> results = cluster.run(c -> {
                 final ByteBuffer buf = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
-                final long before = c.engine().grantMessagesSent;
+                final long before = c.engine().counters.get(CollectiveCounter.GRANT_MESSAGES_SENT.ordinal());
                 long wrong = 0;
                 for (int i = 0; i < iterations; i++) {
                     buf.putFloat(0, c.rank() + i).putFloat(4, -c.rank());
                     c.allReduce(buf, 2, DataType.FLOAT32, ReduceOp.SUM);
                     wrong += buf.getFloat(0) == 6 + 4 * i && buf.getFloat(4) == -6 ? 0 : 1;
                 }
-                return new long[] {wrong, c.engine().grantMessagesSent - before};
+                return new long[] {wrong, c.engine().counters.get(CollectiveCounter.GRANT_MESSAGES_SENT.ordinal()) - before};
             }, Duration.ofSeconds(120));
             for (final long[] r : results) {
                 assertThat(r[0]).as("wrong results").isZero();

@@ -49,10 +49,10 @@ class PlacementTest {
 
     /** @return {placed, slot} chunks this rank received during {@code body} */
     static long[] counted(final Communicator c, final Runnable body) {
-        final long placed = c.engine().placedChunksReceived;
-        final long slots = c.engine().slotChunksReceived;
+        final long placed = c.engine().counters.get(CollectiveCounter.CHUNKS_RECEIVED_PLACED.ordinal());
+        final long slots = c.engine().counters.get(CollectiveCounter.CHUNKS_RECEIVED_SLOT.ordinal());
         body.run();
-        return new long[] {c.engine().placedChunksReceived - placed, c.engine().slotChunksReceived - slots};
+        return new long[] {c.engine().counters.get(CollectiveCounter.CHUNKS_RECEIVED_PLACED.ordinal()) - placed, c.engine().counters.get(CollectiveCounter.CHUNKS_RECEIVED_SLOT.ordinal()) - slots};
     }
 
     static long chunks(final long bytes, final int chunk) {

@@ -20,8 +20,8 @@ import org.metaroce.core.wire.DropReason;
 import org.metaroce.core.wire.WireCounters;
 
 /**
- * Copies a device's counters (engine, wire, driver, connection manager, and a block per queue
- * pair) into its {@link CounterFile} on the owning thread, at most once per interval.
+ * Copies a device's counters (engine, wire, driver, connection manager, a block per queue pair,
+ * and the {@link CounterGroup}s attached by layers above, e.g. the collectives) into its {@link CounterFile} on the owning thread, at most once per interval.
  *
  * <p>Why copy rather than count in the file: the engine is I/O-free and its counters are read by
  * tests and tools in the process; a copy keeps its data path exactly as it was (no extra store per
@@ -36,6 +36,9 @@ final class CounterPublisher implements AutoCloseable {
     private static final DriverCounter[] DRIVER = DriverCounter.values();
     private static final CmCounter[] CM = CmCounter.values();
     private static final QpCounter[] QP = QpCounter.values();
+    /** The per-QP counters that split retransmissions by cause. */
+    private static final QpCounter[] QP_CAUSES = java.util.Arrays.stream(QP).filter(c -> c.cause() != null)
+        .toArray(QpCounter[]::new);
 
     private final CounterFile file;
     private final CountersManager manager;
@@ -49,6 +52,9 @@ final class CounterPublisher implements AutoCloseable {
     private final int socketBase;
     private final int qpsLeftOut;
     private final Int2ObjectHashMap<QpBlock> qps = new Int2ObjectHashMap<>();
+    /** Attached groups and their counter ids, index for index (indexed loops: no iterator garbage). */
+    private final java.util.ArrayList<CounterGroup> groups = new java.util.ArrayList<>();
+    private final java.util.ArrayList<int[]> groupIds = new java.util.ArrayList<>();
     private ConnectionManager cm;
     private int[] cmIds;
     private long lastPublishNs;
@@ -168,6 +174,7 @@ final class CounterPublisher implements AutoCloseable {
             manager.setCounterValue(socketBase + 1 + i, driver.sentFromEntropyPort(i));
         }
         publishConnectionManager();
+        publishGroups();
         publishQueuePairs();
         publishTrace();
         file.heartbeat(System.currentTimeMillis());
@@ -186,6 +193,57 @@ final class CounterPublisher implements AutoCloseable {
         }
         traceCopied = end;
         file.publishTrace(end);
+    }
+
+    /**
+     * Owning thread: allocates the group's counters (setup: their labels allocate) and publishes
+     * them from now on. A file without room for them leaves them out, with a warning: observability
+     * must not stop the layer that asked.
+     *
+     * @param group counters of a layer above the device
+     * @return whether the file has them
+     */
+    boolean attach(final CounterGroup group) {
+        if (closed || groups.contains(group)) {
+            return !closed;
+        }
+        if (manager.available() < group.size()) {
+            return false;
+        }
+        final int[] ids = new int[group.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = manager.allocate(group.label(i), group.type().typeId(), key -> key.putInt(0, group.key()));
+        }
+        groups.add(group);
+        groupIds.add(ids);
+        dirty = true;
+        return true;
+    }
+
+    /**
+     * Owning thread: frees the group's counters (their slots are reused).
+     *
+     * @param group a group given to {@link #attach}
+     */
+    void detach(final CounterGroup group) {
+        final int at = groups.indexOf(group);
+        if (closed || at < 0) {
+            return;
+        }
+        groups.remove(at);
+        for (final int id : groupIds.remove(at)) {
+            manager.free(id);
+        }
+    }
+
+    private void publishGroups() {
+        for (int g = 0; g < groups.size(); g++) {
+            final CounterGroup group = groups.get(g);
+            final int[] ids = groupIds.get(g);
+            for (int i = 0; i < ids.length; i++) {
+                manager.setCounterValue(ids[i], group.get(i));
+            }
+        }
     }
 
     private void publishConnectionManager() {
@@ -229,6 +287,9 @@ final class CounterPublisher implements AutoCloseable {
             manager.setCounterValue(ids[QpCounter.STATE.ordinal()], qp.state().ordinal());
             manager.setCounterValue(ids[QpCounter.PACKETS_SENT.ordinal()], qp.packetsSent());
             manager.setCounterValue(ids[QpCounter.RETRANSMITS.ordinal()], qp.retransmits());
+            for (final QpCounter c : QP_CAUSES) {
+                manager.setCounterValue(ids[c.ordinal()], qp.retransmits(c.cause()));
+            }
             manager.setCounterValue(ids[QpCounter.OUTSTANDING_SENDS.ordinal()], qp.outstandingSends());
             manager.setCounterValue(ids[QpCounter.POSTED_RECEIVES.ordinal()], qp.postedReceives());
             manager.setCounterValue(ids[QpCounter.SEND_PSN.ordinal()], Integer.toUnsignedLong(qp.nextSendPsn()));

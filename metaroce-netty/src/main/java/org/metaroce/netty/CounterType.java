@@ -21,7 +21,9 @@ public enum CounterType {
     /** Per-QP values that go up and down (state, window, RTT); key: the QPN; label "qp 0xQPN NAME". */
     QP_GAUGE(6, false),
     /** The counters file's own bookkeeping (e.g. QPs left out for want of room); label "stat NAME". */
-    STAT(7, true);
+    STAT(7, true),
+    /** A collectives communicator's counters ({@code CollectiveCounter}); key: the rank; label "coll rank R/N NAME". */
+    COLLECTIVES(8, true);
 
     private static final CounterType[] VALUES = values();
 

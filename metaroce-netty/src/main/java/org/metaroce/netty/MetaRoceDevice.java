@@ -210,6 +210,49 @@ public final class MetaRoceDevice implements AutoCloseable {
     }
 
     /**
+     * Publishes a layer's counters in this device's counters file from the next publication on
+     * (nothing happens when the device has no file, or the file has no room for them). Setup, not
+     * the data path: on another thread than the owning one it queues a command and returns.
+     *
+     * @param group the counters; detach them with {@link #detachCounters} when their layer closes
+     */
+    public void attachCounters(final CounterGroup group) {
+        onOwningThread(() -> {
+            final CounterPublisher publisher = counterPublisher;
+            if (publisher != null && !publisher.attach(group)) {
+                LOG.warn("device {}: no room in the counters file for {} counters ({} ...); raise "
+                    + "ObservabilityConfig.countersCapacity", localAddress, group.size(), group.label(0));
+            }
+        });
+    }
+
+    /**
+     * Removes counters given to {@link #attachCounters} from the counters file (their slots are
+     * reused). Does nothing once the device is closed (the file is gone).
+     *
+     * @param group the counters
+     */
+    public void detachCounters(final CounterGroup group) {
+        onOwningThread(() -> {
+            final CounterPublisher publisher = counterPublisher;
+            if (publisher != null) {
+                publisher.detach(group);
+            }
+        });
+    }
+
+    /** Runs a setup step now on the owning thread, else queues it for that thread (dropped once closed). */
+    private void onOwningThread(final Runnable step) {
+        if (isOwningThread()) {
+            if (!cleanedUp) {
+                step.run();
+            }
+        } else {
+            offer(step);
+        }
+    }
+
+    /**
      * @return the device's counters file (read with {@link CounterFile#reader()}), or null when it
      *     has none; it is unmapped and deleted when the device closes
      */

@@ -13,8 +13,11 @@ import java.nio.file.Path;
 public final class ObservabilityConfig {
     /** Publication interval of the counters file by default: 10 ms. */
     public static final long DEFAULT_COUNTERS_INTERVAL_NS = 10_000_000L;
-    /** Counters a file holds by default: the device's (about 130) and 10 for each of about 800 QPs. */
-    public static final int DEFAULT_COUNTERS_CAPACITY = 8192;
+    /**
+     * Counters a file holds by default: the device's (about 130) and 17 for each of about 950 QPs
+     * (the file is sparse: only the pages counters use take memory).
+     */
+    public static final int DEFAULT_COUNTERS_CAPACITY = 16384;
 
     private boolean counters = true;
     private Path countersBase;

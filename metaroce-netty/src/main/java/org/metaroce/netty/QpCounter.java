@@ -3,6 +3,8 @@
 
 package org.metaroce.netty;
 
+import org.metaroce.core.engine.EndpointCounter;
+
 /**
  * What a {@link CounterFile} holds for each queue pair, sampled on the owning thread. Names are
  * stable: tools and scripts refer to them.
@@ -12,8 +14,22 @@ public enum QpCounter {
     STATE(CounterType.QP_GAUGE),
     /** Request packets transmitted, retransmissions included. */
     PACKETS_SENT(CounterType.QP_COUNTER),
-    /** Retransmissions, all causes. */
+    /** Retransmissions, all causes; the seven RETRANSMITS_* counters that follow split them. */
     RETRANSMITS(CounterType.QP_COUNTER),
+    /** Retransmissions because loss detection (RACK, from the SACKs) declared a loss. */
+    RETRANSMITS_LOSS_DETECTED(EndpointCounter.RETRANSMITS_LOSS_DETECTED),
+    /** Retransmissions after the retransmission timer fired. */
+    RETRANSMITS_TIMEOUT(EndpointCounter.RETRANSMITS_TIMEOUT),
+    /** Tail-loss probes. */
+    RETRANSMITS_TAIL_PROBE(EndpointCounter.RETRANSMITS_TAIL_PROBE),
+    /** Retransmissions a TRIMMED NACK asked for. */
+    RETRANSMITS_TRIMMED(EndpointCounter.RETRANSMITS_TRIMMED),
+    /** Retransmissions after a PSN_WINDOW NACK. */
+    RETRANSMITS_PSN_WINDOW(EndpointCounter.RETRANSMITS_PSN_WINDOW),
+    /** Retransmissions after an RNR NACK's wait. */
+    RETRANSMITS_RNR(EndpointCounter.RETRANSMITS_RNR),
+    /** Go-back-N: resent after a SEQUENCE_GAP NACK or a timeout sent the requester back. */
+    RETRANSMITS_GO_BACK_N(EndpointCounter.RETRANSMITS_GO_BACK_N),
     /** Send work requests posted and not completed. */
     OUTSTANDING_SENDS(CounterType.QP_GAUGE),
     /** Receive work requests posted and not completed. */
@@ -30,9 +46,21 @@ public enum QpCounter {
     RTO_NS(CounterType.QP_GAUGE);
 
     private final CounterType type;
+    private final EndpointCounter cause;
 
     QpCounter(final CounterType type) {
         this.type = type;
+        this.cause = null;
+    }
+
+    QpCounter(final EndpointCounter cause) {
+        this.type = CounterType.QP_COUNTER;
+        this.cause = cause;
+    }
+
+    /** @return the retransmission cause this counter counts for its QP, or null when it is not one */
+    public EndpointCounter cause() {
+        return cause;
     }
 
     /** @return QP_COUNTER or QP_GAUGE */

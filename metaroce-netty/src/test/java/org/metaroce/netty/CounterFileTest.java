@@ -95,6 +95,74 @@ class CounterFileTest {
     }
 
     @Test
+    void aQueuePairsRetransmissionsAreSplitByCauseUnderLoss() throws IOException {
+        final long seed = 2121;
+        System.out.println("CounterFileTest seed=" + seed);
+        try (DevicePair p = new DevicePair(Transport.NIO, ThreadingMode.DEDICATED, 4,
+                c -> c.inboundFaults(new InboundFaults(0.05, 0.1, seed))
+                    .observability(new ObservabilityConfig().countersBase(base).countersIntervalNs(1_000_000)),
+                c -> c.inboundFaults(new InboundFaults(0.05, 0.1, seed + 1))
+                    .observability(new ObservabilityConfig().countersBase(base).countersIntervalNs(1_000_000)));
+             CounterFile reader = CounterFile.map(p.a.device.counterFile().path())) {
+            p.connect(1024);
+            final int length = 1 << 20;
+            final int status = p.a.device.call(ep -> p.a.qp.postSend(new SendRequest(1).wrId(1)
+                .opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                .addSge(p.a.address(0), length, p.a.mr.lkey()).remoteAddr(p.b.address(0)).rkey(p.b.mr.rkey())));
+            assertThat(status).isEqualTo(PostStatus.OK);
+            assertThat(p.awaitCompletions(1, 0)).as(p::describe).isTrue();
+            assertThat(p.a.sendCompletions.get(0).status()).isEqualTo(WcStatus.SUCCESS);
+            final CountersReader counters = reader.reader();
+            final int qpn = p.a.device.call(ep -> p.a.qp.qpn());
+            final String qp = "qp 0x" + String.format("%06x", qpn) + " ";
+            final long total = p.a.device.<Long>call(ep -> p.a.qp.retransmits());
+            assertThat(total).as("retransmissions of 1 MiB at 5%% loss each way").isPositive();
+            awaitValue(counters, qp + "RETRANSMITS", total);
+            long sum = 0;
+            for (final QpCounter c : QpCounter.values()) {
+                if (c.cause() != null) {
+                    // A's one QP sends every request A sends: its split is the endpoint's.
+                    final long endpoint = p.a.device.endpoint().counters().get(c.cause());
+                    awaitValue(counters, qp + c.name(), endpoint);
+                    assertThat(c.name()).isEqualTo(c.cause().name());
+                    sum += endpoint;
+                }
+            }
+            assertThat(sum).as("the causes add up to RETRANSMITS").isEqualTo(total);
+            assertThat(value(counters, qp + "RETRANSMITS_LOSS_DETECTED") + value(counters, qp + "RETRANSMITS_TIMEOUT")
+                + value(counters, qp + "RETRANSMITS_TAIL_PROBE")).isPositive();
+        }
+    }
+
+    @Test
+    void countersOfALayerAboveAppearWhileAttachedAndTheirSlotsAreFreedWhenDetached() throws IOException {
+        try (DevicePair p = open();
+             CounterFile reader = CounterFile.map(p.a.device.counterFile().path())) {
+            final CountersReader counters = reader.reader();
+            final CounterGroup group = new CounterGroup(CounterType.COLLECTIVES, "coll rank 1/2", 1, "OPERATIONS", "CHUNKS_SENT");
+            // Written by a thread that does not own the device, as a communicator's rank writes them.
+            group.add(1, 41);
+            group.increment(1);
+            p.a.device.attachCounters(group);
+            awaitValue(counters, "coll rank 1/2 CHUNKS_SENT", 42);
+            assertThat(value(counters, "coll rank 1/2 OPERATIONS")).isZero();
+            assertThat(typeOf(counters, "coll rank 1/2 OPERATIONS")).isEqualTo(CounterType.COLLECTIVES.typeId());
+            assertThat(keyOf(counters, "coll rank 1/2 OPERATIONS")).isEqualTo(1);
+            group.increment(0);
+            awaitValue(counters, "coll rank 1/2 OPERATIONS", 1);
+            // Attaching twice publishes once.
+            p.a.device.attachCounters(group);
+            p.a.device.detachCounters(group);
+            awaitGone(counters, "coll rank 1/2 CHUNKS_SENT");
+            assertThat(find(counters, "coll rank 1/2 OPERATIONS")).isNegative();
+            // The other device's file never had them.
+            try (CounterFile other = CounterFile.map(p.b.device.counterFile().path())) {
+                assertThat(find(other.reader(), "coll rank 1/2 OPERATIONS")).isNegative();
+            }
+        }
+    }
+
+    @Test
     void aDeviceRemovesTheDirectoriesOfDeadProcesses() throws Exception {
         final Process gone = new ProcessBuilder("true").start();
         gone.waitFor();
@@ -238,6 +306,6 @@ class CounterFileTest {
         while (System.nanoTime() - deadline < 0 && find(counters, label) >= 0) {
             java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
         }
-        assertThat(find(counters, label)).as("counter '%s' after its QP was destroyed", label).isNegative();
+        assertThat(find(counters, label)).as("counter '%s' after its owner went", label).isNegative();
     }
 }

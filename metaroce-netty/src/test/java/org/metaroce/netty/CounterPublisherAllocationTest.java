@@ -39,6 +39,9 @@ class CounterPublisherAllocationTest {
         final DriverCounters driver = new DriverCounters(4);
         try (CounterPublisher publisher = new CounterPublisher(dir.resolve("device-1.counters"), 1024, "test",
             endpoint, driver, new int[] {1, 2, 3, 4}, 5, 1)) {
+            // A layer's counters (the collectives') are copied with the device's own.
+            final CounterGroup group = new CounterGroup(CounterType.COLLECTIVES, "coll rank 0/2", 0, "OPERATIONS");
+            assertThat(publisher.attach(group)).isTrue();
             long now = 0;
             // Warm up: the first publication allocates the QPs' counters, then the JIT compiles.
             for (int i = 0; i < PUBLICATIONS; i++) {
@@ -48,10 +51,13 @@ class CounterPublisherAllocationTest {
             final long before = mx.getCurrentThreadAllocatedBytes();
             for (int i = 0; i < PUBLICATIONS; i++) {
                 driver.increment(DriverCounter.DUTY_CYCLES);
+                group.increment(0);
                 publisher.onDutyCycle(now += 10);
             }
             final long allocated = mx.getCurrentThreadAllocatedBytes() - before;
-            assertThat(allocated).as("bytes allocated by %d publications of 8 QPs", PUBLICATIONS).isZero();
+            assertThat(allocated).as("bytes allocated by %d publications of 8 QPs and a group", PUBLICATIONS).isZero();
+            assertThat(publisher.file().reader().getCounterValue(CounterFileTest.find(publisher.file().reader(),
+                "coll rank 0/2 OPERATIONS"))).isEqualTo(PUBLICATIONS);
             final int id = CounterFileTest.find(publisher.file().reader(), "driver DUTY_CYCLES");
             assertThat(publisher.file().reader().getCounterValue(id)).isEqualTo(2L * PUBLICATIONS);
             assertThat(CounterFileTest.find(publisher.file().reader(), "stat QPS_LEFT_OUT")).isNotNegative();
@@ -63,7 +69,7 @@ class CounterPublisherAllocationTest {
         final Endpoint endpoint = new Endpoint(new EndpointConfig(), new SeededRandomSource(8));
         final ProtectionDomain pd = endpoint.allocateProtectionDomain();
         final CompletionQueue cq = endpoint.createCompletionQueue(64);
-        // 256 counters: the device's own take about 130, leaving room for 12 QPs of 10.
+        // 256 counters: the device's own take about 130, leaving room for 7 QPs of 17.
         for (int i = 0; i < 20; i++) {
             endpoint.createQueuePair(pd, cq, cq, QueuePairCapabilities.defaults());
         }

@@ -12,14 +12,17 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
-import org.metaroce.collectives.CollectiveException;
+import org.metaroce.cli.Capture;
 import org.metaroce.collectives.Bootstrap;
+import org.metaroce.collectives.CollectiveException;
 import org.metaroce.collectives.CommConfig;
 import org.metaroce.collectives.Communicator;
 import org.metaroce.collectives.DataType;
 import org.metaroce.collectives.LaunchEnv;
 import org.metaroce.collectives.LocalCluster;
 import org.metaroce.collectives.ReduceOp;
+import org.metaroce.netty.DeviceConfig;
+import org.metaroce.netty.ThreadingMode;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -159,6 +162,22 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     @Option(names = "--counters", description = "Print each rank's driver and endpoint counters at the end.")
     boolean counters;
 
+    @Option(names = "--pcap", paramLabel = "FILE",
+        description = "Record every MetaRoCE packet into a pcap file, one record per packet as on the wire, for "
+            + "Wireshark with docs/wireshark/metaroce.lua. With --ranks each rank records what it sends (every packet "
+            + "once); a rank of its own process records what it sends and receives, and '{rank}' in FILE is replaced "
+            + "by its rank.")
+    java.nio.file.Path pcap;
+
+    @Option(names = "--pcap-snaplen", defaultValue = "65535", paramLabel = "BYTES",
+        description = "--pcap: bytes kept of each packet, IP and UDP headers included (default: ${DEFAULT-VALUE}, "
+            + "whole packets; 128 keeps every MetaRoCE header).")
+    int pcapSnapLength;
+
+    @Option(names = "--pcap-limit", defaultValue = "256", paramLabel = "MiB",
+        description = "--pcap: size at which the capture stops recording (default: ${DEFAULT-VALUE} MiB).")
+    long pcapLimitMiB;
+
     /** @param command the tool's name (e.g. all_reduce_perf) */
     public CollectivePerfCommand(final String command) {
         this.kind = kindOf(command);
@@ -296,10 +315,19 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             // INVOKER ranks by default: same rounds against Open MPI (4 ranks, 2 shared cores), 8 B
             // 462-515 us against 623-823 us with a driver thread per rank, 512 KiB 2.8-3.6 ms against
             // 4.0-4.6 ms, 32 MiB alike (docs/collectives.md).
-            try (LocalCluster cluster = switch (driverMode) {
-                case "dedicated" -> LocalCluster.startDedicated(ranks, config, null);
-                case "invoker", "auto" -> LocalCluster.startInvoker(ranks, config, null);
-                default -> LocalCluster.start(ranks, config);
+            final Capture capture = pcap == null ? null : openCapture(pcap, true);
+            final ThreadingMode mode = switch (driverMode) {
+                case "dedicated" -> ThreadingMode.DEDICATED;
+                case "invoker", "auto" -> ThreadingMode.INVOKER;
+                default -> ThreadingMode.SHARED;
+            };
+            // Without a capture no template: the ranks get LocalCluster's defaults as before.
+            final DeviceConfig template = capture == null ? null
+                : capture.configure(LocalCluster.defaultDeviceConfig(mode));
+            try (LocalCluster cluster = switch (mode) {
+                case DEDICATED -> LocalCluster.startDedicated(ranks, config, template);
+                case INVOKER -> LocalCluster.startInvoker(ranks, config, template);
+                default -> LocalCluster.start(ranks, config, template);
             }) {
                 final List<Long> results = cluster.run(c -> sweep.run(c, c.rank() == 0 ? out : null),
                     Duration.ofHours(2));
@@ -309,6 +337,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                         printCounters(out, cluster.communicator(i));
                     }
                 }
+            } finally {
+                closeCapture(capture); // after the devices: what they recorded last is in the file
             }
         } else {
             final LaunchEnv env;
@@ -320,8 +350,12 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             if (root >= env.worldSize()) {
                 throw bad("--root must be below the world size " + env.worldSize());
             }
+            final Capture capture = pcap == null ? null
+                : openCapture(java.nio.file.Path.of(pcap.toString().replace("{rank}", String.valueOf(env.rank()))), false);
+            final java.util.function.Function<java.net.InetAddress, DeviceConfig> devices =
+                driverMode.equals("invoker") ? Bootstrap::invokerDeviceConfig : Bootstrap::defaultDeviceConfig;
             try (Communicator c = Bootstrap.connect(env, config,
-                driverMode.equals("invoker") ? Bootstrap::invokerDeviceConfig : null)) {
+                capture == null ? devices : bind -> capture.configure(devices.apply(bind)))) {
                 if (c.rank() == 0) {
                     out.printf("# metaroce %s: %d ranks (%s launch, master %s:%d)%n", kind.command, c.size(),
                         env.launcher(), env.masterAddress(), env.masterPort());
@@ -333,10 +367,27 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 if (counters) {
                     printCounters(out, c);
                 }
+            } finally {
+                closeCapture(capture);
             }
         }
         out.flush();
         return wrong == 0 ? 0 : 1;
+    }
+
+    /** @return the capture --pcap asks for; {@code bothEnds}: every rank is a device of this process */
+    private Capture openCapture(final java.nio.file.Path file, final boolean bothEnds) {
+        try {
+            return Capture.open(file, bothEnds, pcapSnapLength, pcapLimitMiB << 20);
+        } catch (final RuntimeException ex) {
+            throw bad(ex.getMessage()); // a file that cannot be written, a bad --pcap-snaplen or --pcap-limit
+        }
+    }
+
+    private void closeCapture(final Capture capture) {
+        if (capture != null) {
+            capture.close(spec.commandLine().getErr());
+        }
     }
 
     /** @return the launch given by --rank, --world-size and --master, or null when none is given */
@@ -359,8 +410,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     }
 
     private static void printCounters(final PrintWriter out, final Communicator c) {
-        out.printf("# rank %d counters:%n#   driver: %s%n#   endpoint: %s%n", c.rank(), c.device().counters(),
-            c.device().endpoint().counters());
+        out.printf("# rank %d counters:%n#   driver: %s%n#   endpoint: %s%n#   collectives: %s%n", c.rank(),
+            c.device().counters(), c.device().endpoint().counters(), c.counters());
     }
 
     /** The sweep one rank runs; rank 0 prints. */

@@ -86,6 +86,11 @@ public final class FaultsCommand implements Callable<Integer> {
         description = "An option passed to both ends of every run, e.g. --tool-option=--no-gso (repeatable).")
     List<String> toolOptions = new ArrayList<>();
 
+    @Option(names = "--pcap-dir", paramLabel = "DIR",
+        description = "Capture each run's packets at the client (headers only, 128 bytes of each) into DIR, keeping "
+            + "the capture of a run that fails: DIR/TOOL-FAULT-RUN.pcap, named in the run's line.")
+    Path pcapDir;
+
     @Option(names = "--hang", defaultValue = "60", paramLabel = "SECONDS",
         description = "A run taking this much longer than its duration plus its fault is hung and destroyed "
             + "(default: ${DEFAULT-VALUE}).")
@@ -107,6 +112,9 @@ public final class FaultsCommand implements Callable<Integer> {
             err.flush();
             return 0;
         }
+        if (pcapDir != null) {
+            java.nio.file.Files.createDirectories(pcapDir);
+        }
         final Trial.Settings settings = new Trial.Settings(launcher(), duration, warmup, List.copyOf(toolOptions),
             hang);
         final TwoHosts hosts = new TwoHosts();
@@ -127,9 +135,11 @@ public final class FaultsCommand implements Callable<Integer> {
                 for (final Fault fault : faults) {
                     final List<Trial.Result> results = new ArrayList<>();
                     for (int rep = 0; rep < reps; rep++) {
-                        final Trial.Result r = Trial.run(hosts, settings, tool, fault);
+                        final Path capture = pcapDir == null ? null : pcapDir.resolve(captureName(tool, fault, rep));
+                        final Trial.Result r = Trial.run(hosts, settings, tool, fault, capture);
                         results.add(r);
-                        err.println("  " + (rep + 1) + "/" + reps + " " + r);
+                        err.println("  " + (rep + 1) + "/" + reps + " " + r
+                            + (capture != null && java.nio.file.Files.exists(capture) ? "; capture " + capture : ""));
                         err.flush();
                     }
                     rows.put(tool + "\t" + fault.label(), results);
@@ -184,6 +194,11 @@ public final class FaultsCommand implements Callable<Integer> {
             }
         }
         return faults;
+    }
+
+    /** @return the file name of a run's capture: tool, fault and run number, in characters any shell takes */
+    static String captureName(final String tool, final Fault fault, final int rep) {
+        return (tool + "-" + fault.label() + "-" + (rep + 1)).replaceAll("[^A-Za-z0-9._]+", "-") + ".pcap";
     }
 
     /** @return this JVM's java and class path, starting the CLI's main class */

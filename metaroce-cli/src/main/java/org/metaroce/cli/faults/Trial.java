@@ -37,6 +37,11 @@ public final class Trial {
     static final long SOAK_HEAP_SLACK_KB = 1024;
     /** How long into a soak's measurement the first heap figure is taken (pools and JIT settled). */
     static final double SOAK_WARM_S = 5;
+    /**
+     * Bytes a campaign's capture keeps of each packet: every header (IP, UDP, MetaRoCE with its
+     * extensions), not the payload, so a run's capture stays small and cheap to write.
+     */
+    static final int CAPTURE_SNAPLEN = 128;
     /** Processes of trials under way, so a shutdown hook (Ctrl-C) can end them. */
     public static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
 
@@ -110,6 +115,34 @@ public final class Trial {
      */
     public static Result run(final TwoHosts hosts, final Settings settings, final String tool, final Fault fault)
         throws IOException, InterruptedException {
+        return run(hosts, settings, tool, fault, null);
+    }
+
+    /**
+     * Runs {@code tool} between the two hosts under {@code fault}, the client recording its packets
+     * (headers only: {@link #CAPTURE_SNAPLEN} bytes of each) into {@code capture}, which is kept
+     * only when the run fails: a campaign of hundreds of runs leaves the captures worth reading.
+     *
+     * @param hosts the two namespaces
+     * @param settings how
+     * @param tool write_bw, read_bw or send_bw
+     * @param fault what goes wrong
+     * @param capture the client's pcap file, kept when the run fails and deleted when it passes; null: no capture
+     * @return what happened; the processes are gone and the drop rules removed when it returns
+     * @throws IOException when the hosts or nftables fail (not when the run does)
+     * @throws InterruptedException when interrupted
+     */
+    public static Result run(final TwoHosts hosts, final Settings settings, final String tool, final Fault fault,
+                             final Path capture) throws IOException, InterruptedException {
+        final Result result = runCapturing(hosts, settings, tool, fault, capture);
+        if (capture != null && result.passed()) {
+            Files.deleteIfExists(capture);
+        }
+        return result;
+    }
+
+    private static Result runCapturing(final TwoHosts hosts, final Settings settings, final String tool,
+                                       final Fault fault, final Path capture) throws IOException, InterruptedException {
         final InputFilter atServer = new InputFilter(hosts.serverNs, hosts.serverIf);
         final InputFilter atClient = new InputFilter(hosts.clientNs, hosts.clientIf);
         final List<Path> files = new ArrayList<>();
@@ -147,6 +180,10 @@ public final class Trial {
                 clientArgs.addAll(List.of("-q", Integer.toString(fault.qps())));
             }
             clientArgs.addAll(common);
+            if (capture != null) {
+                clientArgs.addAll(List.of("--pcap", capture.toString(), "--pcap-snaplen",
+                    Integer.toString(CAPTURE_SNAPLEN)));
+            }
             final long start = System.nanoTime();
             client = new NamespacedProcess("client", hosts.clientNs, launcher, clientArgs, files);
             final long bound = TimeUnit.SECONDS.toNanos(settings.hangS() + (long) Math.ceil(durationS

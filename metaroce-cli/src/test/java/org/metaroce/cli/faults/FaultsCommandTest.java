@@ -22,10 +22,20 @@ class FaultsCommandTest {
     }
 
     @Test
+    void aRunsCaptureIsNamedByToolFaultAndRunInCharactersAnyShellTakes() {
+        assertThat(FaultsCommand.captureName("write_bw", Fault.blackhole(3), 0)).isEqualTo("write_bw-blackhole-3s-1.pcap");
+        assertThat(FaultsCommand.captureName("send_bw", Fault.killServer(), 9)).isEqualTo("send_bw-kill-9-server-10.pcap");
+    }
+
+    @Test
     void badArgumentsExitWithTwo() {
         final StringWriter section = new StringWriter();
         assertThat(run(section, "faults", "--sections", "loss,nosuch")).isEqualTo(2);
         assertThat(section.toString()).contains("unknown section nosuch");
+
+        final StringWriter pcapDir = new StringWriter();
+        assertThat(run(pcapDir, "faults", "--pcap-dir")).isEqualTo(2);
+        assertThat(pcapDir.toString()).contains("--pcap-dir");
 
         final StringWriter reps = new StringWriter();
         assertThat(run(reps, "faults", "-r", "0")).isEqualTo(2);

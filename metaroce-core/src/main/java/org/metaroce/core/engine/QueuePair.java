@@ -60,6 +60,8 @@ public final class QueuePair {
     private long lastProbeNs;
     private boolean peerDead;
     private boolean destroyed;
+    /** This QP's retransmissions by cause, counted from the requester's RETRANSMIT trace events. */
+    private final RetransmitCauses retransmitCauses = new RetransmitCauses();
     /** {@link #nextSendPsn()} and {@link #expectedReceivePsn()} as they were when the QP was destroyed. */
     private int finalSendPsn;
     private int finalReceivePsn;
@@ -213,6 +215,20 @@ public final class QueuePair {
      */
     public long retransmits() {
         return destroyed ? 0 : requester.retransmits();
+    }
+
+    /**
+     * Retransmissions by this QP's requester for one cause (0 once destroyed); they add up to
+     * {@link #retransmits()}. Owning thread.
+     *
+     * @param cause a {@code RETRANSMITS_*} counter: LOSS_DETECTED, TIMEOUT, TAIL_PROBE, TRIMMED,
+     *     PSN_WINDOW, RNR or GO_BACK_N
+     * @return the count
+     * @throws IllegalArgumentException if {@code cause} is another counter
+     */
+    public long retransmits(final EndpointCounter cause) {
+        final long n = retransmitCauses.get(cause);
+        return destroyed ? 0 : n;
     }
 
     /** @return receive work requests posted and not yet completed (0 once destroyed: they were discarded) */
@@ -857,6 +873,12 @@ public final class QueuePair {
 
     /** Records an event of this QP in the endpoint's trace (allocates nothing). */
     void trace(final long nowNs, final TraceEvent event, final int psn, final int a, final int b, final long c) {
+        if (event == TraceEvent.RETRANSMIT) {
+            // The requester reports every retransmission here, its cause's EndpointCounter ordinal in
+            // a: counting it here splits this QP's retransmissions by cause without a second hook in
+            // the requester's retransmit loop.
+            retransmitCauses.count(a);
+        }
         endpoint.trace().record(nowNs, qpn, event, psn, a, b, c);
     }
 
