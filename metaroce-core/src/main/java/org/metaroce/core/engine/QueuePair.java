@@ -60,7 +60,7 @@ public final class QueuePair {
     private long lastProbeNs;
     private boolean peerDead;
     private boolean destroyed;
-    /** This QP's retransmissions by cause, counted from the requester's RETRANSMIT trace events. */
+    /** This QP's retransmissions by cause, counted by the requester as it retransmits. */
     private final RetransmitCauses retransmitCauses = new RetransmitCauses();
     /** {@link #nextSendPsn()} and {@link #expectedReceivePsn()} as they were when the QP was destroyed. */
     private int finalSendPsn;
@@ -871,14 +871,13 @@ public final class QueuePair {
         trace(endpoint.nowNs(), event, psn, a, b, c);
     }
 
+    /** Counts one retransmission of this QP's requester under its cause (a {@code RETRANSMITS_*} counter). */
+    void countRetransmit(final EndpointCounter cause) {
+        retransmitCauses.count(cause);
+    }
+
     /** Records an event of this QP in the endpoint's trace (allocates nothing). */
     void trace(final long nowNs, final TraceEvent event, final int psn, final int a, final int b, final long c) {
-        if (event == TraceEvent.RETRANSMIT) {
-            // The requester reports every retransmission here, its cause's EndpointCounter ordinal in
-            // a: counting it here splits this QP's retransmissions by cause without a second hook in
-            // the requester's retransmit loop.
-            retransmitCauses.count(a);
-        }
         endpoint.trace().record(nowNs, qpn, event, psn, a, b, c);
     }
 

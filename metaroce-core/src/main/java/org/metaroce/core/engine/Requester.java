@@ -437,6 +437,7 @@ final class Requester {
                 break;
             }
             counters.increment(slotLossCause[s]);
+            qp.countRetransmit(slotLossCause[s]);
             if (slotLossCause[s] != EndpointCounter.RETRANSMITS_TAIL_PROBE) {
                 lastRepairNs = nowNs;
             }

@@ -26,9 +26,9 @@ final class RetransmitCauses {
 
     private final long[] counts = new long[CAUSES.length];
 
-    /** @param causeOrdinal the {@link EndpointCounter} ordinal of a {@code RETRANSMITS_*} counter */
-    void count(final int causeOrdinal) {
-        final int i = causeOrdinal >= 0 && causeOrdinal < INDEX.length ? INDEX[causeOrdinal] : -1;
+    /** @param cause a {@code RETRANSMITS_*} counter; other counters are not counted */
+    void count(final EndpointCounter cause) {
+        final int i = INDEX[cause.ordinal()];
         if (i >= 0) {
             counts[i]++;
         }
