@@ -18,6 +18,7 @@ import org.metaroce.sim.scenario.RunResult;
 import org.metaroce.sim.scenario.Scenario;
 import org.metaroce.sim.scenario.ScenarioConfig;
 import org.metaroce.sim.scenario.ScenarioRunner;
+import org.metaroce.sim.transport.TransportProfile;
 
 /** Same seed, same bytes: every output file of a run is a function of the seed and the configuration. */
 class DeterminismTest {

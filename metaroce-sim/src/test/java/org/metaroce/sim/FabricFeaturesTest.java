@@ -18,6 +18,7 @@ import org.metaroce.sim.net.Network;
 import org.metaroce.sim.net.Port;
 import org.metaroce.sim.net.Switch;
 import org.metaroce.sim.net.TopologyBuilder;
+import org.metaroce.sim.transport.TransportProfile;
 import org.metaroce.sim.workload.Flow;
 import org.metaroce.sim.workload.Traffic;
 

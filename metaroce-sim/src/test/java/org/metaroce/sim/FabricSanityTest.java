@@ -15,6 +15,7 @@ import org.metaroce.core.wire.WireConstants;
 import org.metaroce.sim.net.Network;
 import org.metaroce.sim.net.Packet;
 import org.metaroce.sim.net.TopologyBuilder;
+import org.metaroce.sim.transport.TransportProfile;
 import org.metaroce.sim.workload.Flow;
 import org.metaroce.sim.workload.Traffic;
 

@@ -13,6 +13,7 @@ import org.metaroce.sim.scenario.RunResult;
 import org.metaroce.sim.scenario.Scenario;
 import org.metaroce.sim.scenario.ScenarioConfig;
 import org.metaroce.sim.scenario.ScenarioRunner;
+import org.metaroce.sim.transport.TransportProfile;
 
 /**
  * The receiver-credit profile (8.6) in the fabric: RECEIVER_CREDIT negotiated and selected, so

@@ -11,6 +11,7 @@ import org.metaroce.sim.scenario.RunResult;
 import org.metaroce.sim.scenario.Scenario;
 import org.metaroce.sim.scenario.ScenarioConfig;
 import org.metaroce.sim.scenario.ScenarioRunner;
+import org.metaroce.sim.transport.TransportProfile;
 
 /**
  * [REL-059] [REL-036] with the real engine: a 32:1 incast on a leaf-spine whose switches trim

@@ -8,7 +8,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.metaroce.sim.EventHandler;
 import org.metaroce.sim.EventQueue;
-import org.metaroce.sim.TransportProfile;
+import org.metaroce.sim.transport.TransportProfile;
 import org.metaroce.sim.scenario.RunResult;
 import org.metaroce.sim.scenario.Scenario;
 import org.metaroce.sim.scenario.ScenarioConfig;

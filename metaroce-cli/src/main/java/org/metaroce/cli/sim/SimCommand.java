@@ -12,7 +12,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 
 import org.metaroce.core.congestion.CongestionControlAlgorithm;
-import org.metaroce.sim.TransportProfile;
+import org.metaroce.sim.transport.TransportProfile;
 import org.metaroce.sim.net.LoadBalancing;
 import org.metaroce.sim.report.ReportWriter;
 import org.metaroce.sim.scenario.RunResult;

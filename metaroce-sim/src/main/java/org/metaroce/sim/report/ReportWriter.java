@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import org.metaroce.sim.measure.Percentiles;
 import org.metaroce.sim.scenario.RunResult;
 import org.metaroce.sim.workload.Flow;
 

@@ -7,8 +7,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.metaroce.sim.report.Percentiles;
-import org.metaroce.sim.report.QueueSampler;
+import org.metaroce.sim.measure.Percentiles;
+import org.metaroce.sim.measure.QueueSampler;
 import org.metaroce.sim.workload.Flow;
 
 /** What one run measured. Everything here is derived from virtual time, so it is seed-deterministic. */

@@ -3,7 +3,7 @@
 
 package org.metaroce.sim.scenario;
 
-import org.metaroce.sim.TransportProfile;
+import org.metaroce.sim.transport.TransportProfile;
 import org.metaroce.sim.net.FabricConfig;
 import org.metaroce.sim.net.TopologyBuilder;
 

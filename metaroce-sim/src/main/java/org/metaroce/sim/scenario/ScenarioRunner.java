@@ -17,7 +17,7 @@ import org.metaroce.sim.net.Network;
 import org.metaroce.sim.net.Port;
 import org.metaroce.sim.net.Switch;
 import org.metaroce.sim.net.TopologyBuilder;
-import org.metaroce.sim.report.QueueSampler;
+import org.metaroce.sim.measure.QueueSampler;
 import org.metaroce.sim.workload.AllToAll;
 import org.metaroce.sim.workload.FanOut;
 import org.metaroce.sim.workload.Flow;

@@ -29,7 +29,7 @@ import org.metaroce.core.engine.DatagramEndpoint;
 import org.metaroce.core.engine.EndpointConfig;
 import org.metaroce.core.engine.QueuePair;
 import org.metaroce.core.engine.QueuePairCapabilities;
-import org.metaroce.sim.TransportProfile;
+import org.metaroce.sim.transport.TransportProfile;
 import org.metaroce.sim.net.Host;
 import org.metaroce.sim.net.Network;
 import org.metaroce.sim.net.Packet;

@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
 // SPDX-License-Identifier: Apache-2.0
 
-package org.metaroce.sim;
+package org.metaroce.sim.transport;
 
 import java.util.function.Supplier;
 

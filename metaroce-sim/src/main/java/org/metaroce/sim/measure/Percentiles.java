@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
 // SPDX-License-Identifier: Apache-2.0
 
-package org.metaroce.sim.report;
+package org.metaroce.sim.measure;
 
 import java.util.Arrays;
 
@@ -49,8 +49,8 @@ public final class Percentiles {
         return sorted.length == 0 ? Double.NaN : sorted[sorted.length - 1];
     }
 
-    /** @return the sorted values (not a copy: do not modify) */
-    double[] sortedValues() {
-        return sorted;
+    /** @return the values in ascending order (a copy: the report writer's CDFs read it once per run) */
+    public double[] sortedValues() {
+        return sorted.clone();
     }
 }

@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
 // SPDX-License-Identifier: Apache-2.0
 
-package org.metaroce.sim.report;
+package org.metaroce.sim.measure;
 
 import java.util.List;
 
