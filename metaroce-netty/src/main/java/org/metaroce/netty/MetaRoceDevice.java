@@ -780,7 +780,7 @@ public final class MetaRoceDevice implements AutoCloseable {
             if (current != null) {
                 current.sendFailed(failure);
             } else {
-                counters.increment(DriverCounter.SEND_ERRORS);
+                counters.sendFailed(failure);
             }
         });
         final InetSocketAddress endpointBind = new InetSocketAddress(config.bindAddress(), config.endpointPort());

@@ -189,7 +189,7 @@ final class NettySink implements TransmitSink {
      * @param failure what went wrong
      */
     void sendFailed(final SendFailure failure) {
-        counters.increment(DriverCounter.SEND_ERRORS);
+        counters.sendFailed(failure);
         if (gso && gsoWritesSinceFlush > 0 && turnsGsoOff(failure)) {
             disableGso();
         }
@@ -197,7 +197,8 @@ final class NettySink implements TransmitSink {
 
     /** @return whether a GSO message that failed so shows the kernel cannot segment (not a peer or a rule) */
     private static boolean turnsGsoOff(final SendFailure failure) {
-        return failure == SendFailure.MESSAGE_TOO_LONG || failure == SendFailure.OTHER;
+        return failure == SendFailure.MESSAGE_TOO_LONG || failure == SendFailure.IO_ERROR
+            || failure == SendFailure.OTHER;
     }
 
     /** Called at the start of each duty cycle, before the endpoint polls: hands over what sockets left unsent. */
@@ -363,6 +364,7 @@ final class NettySink implements TransmitSink {
             }
             if (failure == SendFailure.WOULD_BLOCK) {
                 // The rest waits in the batch; no new packets until a cycle finds the socket taking it.
+                counters.sendFailed(failure);
                 backedUp = true;
                 return false;
             }
@@ -384,7 +386,7 @@ final class NettySink implements TransmitSink {
         final InetSocketAddress recipient = batch.recipient(0);
         batch.dropFirst();
         // As with any UDP loss: the datagram is gone, the protocol retransmits.
-        counters.increment(DriverCounter.SEND_ERRORS);
+        counters.sendFailed(failure);
         if (segmented && turnsGsoOff(failure)) {
             disableGso();
         }
