@@ -280,6 +280,72 @@ class NettySinkTest {
             .containsOnly(entry(DriverCounter.SEND_PEER_UNREACHABLE, 1L), entry(DriverCounter.SEND_ERRORS, 1L));
     }
 
+    @Test
+    void aFullSocketIsWatchedForWritabilityUntilItsBatchIsEmptyAndAStalledFlushIsNoWorkMeanwhile() {
+        open(caps(false, false), 1 << 16, true, 3, true);
+        final List<String> watch = new ArrayList<>();
+        sink.watchWritabilityWith(new WritabilityWatch() {
+            @Override
+            public void watchWritable(final UdpSocket socket) {
+                watch.add("watch " + socket.localAddress().getPort());
+            }
+
+            @Override
+            public void unwatchWritable(final UdpSocket socket) {
+                watch.add("unwatch " + socket.localAddress().getPort());
+            }
+        });
+        socketA.room = 1;
+        sink.beginCycle();
+        send(300, peerA, ENTROPY_A);
+        send(300, peerA, ENTROPY_A);
+        assertThat(sink.flush()).as("one datagram went").isOne();
+        assertThat(watch).containsExactly("watch " + ENTROPY_A);
+
+        sink.beginCycle();
+        assertThat(sink.flush()).as("nothing moved: the watch wakes the thread, no need to spin").isZero();
+        assertThat(watch).as("watched once").containsExactly("watch " + ENTROPY_A);
+
+        socketA.room = -1;
+        sink.beginCycle();
+        assertThat(transport.wire).hasSize(2);
+        assertThat(watch).containsExactly("watch " + ENTROPY_A, "unwatch " + ENTROPY_A);
+    }
+
+    @Test
+    void withoutAWatchAStalledFlushCountsAsWorkSoTheThreadTriesAgainAtOnce() {
+        open(caps(false, false), 1 << 16, true, 3, true);
+        socketA.room = 0;
+        sink.beginCycle();
+        send(300, peerA, ENTROPY_A);
+        assertThat(sink.flush()).isOne();
+        sink.beginCycle();
+        assertThat(sink.flush()).isOne();
+    }
+
+    @Test
+    void closingStopsWatchingAFullSocket() {
+        open(caps(false, false), 1 << 16, true, 3, true);
+        final List<String> watch = new ArrayList<>();
+        sink.watchWritabilityWith(new WritabilityWatch() {
+            @Override
+            public void watchWritable(final UdpSocket socket) {
+                watch.add("watch");
+            }
+
+            @Override
+            public void unwatchWritable(final UdpSocket socket) {
+                watch.add("unwatch");
+            }
+        });
+        socketA.room = 0;
+        sink.beginCycle();
+        send(300, peerA, ENTROPY_A);
+        sink.flush();
+        sink.close();
+        assertThat(watch).containsExactly("watch", "unwatch");
+    }
+
     /** @return every SEND_ counter by ordinal (0 for the others) */
     private long[] sendCounters() {
         final long[] values = new long[DriverCounter.values().length];
