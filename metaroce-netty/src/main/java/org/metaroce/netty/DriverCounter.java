@@ -17,7 +17,10 @@ public enum DriverCounter {
     GSO_WRITES,
     /** Datagrams sent inside GSO writes. */
     GSO_SEGMENTS,
-    /** Datagrams (or GSO messages) whose send failed, each {@link SendFailure} but a full buffer (lost; the protocol retransmits). */
+    /**
+     * Datagrams (or GSO messages) whose send failed, each {@link SendFailure} but a full buffer (lost; the protocol
+     * retransmits): the sum of the {@code SEND_} counters of the failures ({@link #SEND_NO_BUFFERS} .. {@link #SEND_OTHER}).
+     */
     SEND_ERRORS,
     /** Packets the endpoint committed for a peer id the peer table does not know (dropped). */
     UNROUTABLE_PACKETS,
@@ -44,9 +47,40 @@ public enum DriverCounter {
     /** Datagrams sent with one {@code sendto} straight on an epoll socket, past Netty's pipeline (lone or short runs). */
     DIRECT_SENDS,
     /** Entropy sockets connected to the peer they first sent to (datagrams to it go without an address). */
-    CONNECTED_SOCKETS;
+    CONNECTED_SOCKETS,
+    // One counter per SendFailure, after the older counters so that their ids in a counters file stay.
+    /** Hand-overs a socket stopped with its send buffer full ({@link SendFailure#WOULD_BLOCK}); nothing lost, the rest waits. */
+    SEND_WOULD_BLOCK,
+    /** Datagrams dropped with {@link SendFailure#NO_BUFFERS} ({@code ENOBUFS}: a queue of the host was full). */
+    SEND_NO_BUFFERS,
+    /** Datagrams dropped with {@link SendFailure#MESSAGE_TOO_LONG} ({@code EMSGSIZE}). */
+    SEND_MESSAGE_TOO_LONG,
+    /** Datagrams dropped with {@link SendFailure#PEER_UNREACHABLE} ({@code ECONNREFUSED}, ICMP errors). */
+    SEND_PEER_UNREACHABLE,
+    /** Datagrams dropped with {@link SendFailure#NOT_PERMITTED} ({@code EPERM}: a firewall rule). */
+    SEND_NOT_PERMITTED,
+    /** Datagrams dropped with {@link SendFailure#CLOSED} (the socket was closed). */
+    SEND_CLOSED,
+    /** Datagrams dropped with {@link SendFailure#IO_ERROR} ({@code EIO}: a GSO message the route cannot take). */
+    SEND_IO_ERROR,
+    /** Datagrams dropped with {@link SendFailure#OTHER}. */
+    SEND_OTHER;
 
     private static final DriverCounter[] VALUES = values();
+
+    /** @return the counter of one {@link SendFailure} */
+    static DriverCounter of(final SendFailure failure) {
+        return switch (failure) {
+            case WOULD_BLOCK -> SEND_WOULD_BLOCK;
+            case NO_BUFFERS -> SEND_NO_BUFFERS;
+            case MESSAGE_TOO_LONG -> SEND_MESSAGE_TOO_LONG;
+            case PEER_UNREACHABLE -> SEND_PEER_UNREACHABLE;
+            case NOT_PERMITTED -> SEND_NOT_PERMITTED;
+            case CLOSED -> SEND_CLOSED;
+            case IO_ERROR -> SEND_IO_ERROR;
+            case OTHER -> SEND_OTHER;
+        };
+    }
 
     static DriverCounter ofOrdinal(final int ordinal) {
         return VALUES[ordinal];

@@ -28,6 +28,17 @@ public final class DriverCounters {
         values.lazySet(i, values.get(i) + delta);
     }
 
+    /**
+     * Counts one send that did not go: its failure's own counter, and {@link DriverCounter#SEND_ERRORS}
+     * unless the buffer was only full ({@link SendFailure#WOULD_BLOCK}: nothing is lost).
+     */
+    void sendFailed(final SendFailure failure) {
+        increment(DriverCounter.of(failure));
+        if (failure != SendFailure.WOULD_BLOCK) {
+            increment(DriverCounter.SEND_ERRORS);
+        }
+    }
+
     void addSent(final int socketIndex, final long datagrams) {
         perSocket.lazySet(socketIndex, perSocket.get(socketIndex) + datagrams);
     }

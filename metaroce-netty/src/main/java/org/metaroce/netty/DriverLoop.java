@@ -180,6 +180,8 @@ final class DriverLoop implements Runnable {
     void add(final MetaRoceDevice device) throws java.io.IOException {
         if (nativeWaiter != null && device.polledSocket() != null) {
             nativeWaiter.watch(device.polledSocket());
+            // A send socket whose buffer filled ends the wait when it drains, not the idle timeout.
+            device.watchWritabilityWith(nativeWaiter);
         }
         final MetaRoceDevice[] now = Arrays.copyOf(devices, devices.length + 1);
         now[now.length - 1] = device;
@@ -201,6 +203,7 @@ final class DriverLoop implements Runnable {
     /** Loop thread: stops watching a device's endpoint socket; before the socket closes (its descriptor may be reused). */
     void unwatch(final MetaRoceDevice device) {
         if (nativeWaiter != null && device.polledSocket() != null) {
+            device.watchWritabilityWith(WritabilityWatch.NONE);
             nativeWaiter.unwatch(device.polledSocket());
         }
     }

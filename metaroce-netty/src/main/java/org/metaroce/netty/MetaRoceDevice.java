@@ -638,6 +638,8 @@ public final class MetaRoceDevice implements AutoCloseable {
      *     }
      * }
      * }</pre>
+     * On the native transport the wait also ends when a send socket whose buffer was full can take
+     * datagrams again (the rest of its batch goes out in the next {@code doWork}).
      * A wait shorter than a millisecond on the POLLED path parks the thread for that long without
      * watching the socket (a selector counts in milliseconds), as a backoff idle strategy would.
      * Waking up costs a few microseconds more than spinning; latency-critical loops spin instead.
@@ -661,7 +663,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         }
         final PolledUdpSocket socket = polledSocket;
         // A native device has no socket in the event loop: it always waits on its endpoint socket,
-        // briefly while a send socket drains (it is tried again every cycle).
+        // whose epoll also watches the send sockets that wait to drain (the sink registers them).
         final boolean nativeSockets = transport == Transport.NATIVE;
         final boolean draining = sink.hasPendingOutbound();
         final boolean onSocket = socket != null && (nativeSockets || !draining);
@@ -676,7 +678,7 @@ public final class MetaRoceDevice implements AutoCloseable {
                 return false;
             }
             if (onSocket) {
-                socket.awaitReadable(draining ? Math.min(wait, DRAIN_WAIT_NS) : wait);
+                socket.awaitReadable(wait);
             } else {
                 // BATCHED: the event loop reads the endpoint socket and delivers what arrives. POLLED
                 // with a send socket draining: wait for it to become writable, not long, since the
@@ -783,6 +785,16 @@ public final class MetaRoceDevice implements AutoCloseable {
         return needsEventLoopIo() ? eventLoop.runNow() : eventLoop.runNonBlockingTasks(0);
     }
 
+    /**
+     * Owning thread: where the sink registers send sockets whose buffer filled, so that the
+     * readiness wait the driver thread blocks in ends when they drain (see {@link WritabilityWatch}).
+     */
+    void watchWritabilityWith(final WritabilityWatch watch) {
+        if (sink != null) {
+            sink.watchWritabilityWith(watch);
+        }
+    }
+
     /** Owning thread: whether this cycle must poll the event loop for I/O (see {@link #runEventLoop()}). */
     boolean needsEventLoopIo() {
         if (transport == Transport.NATIVE) {
@@ -823,7 +835,7 @@ public final class MetaRoceDevice implements AutoCloseable {
             if (current != null) {
                 current.sendFailed(failure);
             } else {
-                counters.increment(DriverCounter.SEND_ERRORS);
+                counters.sendFailed(failure);
             }
         });
         final InetSocketAddress endpointBind = new InetSocketAddress(config.bindAddress(), config.endpointPort());
@@ -884,6 +896,10 @@ public final class MetaRoceDevice implements AutoCloseable {
         sink = new NettySink(nat, config.sinkChunkBytes(), config.maxPacketsPerCycle(), peers, counters, sendSockets,
             entropyPorts, endpointSocket, config.gso(), config.gsoMinSegments(), config.connectEntropySockets(),
             config.preserveSendOrder());
+        if (mode == ThreadingMode.INVOKER && polledSocket instanceof WritabilityWatch ownWait) {
+            // awaitWork blocks in the endpoint socket's epoll_wait: a full send socket ends it too.
+            sink.watchWritabilityWith(ownWait);
+        }
         gsoActive = config.gso();
     }
 

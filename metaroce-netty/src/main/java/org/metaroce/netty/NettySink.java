@@ -80,6 +80,10 @@ final class NettySink implements TransmitSink {
     /** Per socket, whether it may still be connected (entropy socket, able to, specific address, not tried yet). */
     private final boolean[] mayConnect;
     private boolean warnedFallback;
+    /** Where a socket whose buffer filled is registered, so that a blocked driver wakes when it drains. */
+    private WritabilityWatch writability = WritabilityWatch.NONE;
+    /** Per socket, whether it is registered with {@link #writability} (from a full buffer until its batch is empty). */
+    private final boolean[] watchedWritable;
 
     // One chunk (and view of it) per socket; the latest claim's socket is current.
     private final SendChunk[] chunk;
@@ -139,6 +143,7 @@ final class NettySink implements TransmitSink {
         this.runClosed = new boolean[n];
         this.connectedTo = new InetSocketAddress[n];
         this.mayConnect = new boolean[n];
+        this.watchedWritable = new boolean[n];
         for (int i = 0; i < n; i++) {
             capabilities[i] = sockets[i].capabilities();
             batches[i] = new SendBatch();
@@ -189,7 +194,7 @@ final class NettySink implements TransmitSink {
      * @param failure what went wrong
      */
     void sendFailed(final SendFailure failure) {
-        counters.increment(DriverCounter.SEND_ERRORS);
+        counters.sendFailed(failure);
         if (gso && gsoWritesSinceFlush > 0 && turnsGsoOff(failure)) {
             disableGso();
         }
@@ -197,7 +202,26 @@ final class NettySink implements TransmitSink {
 
     /** @return whether a GSO message that failed so shows the kernel cannot segment (not a peer or a rule) */
     private static boolean turnsGsoOff(final SendFailure failure) {
-        return failure == SendFailure.MESSAGE_TOO_LONG || failure == SendFailure.OTHER;
+        return failure == SendFailure.MESSAGE_TOO_LONG || failure == SendFailure.IO_ERROR
+            || failure == SendFailure.OTHER;
+    }
+
+    /**
+     * Registers sockets whose buffer is full with {@code watch} from now on (the readiness wait the
+     * owning thread blocks in); those registered with the previous watch move over.
+     */
+    void watchWritabilityWith(final WritabilityWatch watch) {
+        for (int i = 0; i < sockets.length; i++) {
+            if (watchedWritable[i]) {
+                writability.unwatchWritable(sockets[i]);
+            }
+        }
+        writability = watch;
+        for (int i = 0; i < sockets.length; i++) {
+            if (watchedWritable[i]) {
+                writability.watchWritable(sockets[i]);
+            }
+        }
     }
 
     /** Called at the start of each duty cycle, before the endpoint polls: hands over what sockets left unsent. */
@@ -328,11 +352,25 @@ final class NettySink implements TransmitSink {
 
     /**
      * Hands socket {@code index}'s batch over until the socket took it all or is full; failed
-     * datagrams are dropped and counted.
+     * datagrams are dropped and counted. A full socket is watched for writability until a later
+     * hand-over empties its batch.
      *
      * @return whether the batch is empty now
      */
     private boolean handOver(final int index) {
+        final boolean empty = sendBatch(index);
+        if (empty && watchedWritable[index]) {
+            watchedWritable[index] = false;
+            writability.unwatchWritable(sockets[index]);
+        } else if (!empty && !watchedWritable[index]) {
+            watchedWritable[index] = true;
+            writability.watchWritable(sockets[index]);
+        }
+        return empty;
+    }
+
+    /** @return whether socket {@code index}'s batch is empty after handing it over (see {@link #handOver}) */
+    private boolean sendBatch(final int index) {
         final SendBatch batch = batches[index];
         final UdpSocket socket = sockets[index];
         counters.increment(DriverCounter.FLUSHES);
@@ -363,6 +401,7 @@ final class NettySink implements TransmitSink {
             }
             if (failure == SendFailure.WOULD_BLOCK) {
                 // The rest waits in the batch; no new packets until a cycle finds the socket taking it.
+                counters.sendFailed(failure);
                 backedUp = true;
                 return false;
             }
@@ -384,7 +423,7 @@ final class NettySink implements TransmitSink {
         final InetSocketAddress recipient = batch.recipient(0);
         batch.dropFirst();
         // As with any UDP loss: the datagram is gone, the protocol retransmits.
-        counters.increment(DriverCounter.SEND_ERRORS);
+        counters.sendFailed(failure);
         if (segmented && turnsGsoOff(failure)) {
             disableGso();
         }
@@ -421,7 +460,9 @@ final class NettySink implements TransmitSink {
     /**
      * Closes the open runs and hands every socket's batch over.
      *
-     * @return number of sockets that were handed something
+     * @return number of sockets that were handed something, the work of a duty cycle; a full socket
+     *     that took nothing counts only when no readiness wait watches it (the thread then tries it
+     *     again at once, as before), so that a blocking driver waits for it instead of spinning
      */
     int flush() {
         int flushed = 0;
@@ -430,8 +471,11 @@ final class NettySink implements TransmitSink {
                 closeRun(i);
             }
             if (batches[i].size() > 0) {
+                final int before = batches[i].datagrams();
                 handOver(i);
-                flushed++;
+                if (batches[i].datagrams() < before || writability == WritabilityWatch.NONE) {
+                    flushed++;
+                }
             }
         }
         gsoWritesSinceFlush = 0;
@@ -474,10 +518,14 @@ final class NettySink implements TransmitSink {
         return true;
     }
 
-    /** Drops the pending runs and batches and releases every chunk. Idempotent. */
+    /** Drops the pending runs and batches, stops watching full sockets and releases every chunk. Idempotent. */
     void close() {
         closed = true;
         for (int i = 0; i < sockets.length; i++) {
+            if (watchedWritable[i]) {
+                watchedWritable[i] = false;
+                writability.unwatchWritable(sockets[i]);
+            }
             runChunk[i] = -1;
             runRecipient[i] = null;
             batches[i].clear();

@@ -8,11 +8,12 @@ package org.metaroce.netty;
  * read, {@link #wakeup()} is called, or a timeout passes: what the event loop's wait is for Netty
  * sockets, for a transport whose sockets the owning thread reads itself (the native transport, one
  * {@code epoll_wait} over every device of a {@link SharedDriver}). It only waits: the next duty
- * cycle reads.
+ * cycle reads. It also ends when a send socket that the sink registered ({@link WritabilityWatch})
+ * can take datagrams again.
  *
  * <p>Owning thread only, except {@link #wakeup()}.
  */
-interface ReadinessWaiter extends AutoCloseable {
+interface ReadinessWaiter extends WritabilityWatch, AutoCloseable {
     /**
      * @param socket an endpoint socket of the same transport, to watch from now on
      * @throws java.io.IOException if the kernel refuses

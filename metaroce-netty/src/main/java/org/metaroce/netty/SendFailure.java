@@ -24,6 +24,11 @@ public enum SendFailure {
     NOT_PERMITTED,
     /** The socket is closed. Counted as a send error. */
     CLOSED,
-    /** Any other error (EIO or EINVAL for a refused GSO message, ...). Counted; a segmented message turns GSO off. */
+    /**
+     * EIO: the kernel cannot send this GSO message on its route (a UDP-Lite socket, or an IPsec
+     * transform on the route). Counted; a segmented message turns GSO off.
+     */
+    IO_ERROR,
+    /** Any other error (EINVAL for a refused GSO message, ...). Counted; a segmented message turns GSO off. */
     OTHER
 }

@@ -10,16 +10,19 @@ import org.metaroce.netty.linux.ErrnoException;
 
 /**
  * A {@link ReadinessWaiter} over native endpoint sockets: one {@code epoll_wait} for every device
- * of a driver thread, woken by an {@code eventfd}. Built through {@link NativeTransportLoader}.
+ * of a driver thread, woken by an {@code eventfd}, and by send sockets that become writable while
+ * a batch waits on them. Built through {@link NativeTransportLoader}.
  */
 final class NativeReadinessWaiter implements ReadinessWaiter {
     /** Ready descriptors read per wait: readiness is the whole answer, the duty cycle reads every socket. */
     private static final int EVENTS = 16;
 
     private final Epoll epoll;
+    private final EpollInterest interest;
 
     NativeReadinessWaiter() throws ErrnoException {
         epoll = new Epoll(EVENTS);
+        interest = new EpollInterest(epoll);
     }
 
     /**
@@ -33,16 +36,22 @@ final class NativeReadinessWaiter implements ReadinessWaiter {
 
     @Override
     public void watch(final PolledUdpSocket socket) throws ErrnoException {
-        epoll.add(((NativeUdpSocket) socket).linuxSocket(), 0L);
+        interest.watchReadable(((NativeUdpSocket) socket).linuxSocket());
     }
 
     @Override
     public void unwatch(final PolledUdpSocket socket) {
-        try {
-            epoll.remove(((NativeUdpSocket) socket).linuxSocket().fd());
-        } catch (final ErrnoException ex) {
-            // Not watched (never attached, or already removed): nothing to undo.
-        }
+        interest.unwatchReadable(((NativeUdpSocket) socket).linuxSocket());
+    }
+
+    @Override
+    public void watchWritable(final UdpSocket socket) {
+        interest.watchWritable(socket);
+    }
+
+    @Override
+    public void unwatchWritable(final UdpSocket socket) {
+        interest.unwatchWritable(socket);
     }
 
     @Override

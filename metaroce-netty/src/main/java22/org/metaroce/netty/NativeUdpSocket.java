@@ -17,15 +17,21 @@ import org.metaroce.netty.linux.LinuxUdpSocket;
  * waits in its own {@code epoll_wait}, woken through an {@code eventfd}. A socket opened without a
  * receiver only sends, and has neither read slots nor a wait.
  *
+ * <p>The wait of a receiving socket is also a {@link WritabilityWatch}: an INVOKER device's sink
+ * registers its full send sockets here, so that {@link #awaitReadable} ends when one can take
+ * datagrams again.
+ *
  * <p>Owning thread only, except {@link #wakeup()}.
  */
-final class NativeUdpSocket implements PolledUdpSocket {
+final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch {
     private final LinuxUdpSocket socket;
     private final InetSocketAddress localAddress;
     private final SocketCapabilities capabilities;
     private final NativeSender sender;
     private final NativeReader reader;
     private final Epoll readiness;
+    /** What {@link #readiness} watches: this socket for reading, full send sockets for writability. */
+    private final EpollInterest interest;
     private volatile boolean closed;
 
     /**
@@ -45,6 +51,7 @@ final class NativeUdpSocket implements PolledUdpSocket {
         NativeSender send = null;
         NativeReader read = null;
         Epoll wait = null;
+        EpollInterest watch = null;
         try {
             opened.setReceiveBufferSize(options.receiveBufferBytes());
             opened.setSendBufferSize(options.sendBufferBytes());
@@ -60,8 +67,10 @@ final class NativeUdpSocket implements PolledUdpSocket {
             send = new NativeSender(opened);
             if (receiver != null) {
                 read = new NativeReader(opened, slots, slotBytes, receiver);
+                // One event is enough: readiness is the whole answer, the next duty cycle reads and sends.
                 wait = new Epoll(1);
-                wait.add(opened, 0L);
+                watch = new EpollInterest(wait);
+                watch.watchReadable(opened);
             }
         } catch (final IOException | RuntimeException ex) {
             closeAll(opened, send, read, wait);
@@ -74,6 +83,7 @@ final class NativeUdpSocket implements PolledUdpSocket {
         this.sender = send;
         this.reader = read;
         this.readiness = wait;
+        this.interest = watch;
         this.capabilities = new SocketCapabilities(true, receiver != null && gro, true, true);
     }
 
@@ -132,6 +142,23 @@ final class NativeUdpSocket implements PolledUdpSocket {
             throw new java.nio.channels.ClosedChannelException();
         }
         readiness.await(NativeReadinessWaiter.millis(timeoutNs));
+    }
+
+    @Override
+    public void watchWritable(final UdpSocket socket) {
+        receivingInterest().watchWritable(socket);
+    }
+
+    @Override
+    public void unwatchWritable(final UdpSocket socket) {
+        receivingInterest().unwatchWritable(socket);
+    }
+
+    private EpollInterest receivingInterest() {
+        if (interest == null) {
+            throw new IllegalStateException("socket " + localAddress + " was opened to send only: it has no wait");
+        }
+        return interest;
     }
 
     @Override

@@ -27,6 +27,8 @@ final class SendFailures {
             case Errno.ECONNREFUSED, Errno.ENETUNREACH, Errno.EHOSTUNREACH -> SendFailure.PEER_UNREACHABLE;
             case Errno.EPERM, Errno.EACCES -> SendFailure.NOT_PERMITTED;
             case Errno.EBADF -> SendFailure.CLOSED;
+            // UDP GSO refused for the route: a UDP-Lite socket or an IPsec transform (udp_send_skb).
+            case Errno.EIO -> SendFailure.IO_ERROR;
             default -> SendFailure.OTHER;
         };
     }

@@ -76,6 +76,10 @@ class CounterFileTest {
                 awaitValue(counters, "engine REQUEST_PACKETS_OUT", sentInProcess);
                 assertThat(value(counters, "driver DATAGRAMS_SENT")).isGreaterThanOrEqualTo(256);
                 assertThat(value(counters, "wire ACCEPTED")).isPositive();
+                for (final SendFailure failure : SendFailure.values()) {
+                    // Each send outcome is published under its own label (nothing failed here).
+                    assertThat(value(counters, "driver " + DriverCounter.of(failure).name())).isZero();
+                }
                 assertThat(value(counters, qpPrefix + "PACKETS_SENT")).isGreaterThanOrEqualTo(256);
                 assertThat(value(counters, qpPrefix + "SEND_PSN")).isEqualTo(0x12345 + sentInProcess);
                 assertThat(typeOf(counters, qpPrefix + "PACKETS_SENT")).isEqualTo(CounterType.QP_COUNTER.typeId());

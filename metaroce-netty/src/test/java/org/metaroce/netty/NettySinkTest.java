@@ -4,6 +4,7 @@
 package org.metaroce.netty;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -236,6 +237,134 @@ class NettySinkTest {
         assertThat(counters.get(DriverCounter.SEND_ERRORS)).isOne();
         assertThat(counters.get(DriverCounter.DATAGRAMS_SENT)).isEqualTo(3);
         assertThat(sink.hasPendingOutbound()).isFalse();
+    }
+
+    @Test
+    void eachFailureIncrementsItsOwnCounterAndTheTotal() {
+        for (final SendFailure failure : SendFailure.values()) {
+            if (failure == SendFailure.WOULD_BLOCK || failure == SendFailure.PEER_UNREACHABLE) {
+                continue; // neither drops the datagram it is reported for: see the tests below
+            }
+            final long[] before = sendCounters();
+            open(caps(false, false), 1 << 16, true, 3, true);
+            socketA.failures.put(1, failure);
+            sink.beginCycle();
+            send(300, peerA, ENTROPY_A);
+            sink.flush();
+            assertThat(difference(before, sendCounters())).as(failure.name())
+                .containsOnly(entry(DriverCounter.of(failure), 1L), entry(DriverCounter.SEND_ERRORS, 1L));
+        }
+    }
+
+    @Test
+    void aFullBufferIsCountedAsSuchAndNotAsAnError() {
+        open(caps(false, false), 1 << 16, true, 3, true);
+        socketA.room = 1;
+        sink.beginCycle();
+        send(300, peerA, ENTROPY_A);
+        send(300, peerA, ENTROPY_A);
+        sink.flush();
+        assertThat(difference(new long[DriverCounter.values().length], sendCounters()))
+            .containsOnly(entry(DriverCounter.SEND_WOULD_BLOCK, 1L));
+    }
+
+    @Test
+    void aDroppedDatagramToAnUnreachablePeerCountsAsPeerUnreachable() {
+        open(caps(false, false), 1 << 16, true, 3, true);
+        socketA.failures.put(1, SendFailure.PEER_UNREACHABLE);
+        socketA.failures.put(2, SendFailure.PEER_UNREACHABLE);
+        sink.beginCycle();
+        send(300, peerA, ENTROPY_A);
+        sink.flush();
+        assertThat(difference(new long[DriverCounter.values().length], sendCounters()))
+            .containsOnly(entry(DriverCounter.SEND_PEER_UNREACHABLE, 1L), entry(DriverCounter.SEND_ERRORS, 1L));
+    }
+
+    @Test
+    void aFullSocketIsWatchedForWritabilityUntilItsBatchIsEmptyAndAStalledFlushIsNoWorkMeanwhile() {
+        open(caps(false, false), 1 << 16, true, 3, true);
+        final List<String> watch = new ArrayList<>();
+        sink.watchWritabilityWith(new WritabilityWatch() {
+            @Override
+            public void watchWritable(final UdpSocket socket) {
+                watch.add("watch " + socket.localAddress().getPort());
+            }
+
+            @Override
+            public void unwatchWritable(final UdpSocket socket) {
+                watch.add("unwatch " + socket.localAddress().getPort());
+            }
+        });
+        socketA.room = 1;
+        sink.beginCycle();
+        send(300, peerA, ENTROPY_A);
+        send(300, peerA, ENTROPY_A);
+        assertThat(sink.flush()).as("one datagram went").isOne();
+        assertThat(watch).containsExactly("watch " + ENTROPY_A);
+
+        sink.beginCycle();
+        assertThat(sink.flush()).as("nothing moved: the watch wakes the thread, no need to spin").isZero();
+        assertThat(watch).as("watched once").containsExactly("watch " + ENTROPY_A);
+
+        socketA.room = -1;
+        sink.beginCycle();
+        assertThat(transport.wire).hasSize(2);
+        assertThat(watch).containsExactly("watch " + ENTROPY_A, "unwatch " + ENTROPY_A);
+    }
+
+    @Test
+    void withoutAWatchAStalledFlushCountsAsWorkSoTheThreadTriesAgainAtOnce() {
+        open(caps(false, false), 1 << 16, true, 3, true);
+        socketA.room = 0;
+        sink.beginCycle();
+        send(300, peerA, ENTROPY_A);
+        assertThat(sink.flush()).isOne();
+        sink.beginCycle();
+        assertThat(sink.flush()).isOne();
+    }
+
+    @Test
+    void closingStopsWatchingAFullSocket() {
+        open(caps(false, false), 1 << 16, true, 3, true);
+        final List<String> watch = new ArrayList<>();
+        sink.watchWritabilityWith(new WritabilityWatch() {
+            @Override
+            public void watchWritable(final UdpSocket socket) {
+                watch.add("watch");
+            }
+
+            @Override
+            public void unwatchWritable(final UdpSocket socket) {
+                watch.add("unwatch");
+            }
+        });
+        socketA.room = 0;
+        sink.beginCycle();
+        send(300, peerA, ENTROPY_A);
+        sink.flush();
+        sink.close();
+        assertThat(watch).containsExactly("watch", "unwatch");
+    }
+
+    /** @return every SEND_ counter by ordinal (0 for the others) */
+    private long[] sendCounters() {
+        final long[] values = new long[DriverCounter.values().length];
+        for (final DriverCounter c : DriverCounter.values()) {
+            if (c.name().startsWith("SEND_")) {
+                values[c.ordinal()] = counters.get(c);
+            }
+        }
+        return values;
+    }
+
+    private static java.util.Map<DriverCounter, Long> difference(final long[] before, final long[] after) {
+        final java.util.Map<DriverCounter, Long> changed = new java.util.EnumMap<>(DriverCounter.class);
+        for (final DriverCounter c : DriverCounter.values()) {
+            if (after[c.ordinal()] != before[c.ordinal()]) {
+                changed.put(c, after[c.ordinal()] - before[c.ordinal()]);
+            }
+        }
+        return changed;
     }
 
     @Test

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A network namespace of its own for a test (root only): {@code ip netns add}, its {@code lo} up,
- * nftables rules inside it, and {@link #enter()} to move the calling thread into it
+ * nftables rules and qdiscs inside it, and {@link #enter()} to move the calling thread into it
  * ({@code setns}, which affects only that thread: sockets it opens afterwards live in the
  * namespace). Faults put here touch nobody else's loopback. {@link #close()} deletes it, and with
  * it every rule.
@@ -61,9 +61,58 @@ final class NetworkNamespace implements AutoCloseable {
 
     /** Runs {@code nft} with {@code args} inside the namespace. */
     void nft(final String... args) throws IOException {
-        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", name, "nft"));
+        inside("nft", args);
+    }
+
+    /** Runs {@code tc} with {@code args} inside the namespace (e.g. a qdisc on its {@code lo}). */
+    void tc(final String... args) throws IOException {
+        inside("tc", args);
+    }
+
+    /** @return why {@code tc} cannot be used here, or null when it can */
+    static String tcUnavailableReason() {
+        try {
+            return run("tc", "-V").exit == 0 ? null : "tc -V failed";
+        } catch (final IOException ex) {
+            return "no tc command: " + ex.getMessage();
+        }
+    }
+
+    private void inside(final String tool, final String... args) throws IOException {
+        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", name, tool));
         command.addAll(List.of(args));
         must(command.toArray(new String[0]));
+    }
+
+    /** Code that runs inside the namespace. */
+    interface Body {
+        void run() throws Throwable;
+    }
+
+    /**
+     * Runs {@code body} on a thread of its own moved into the namespace (sockets it opens, and
+     * threads it starts, live there) and waits for it.
+     */
+    void runInside(final String threadName, final long timeoutSeconds, final Body body) throws Exception {
+        final java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        final Thread owner = new Thread(() -> {
+            try {
+                enter();
+                body.run();
+                done.complete(null);
+            } catch (final Throwable t) {
+                done.completeExceptionally(t);
+            }
+        }, threadName);
+        owner.start();
+        try {
+            done.get(timeoutSeconds, TimeUnit.SECONDS);
+        } catch (final java.util.concurrent.ExecutionException ex) {
+            if (ex.getCause() instanceof Error e) {
+                throw e;
+            }
+            throw ex.getCause() instanceof Exception e ? e : ex;
+        }
     }
 
     /** Moves the calling thread into the namespace (for good: use a thread of its own). */

@@ -22,7 +22,7 @@ class SendFailuresTest {
         assertThat(SendFailures.of(Errno.EPERM)).isEqualTo(SendFailure.NOT_PERMITTED);
         assertThat(SendFailures.of(Errno.EACCES)).isEqualTo(SendFailure.NOT_PERMITTED);
         assertThat(SendFailures.of(Errno.EBADF)).isEqualTo(SendFailure.CLOSED);
-        assertThat(SendFailures.of(Errno.EIO)).isEqualTo(SendFailure.OTHER);
+        assertThat(SendFailures.of(Errno.EIO)).isEqualTo(SendFailure.IO_ERROR);
         assertThat(SendFailures.of(Errno.EINVAL)).isEqualTo(SendFailure.OTHER);
     }
 

@@ -50,6 +50,13 @@ public final class Epoll implements AutoCloseable {
     private final MemorySegment counter;
     /** Holds 1: what every wake-up writes; never changes, so any thread may pass it. */
     private final MemorySegment one;
+    /**
+     * The {@code struct epoll_event} and errno capture of {@code epoll_ctl}, reused under this
+     * object's monitor: a send socket is watched for writability on the data path, which must not
+     * allocate.
+     */
+    private final MemorySegment control;
+    private final MemorySegment controlCapture;
     private final long[] readyTokens;
     private final int[] readyEvents;
     private int ready;
@@ -71,6 +78,8 @@ public final class Epoll implements AutoCloseable {
         counter = arena.allocate(JAVA_LONG);
         one = arena.allocate(JAVA_LONG);
         one.set(JAVA_LONG, 0, 1L);
+        control = arena.allocate(16, 8);
+        controlCapture = Libc.allocateCapture(arena);
         readyTokens = new long[maxEvents + 1];
         readyEvents = new int[maxEvents + 1];
         int ep = -1;
@@ -84,7 +93,7 @@ public final class Epoll implements AutoCloseable {
             if (ev < 0) {
                 throw new ErrnoException("eventfd", Libc.errno(capture));
             }
-            control(ep, Uapi.EPOLL_CTL_ADD, ev, EPOLLIN, WAKE_TOKEN, "epoll_ctl(ADD eventfd)");
+            control(ep, Uapi.EPOLL_CTL_ADD, ev, EPOLLIN, WAKE_TOKEN);
         } catch (final ErrnoException | RuntimeException | Error ex) {
             closeQuietly(ev);
             closeQuietly(ep);
@@ -108,7 +117,7 @@ public final class Epoll implements AutoCloseable {
         if (token == WAKE_TOKEN) {
             throw new IllegalArgumentException("token -1 is the wake-up's");
         }
-        control(epfd, Uapi.EPOLL_CTL_ADD, fd, events, token, "epoll_ctl(ADD " + fd + ")");
+        control(epfd, Uapi.EPOLL_CTL_ADD, fd, events, token);
     }
 
     /** Watches {@code socket} for readability ({@link #EPOLLIN}). */
@@ -118,12 +127,12 @@ public final class Epoll implements AutoCloseable {
 
     /** Changes what {@code fd} is watched for. */
     public void modify(final int fd, final int events, final long token) throws ErrnoException {
-        control(epfd, Uapi.EPOLL_CTL_MOD, fd, events, token, "epoll_ctl(MOD " + fd + ")");
+        control(epfd, Uapi.EPOLL_CTL_MOD, fd, events, token);
     }
 
     /** Stops watching {@code fd}. */
     public void remove(final int fd) throws ErrnoException {
-        control(epfd, Uapi.EPOLL_CTL_DEL, fd, 0, 0, "epoll_ctl(DEL " + fd + ")");
+        control(epfd, Uapi.EPOLL_CTL_DEL, fd, 0, 0);
     }
 
     /**
@@ -218,22 +227,30 @@ public final class Epoll implements AutoCloseable {
         }
     }
 
-    private void control(final int ep, final int op, final int fd, final int events, final long token,
-                         final String label) throws ErrnoException {
-        try (Arena call = Arena.ofConfined()) {
-            final MemorySegment event = call.allocate(16, 8);
-            event.set(JAVA_INT_UNALIGNED, 0, events);
-            event.set(JAVA_LONG_UNALIGNED, DATA_OFFSET, token);
-            final MemorySegment callCapture = Libc.allocateCapture(call);
-            final int r = (int) Libc.EPOLL_CTL.invokeExact(callCapture, ep, op, fd, event);
-            if (r < 0) {
-                throw new ErrnoException(label, Libc.errno(callCapture));
-            }
-        } catch (final ErrnoException | RuntimeException | Error ex) {
+    /** {@code epoll_ctl}; allocates nothing unless it fails (the label is built for the exception only). */
+    private synchronized void control(final int ep, final int op, final int fd, final int events, final long token)
+        throws ErrnoException {
+        if (closed) {
+            throw new ErrnoException(label(op, fd), Errno.EBADF);
+        }
+        control.set(JAVA_INT_UNALIGNED, 0, events);
+        control.set(JAVA_LONG_UNALIGNED, DATA_OFFSET, token);
+        final int r;
+        try {
+            r = (int) Libc.EPOLL_CTL.invokeExact(controlCapture, ep, op, fd, control);
+        } catch (final RuntimeException | Error ex) {
             throw ex;
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
         }
+        if (r < 0) {
+            throw new ErrnoException(label(op, fd), Libc.errno(controlCapture));
+        }
+    }
+
+    private static String label(final int op, final int fd) {
+        final String name = op == Uapi.EPOLL_CTL_ADD ? "ADD" : op == Uapi.EPOLL_CTL_MOD ? "MOD" : "DEL";
+        return "epoll_ctl(" + name + " " + fd + ")";
     }
 
     private static void closeQuietly(final int fd) {

@@ -44,14 +44,25 @@ public final class LinuxUdpSocket implements AutoCloseable {
      * @throws ErrnoException if the kernel refuses (e.g. {@code EAFNOSUPPORT} with IPv6 disabled)
      */
     public static LinuxUdpSocket open(final boolean ipv6) throws ErrnoException {
+        return open(ipv6, 0);
+    }
+
+    /**
+     * Opens a socket of another datagram protocol with the same calls: {@code IPPROTO_UDPLITE}
+     * ({@value Uapi#IPPROTO_UDPLITE}) shares the kernel's UDP send path, and its refusal of UDP GSO
+     * is the one {@code EIO} that path gives on a kernel without IPsec transforms (a test's).
+     *
+     * @param protocol the {@code socket()} protocol, 0 for UDP
+     */
+    static LinuxUdpSocket open(final boolean ipv6, final int protocol) throws ErrnoException {
         final int family = ipv6 ? Uapi.AF_INET6 : Uapi.AF_INET;
         try (Arena arena = Arena.ofConfined()) {
             final MemorySegment capture = Libc.allocateCapture(arena);
             final int fd = (int) Libc.SOCKET.invokeExact(capture, family,
-                Uapi.SOCK_DGRAM | Uapi.SOCK_NONBLOCK | Uapi.SOCK_CLOEXEC, 0);
+                Uapi.SOCK_DGRAM | Uapi.SOCK_NONBLOCK | Uapi.SOCK_CLOEXEC, protocol);
             if (fd < 0) {
-                throw new ErrnoException("socket(" + (ipv6 ? "AF_INET6" : "AF_INET") + ", SOCK_DGRAM)",
-                    Libc.errno(capture));
+                throw new ErrnoException("socket(" + (ipv6 ? "AF_INET6" : "AF_INET") + ", SOCK_DGRAM, " + protocol
+                    + ")", Libc.errno(capture));
             }
             return new LinuxUdpSocket(fd, family);
         } catch (final ErrnoException | RuntimeException | Error ex) {
@@ -195,6 +206,22 @@ public final class LinuxUdpSocket implements AutoCloseable {
             setOption(Uapi.IPPROTO_IPV6, Uapi.IPV6_RECVTCLASS, on ? 1 : 0, "IPV6_RECVTCLASS");
         }
         setOption(Uapi.IPPROTO_IP, Uapi.IP_RECVTOS, on ? 1 : 0, "IP_RECVTOS");
+    }
+
+    /**
+     * {@code IP_RECVERR} (and {@code IPV6_RECVERR} on IPv6 sockets): the kernel reports errors it
+     * otherwise keeps to itself. For a send, {@code ENOBUFS} when a queue of the host (a qdisc, a
+     * device) drops the datagram: without this option {@code sendmmsg} reports it as sent and the
+     * kernel only counts it ({@code SndbufErrors} in {@code /proc/net/snmp}). The option also
+     * queues every ICMP error for the socket on its error queue (read with {@code MSG_ERRQUEUE},
+     * which this class does not do), reports it to the next call even on an unconnected socket,
+     * and makes {@code epoll} report {@code EPOLLERR} while that queue holds anything.
+     */
+    public void setReceiveErrors(final boolean on) throws ErrnoException {
+        if (family == Uapi.AF_INET6) {
+            setOption(Uapi.IPPROTO_IPV6, Uapi.IPV6_RECVERR, on ? 1 : 0, "IPV6_RECVERR");
+        }
+        setOption(Uapi.IPPROTO_IP, Uapi.IP_RECVERR, on ? 1 : 0, "IP_RECVERR");
     }
 
     /**

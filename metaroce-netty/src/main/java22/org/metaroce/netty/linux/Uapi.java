@@ -29,8 +29,11 @@ final class Uapi {
     static final int IPPROTO_IP = 0;
     static final int IPPROTO_UDP = 17;
     static final int IPPROTO_IPV6 = 41;
+    static final int IPPROTO_UDPLITE = 136;
     static final int IP_TOS = 1;
+    static final int IP_RECVERR = 11;
     static final int IP_RECVTOS = 13;
+    static final int IPV6_RECVERR = 25;
     static final int IPV6_V6ONLY = 26;
     static final int IPV6_RECVTCLASS = 66;
     static final int IPV6_TCLASS = 67;

@@ -20,6 +20,37 @@ class EpollTest {
     }
 
     @Test
+    void aFullSendSocketIsWatchedForWritabilityWithoutAllocating() throws Exception {
+        // The sink registers a send socket (EPOLLOUT) when its buffer fills and removes it when the
+        // batch is gone: on the data path, which must not allocate.
+        final java.lang.management.ThreadMXBean plain = java.lang.management.ManagementFactory.getThreadMXBean();
+        org.junit.jupiter.api.Assumptions.assumeTrue(plain instanceof com.sun.management.ThreadMXBean,
+            "no per-thread allocation counter");
+        final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) plain;
+        try (Epoll epoll = new Epoll(2); LinuxUdpSocket reader = Loopback.bound(false);
+             LinuxUdpSocket sender = Loopback.bound(false)) {
+            epoll.add(reader, 0L);
+            long allocated = Long.MAX_VALUE;
+            for (int round = 0; round < 20 && allocated > 0; round++) {
+                final long before = threads.getCurrentThreadAllocatedBytes();
+                for (int i = 0; i < 10_000; i++) {
+                    epoll.add(sender.fd(), Epoll.EPOLLOUT, 0L);
+                    epoll.modify(reader.fd(), Epoll.EPOLLIN | Epoll.EPOLLOUT, 0L);
+                    epoll.modify(reader.fd(), Epoll.EPOLLIN, 0L);
+                    epoll.remove(sender.fd());
+                }
+                allocated = threads.getCurrentThreadAllocatedBytes() - before;
+            }
+            assertThat(allocated).as("bytes allocated by 10,000 rounds of epoll_ctl after warm-up").isZero();
+            // And the registration works: an idle UDP socket is writable at once.
+            epoll.add(sender.fd(), Epoll.EPOLLOUT, 7L);
+            assertThat(epoll.await(1000)).isOne();
+            assertThat(epoll.readyToken(0)).isEqualTo(7L);
+            assertThat(epoll.readyEvents(0) & Epoll.EPOLLOUT).isEqualTo(Epoll.EPOLLOUT);
+        }
+    }
+
+    @Test
     void aBlockedWaitIsWokenUpFromAnotherThread() throws Exception {
         try (Epoll epoll = new Epoll(8)) {
             final CompletableFuture<Long> waited = CompletableFuture.supplyAsync(() -> {

@@ -83,6 +83,33 @@ class LinuxUdpSocketTest {
     }
 
     @Test
+    void aGsoMessageTheKernelCannotSegmentForTheSocketIsAnIoError() throws Exception {
+        // udp_send_skb, the send path UDP and UDP-Lite share, refuses a GSO message with EIO on a
+        // UDP-Lite socket or through an IPsec transform. This kernel has no ESP, AH or IPComp, so
+        // UDP-Lite is the way to get the real errno here.
+        final LinuxUdpSocket lite;
+        try {
+            lite = LinuxUdpSocket.open(false, Uapi.IPPROTO_UDPLITE);
+        } catch (final ErrnoException ex) {
+            org.junit.jupiter.api.Assumptions.abort("no UDP-Lite in this kernel: " + ex.getMessage());
+            return;
+        }
+        try (LinuxUdpSocket tx = lite; LinuxUdpSocket rx = Loopback.bound(false); Arena arena = Arena.ofConfined();
+             SendBatch send = new SendBatch(2)) {
+            tx.bind(new InetSocketAddress(Loopback.address(false), 0));
+            final int port = rx.localAddress().getPort();
+            final int gso = send.add(Loopback.pattern(arena, 3000, 3));
+            send.segmentSize(gso, 1000);
+            send.destinationIpv4(gso, Loopback.IPV4, port);
+            send.destinationIpv4(send.add(Loopback.pattern(arena, 1000, 4)), Loopback.IPV4, port);
+            final int r = tx.send(send, 0);
+            assertThat(UdpOutcome.of(r)).as("result %d", r).isEqualTo(UdpOutcome.IO_ERROR);
+            assertThat(-r).isEqualTo(Errno.EIO);
+            assertThat(tx.send(send, 1)).as("the same bytes as one datagram go").isEqualTo(1);
+        }
+    }
+
+    @Test
     void aConnectedSocketSendsWithoutDestinationAndLearnsThatThePortIsClosed() throws Exception {
         final int closedPort;
         try (LinuxUdpSocket gone = Loopback.bound(false)) {

@@ -1,0 +1,104 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
+package org.metaroce.netty;
+
+import org.agrona.collections.IntHashSet;
+import org.metaroce.netty.linux.Epoll;
+import org.metaroce.netty.linux.ErrnoException;
+import org.metaroce.netty.linux.LinuxUdpSocket;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What one {@link Epoll} watches each native socket for: endpoint sockets for reading, as long as
+ * they are attached; send sockets for writability while a batch waits on them
+ * ({@link WritabilityWatch}). epoll takes a descriptor once, so a socket watched both ways is one
+ * registration with both events, and dropping one interest modifies it rather than removing it.
+ * Changing interest allocates nothing (the sink does it on the data path when a buffer fills).
+ *
+ * <p>Owning thread only. Every token is 0: readiness is the whole answer of a wait, the next duty
+ * cycle reads and writes every socket.
+ */
+final class EpollInterest implements WritabilityWatch {
+    private static final Logger LOG = LoggerFactory.getLogger(EpollInterest.class);
+
+    private final Epoll epoll;
+    /** Descriptors watched for reading ({@link Epoll#EPOLLIN}). */
+    private final IntHashSet readable = new IntHashSet();
+    /** Descriptors watched for writability ({@link Epoll#EPOLLOUT}). */
+    private final IntHashSet writable = new IntHashSet();
+
+    EpollInterest(final Epoll epoll) {
+        this.epoll = epoll;
+    }
+
+    /** Watches {@code socket} for reading from now on. */
+    void watchReadable(final LinuxUdpSocket socket) throws ErrnoException {
+        final int fd = socket.fd();
+        if (readable.contains(fd)) {
+            return;
+        }
+        if (writable.contains(fd)) {
+            epoll.modify(fd, Epoll.EPOLLIN | Epoll.EPOLLOUT, 0L);
+        } else {
+            epoll.add(fd, Epoll.EPOLLIN, 0L);
+        }
+        readable.add(fd);
+    }
+
+    /** Stops watching {@code socket} for reading (before it closes: its descriptor may be reused). */
+    void unwatchReadable(final LinuxUdpSocket socket) {
+        final int fd = socket.fd();
+        if (!readable.remove(fd)) {
+            return;
+        }
+        change(fd, writable.contains(fd) ? Epoll.EPOLLOUT : 0);
+    }
+
+    @Override
+    public void watchWritable(final UdpSocket socket) {
+        final int fd = fd(socket);
+        if (writable.contains(fd)) {
+            return;
+        }
+        try {
+            if (readable.contains(fd)) {
+                epoll.modify(fd, Epoll.EPOLLIN | Epoll.EPOLLOUT, 0L);
+            } else {
+                epoll.add(fd, Epoll.EPOLLOUT, 0L);
+            }
+            writable.add(fd);
+        } catch (final ErrnoException ex) {
+            // The batch is still handed over every duty cycle: only the early wake-up is lost.
+            LOG.debug("cannot watch {} for writability: {}", socket, ex.getMessage());
+        }
+    }
+
+    @Override
+    public void unwatchWritable(final UdpSocket socket) {
+        final int fd = fd(socket);
+        if (!writable.remove(fd)) {
+            return;
+        }
+        change(fd, readable.contains(fd) ? Epoll.EPOLLIN : 0);
+    }
+
+    /** Sets what {@code fd} is watched for, or stops watching it (0). */
+    private void change(final int fd, final int events) {
+        try {
+            if (events == 0) {
+                epoll.remove(fd);
+            } else {
+                epoll.modify(fd, events, 0L);
+            }
+        } catch (final ErrnoException ex) {
+            // Closed already (the kernel dropped the registration with the descriptor): nothing to undo.
+            LOG.debug("epoll interest of descriptor {} not changed: {}", fd, ex.getMessage());
+        }
+    }
+
+    private static int fd(final UdpSocket socket) {
+        return ((NativeUdpSocket) socket).linuxSocket().fd();
+    }
+}
