@@ -45,7 +45,7 @@ final class Requester {
     private static final long INITIAL_CREDIT = 64;
     /** Transmissions of one packet without delivery that end the connection [REL-030]. */
     private static final int MAX_TRANSMISSIONS = 16;
-    /** Loss episodes without a spurious retransmission after which the reorder window and PROBE_WAIT shrink [REL-024, REL-065]. */
+    /** Loss episodes without a spurious retransmission that shrink reoWnd and PROBE_WAIT [REL-024, REL-065]. */
     private static final int EPISODES_TO_SHRINK = 16;
     /**
      * Trims one packet may meet before the connection ends [REL-059]: trims do not count towards
@@ -148,8 +148,8 @@ final class Requester {
     /**
      * PROBE_WAIT [REL-065]: the PTO is at least this long. 0 until a tail probe is found spurious,
      * then twice the longest wait a spurious probe revealed (its packet's first transmission to
-     * the proof); halved after {@link #EPISODES_TO_SHRINK} loss episodes without a spurious
-     * retransmission. A host that pauses (a busy CPU, a collector) answers late, not never; a
+     * the proof); halved at every RTO expiry and after {@link #EPISODES_TO_SHRINK} loss episodes
+     * without a spurious retransmission. A host that pauses (a busy CPU, a collector) answers late, not never; a
      * probe timed on an RTT measured between its pauses resends what is already on its way, every
      * pause. Doubling the probe timeout per spurious probe learned the same, but every few
      * thousand packets delivered undid it, so a bulk stream probed at every pause.
