@@ -48,47 +48,38 @@ class CountersFileTest {
                     final CountersReader counters = file.reader();
                     awaitValue(counters, prefix + "OPERATIONS", ops);
                     for (final CollectiveCounter counter : CollectiveCounter.values()) {
-                        final int id = find(counters, prefix + counter.name());
+                        final int id = CounterFile.counterId(counters, prefix + counter.name());
                         assertThat(id).as(counter.name()).isNotNegative();
                         assertThat(counters.getCounterTypeId(id)).isEqualTo(CounterType.COLLECTIVES.typeId());
                         assertThat(counters.getCounterValue(id)).as(prefix + counter.name())
                             .isEqualTo(c.engine().counters.get(counter.ordinal()));
                     }
-                    assertThat(counters.getCounterValue(find(counters, prefix + "CHUNKS_SENT"))).isPositive();
-                    assertThat(counters.getCounterValue(find(counters, prefix + "CHUNK_BYTES_SENT")))
+                    assertThat(counters.getCounterValue(CounterFile.counterId(counters, prefix + "CHUNKS_SENT"))).isPositive();
+                    assertThat(counters.getCounterValue(CounterFile.counterId(counters, prefix + "CHUNK_BYTES_SENT")))
                         .as("a ring all-reduce of 2 ranks sends half the buffer twice").isEqualTo((long) ops * count * 4);
-                    assertThat(counters.getCounterValue(find(counters, prefix + "OPERATIONS_FAILED"))).isZero();
+                    assertThat(counters.getCounterValue(CounterFile.counterId(counters, prefix + "OPERATIONS_FAILED"))).isZero();
                     // The other rank's counters are in the other rank's file only.
-                    assertThat(find(counters, "coll rank " + (1 - r) + "/2 OPERATIONS")).isNegative();
+                    assertThat(CounterFile.counterId(counters, "coll rank " + (1 - r) + "/2 OPERATIONS")).isNegative();
                 }
             }
             final Communicator c0 = cluster.communicator(0);
             try (CounterFile file = CounterFile.map(c0.device().counterFile().path())) {
                 c0.close();
                 final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                while (find(file.reader(), "coll rank 0/2 OPERATIONS") >= 0 && System.nanoTime() - deadline < 0) {
+                while (CounterFile.counterId(file.reader(), "coll rank 0/2 OPERATIONS") >= 0 && System.nanoTime() - deadline < 0) {
                     LockSupport.parkNanos(1_000_000);
                 }
-                assertThat(find(file.reader(), "coll rank 0/2 OPERATIONS")).as("after close").isNegative();
+                assertThat(CounterFile.counterId(file.reader(), "coll rank 0/2 OPERATIONS")).as("after close").isNegative();
             }
         }
     }
 
-    private static int find(final CountersReader counters, final String label) {
-        final int[] found = {-1};
-        counters.forEach((id, l) -> {
-            if (l.equals(label)) {
-                found[0] = id;
-            }
-        });
-        return found[0];
-    }
 
     private static void awaitValue(final CountersReader counters, final String label, final long expected) {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         long seen = Long.MIN_VALUE;
         while (System.nanoTime() - deadline < 0) {
-            final int id = find(counters, label);
+            final int id = CounterFile.counterId(counters, label);
             seen = id < 0 ? Long.MIN_VALUE : counters.getCounterValue(id);
             if (seen == expected) {
                 return;

@@ -217,6 +217,25 @@ public final class CounterFile implements AutoCloseable {
         return reader;
     }
 
+    /**
+     * Looks a counter up by its label, as {@code metaroce stat} prints it (e.g. {@code "driver
+     * DUTY_CYCLES"}, {@code "coll rank 0/2 OPERATIONS"}). Walks every counter: for scripts and
+     * checks, not for a loop that samples.
+     *
+     * @param counters a reader of a counters file ({@link #reader()})
+     * @param label the counter's label
+     * @return its id, or -1 when no allocated counter has that label
+     */
+    public static int counterId(final CountersReader counters, final String label) {
+        final int[] found = {-1};
+        counters.forEach((id, l) -> {
+            if (l.equals(label)) {
+                found[0] = id;
+            }
+        });
+        return found[0];
+    }
+
     /** @return the counters manager (allocation and values); only in the writer's view */
     CountersManager manager() {
         if (manager == null) {

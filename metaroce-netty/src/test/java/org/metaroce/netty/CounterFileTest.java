@@ -158,10 +158,10 @@ class CounterFileTest {
             p.a.device.attachCounters(group);
             p.a.device.detachCounters(group);
             awaitGone(counters, "coll rank 1/2 CHUNKS_SENT");
-            assertThat(find(counters, "coll rank 1/2 OPERATIONS")).isNegative();
+            assertThat(CounterFile.counterId(counters, "coll rank 1/2 OPERATIONS")).isNegative();
             // The other device's file never had them.
             try (CounterFile other = CounterFile.map(p.b.device.counterFile().path())) {
-                assertThat(find(other.reader(), "coll rank 1/2 OPERATIONS")).isNegative();
+                assertThat(CounterFile.counterId(other.reader(), "coll rank 1/2 OPERATIONS")).isNegative();
             }
         }
     }
@@ -261,18 +261,18 @@ class CounterFileTest {
     }
 
     static long value(final CountersReader counters, final String label) {
-        final int id = find(counters, label);
+        final int id = CounterFile.counterId(counters, label);
         assertThat(id).as("counter '%s'", label).isNotNegative();
         return counters.getCounterValue(id);
     }
 
     private static int typeOf(final CountersReader counters, final String label) {
-        return counters.getCounterTypeId(find(counters, label));
+        return counters.getCounterTypeId(CounterFile.counterId(counters, label));
     }
 
     private static int keyOf(final CountersReader counters, final String label) {
         final int[] key = {-1};
-        final int id = find(counters, label);
+        final int id = CounterFile.counterId(counters, label);
         counters.forEach((counterId, typeId, keyBuffer, l) -> {
             if (counterId == id) {
                 key[0] = keyBuffer.getInt(0);
@@ -281,21 +281,12 @@ class CounterFileTest {
         return key[0];
     }
 
-    static int find(final CountersReader counters, final String label) {
-        final int[] found = {-1};
-        counters.forEach((id, l) -> {
-            if (l.equals(label)) {
-                found[0] = id;
-            }
-        });
-        return found[0];
-    }
 
     private static void awaitValue(final CountersReader counters, final String label, final long expected) {
         final long deadline = System.nanoTime() + WAIT_NS;
         long seen = Long.MIN_VALUE;
         while (System.nanoTime() - deadline < 0) {
-            final int id = find(counters, label);
+            final int id = CounterFile.counterId(counters, label);
             seen = id < 0 ? Long.MIN_VALUE : counters.getCounterValue(id);
             if (seen == expected) {
                 return;
@@ -307,9 +298,9 @@ class CounterFileTest {
 
     private static void awaitGone(final CountersReader counters, final String label) {
         final long deadline = System.nanoTime() + WAIT_NS;
-        while (System.nanoTime() - deadline < 0 && find(counters, label) >= 0) {
+        while (System.nanoTime() - deadline < 0 && CounterFile.counterId(counters, label) >= 0) {
             java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
         }
-        assertThat(find(counters, label)).as("counter '%s' after its owner went", label).isNegative();
+        assertThat(CounterFile.counterId(counters, label)).as("counter '%s' after its owner went", label).isNegative();
     }
 }

@@ -56,11 +56,11 @@ class CounterPublisherAllocationTest {
             }
             final long allocated = mx.getCurrentThreadAllocatedBytes() - before;
             assertThat(allocated).as("bytes allocated by %d publications of 8 QPs and a group", PUBLICATIONS).isZero();
-            assertThat(publisher.file().reader().getCounterValue(CounterFileTest.find(publisher.file().reader(),
+            assertThat(publisher.file().reader().getCounterValue(CounterFile.counterId(publisher.file().reader(),
                 "coll rank 0/2 OPERATIONS"))).isEqualTo(PUBLICATIONS);
-            final int id = CounterFileTest.find(publisher.file().reader(), "driver DUTY_CYCLES");
+            final int id = CounterFile.counterId(publisher.file().reader(), "driver DUTY_CYCLES");
             assertThat(publisher.file().reader().getCounterValue(id)).isEqualTo(2L * PUBLICATIONS);
-            assertThat(CounterFileTest.find(publisher.file().reader(), "stat QPS_LEFT_OUT")).isNotNegative();
+            assertThat(CounterFile.counterId(publisher.file().reader(), "stat QPS_LEFT_OUT")).isNotNegative();
         }
     }
 
@@ -77,7 +77,7 @@ class CounterPublisherAllocationTest {
             endpoint, new DriverCounters(1), new int[] {1}, 2, 1)) {
             publisher.publish(1);
             final org.agrona.concurrent.status.CountersReader reader = publisher.file().reader();
-            final long leftOut = reader.getCounterValue(CounterFileTest.find(reader, "stat QPS_LEFT_OUT"));
+            final long leftOut = reader.getCounterValue(CounterFile.counterId(reader, "stat QPS_LEFT_OUT"));
             final int[] states = {0};
             reader.forEach((id, label) -> states[0] += label.endsWith(" STATE") ? 1 : 0);
             assertThat(leftOut).isPositive();

@@ -381,7 +381,7 @@ public final class InMemoryWire {
         final Link link = link(from, to);
         final LinkProfile profile = link.profile();
         packet.ecn = profile.ecn();
-        long departNs = link.serialize(Math.max(now, profile.pausedUntil(now)), length);
+        long departNs = link.serialize(profile.pausedUntil(now), length);
 
         if (filter != null && filter.drop(from, to, packet.buffer, 0, length, now)) {
             stats.droppedFilter++;

@@ -62,8 +62,8 @@ public final class LinkProfile {
         corruptProbability = b.corruptProbability;
         ceMarkProbability = b.ceMarkProbability;
         ecn = b.ecn;
-        blackholes = Arrays.copyOf(b.blackholes, b.blackholeCount * 2);
-        pauses = Arrays.copyOf(b.pauses, b.pauseCount * 2);
+        blackholes = b.blackholes.clone();
+        pauses = b.pauses.clone();
     }
 
     /** @return a link with the default 5 µs delay and no jitter, rate limit or faults */
@@ -94,10 +94,8 @@ public final class LinkProfile {
         b.corruptProbability = corruptProbability;
         b.ceMarkProbability = ceMarkProbability;
         b.ecn = ecn;
-        b.blackholes = Arrays.copyOf(blackholes, Math.max(4, blackholes.length));
-        b.blackholeCount = blackholes.length / 2;
-        b.pauses = Arrays.copyOf(pauses, Math.max(4, pauses.length));
-        b.pauseCount = pauses.length / 2;
+        b.blackholes = blackholes.clone();
+        b.pauses = pauses.clone();
         return b;
     }
 
@@ -173,12 +171,7 @@ public final class LinkProfile {
      * @return whether {@code nowNs} falls inside one of the blackhole windows
      */
     public boolean blackholed(final long nowNs) {
-        for (int i = 0; i < blackholes.length; i += 2) {
-            if (nowNs >= blackholes[i] && nowNs < blackholes[i + 1]) {
-                return true;
-            }
-        }
-        return false;
+        return windowAt(blackholes, nowNs) >= 0;
     }
 
     /**
@@ -187,12 +180,18 @@ public final class LinkProfile {
      *     host that was descheduled and wakes up), or {@code nowNs} outside every pause
      */
     public long pausedUntil(final long nowNs) {
-        for (int i = 0; i < pauses.length; i += 2) {
-            if (nowNs >= pauses[i] && nowNs < pauses[i + 1]) {
-                return pauses[i + 1];
+        final int i = windowAt(pauses, nowNs);
+        return i < 0 ? nowNs : pauses[i + 1];
+    }
+
+    /** @return the index of the window of {@code windows} ([start, end) pairs) holding {@code nowNs}, or -1 */
+    private static int windowAt(final long[] windows, final long nowNs) {
+        for (int i = 0; i < windows.length; i += 2) {
+            if (nowNs >= windows[i] && nowNs < windows[i + 1]) {
+                return i;
             }
         }
-        return nowNs;
+        return -1;
     }
 
     /** @return the blackhole windows as {@code [start0, end0, start1, end1, ...]} */
@@ -253,10 +252,8 @@ public final class LinkProfile {
         private double corruptProbability;
         private double ceMarkProbability;
         private int ecn = DatagramEndpoint.ECN_NOT_ECT;
-        private long[] blackholes = new long[4];
-        private int blackholeCount;
-        private long[] pauses = new long[4];
-        private int pauseCount;
+        private long[] blackholes = new long[0];
+        private long[] pauses = new long[0];
 
         private Builder() {
         }
@@ -370,15 +367,7 @@ public final class LinkProfile {
          * @param endNs end of the window, exclusive
          */
         public Builder blackhole(final long startNs, final long endNs) {
-            if (endNs < startNs) {
-                throw new IllegalArgumentException("blackhole end before start: [" + startNs + ", " + endNs + ")");
-            }
-            if (blackholeCount * 2 == blackholes.length) {
-                blackholes = Arrays.copyOf(blackholes, blackholes.length * 2);
-            }
-            blackholes[blackholeCount * 2] = startNs;
-            blackholes[blackholeCount * 2 + 1] = endNs;
-            blackholeCount++;
+            blackholes = withWindow(blackholes, startNs, endNs, "blackhole");
             return this;
         }
 
@@ -390,21 +379,25 @@ public final class LinkProfile {
          * @param endNs end of the window, exclusive
          */
         public Builder pause(final long startNs, final long endNs) {
-            if (endNs < startNs) {
-                throw new IllegalArgumentException("pause end before start: [" + startNs + ", " + endNs + ")");
-            }
-            if (pauseCount * 2 == pauses.length) {
-                pauses = Arrays.copyOf(pauses, pauses.length * 2);
-            }
-            pauses[pauseCount * 2] = startNs;
-            pauses[pauseCount * 2 + 1] = endNs;
-            pauseCount++;
+            pauses = withWindow(pauses, startNs, endNs, "pause");
             return this;
+        }
+
+        /** @return {@code windows} with {@code [startNs, endNs)} appended */
+        private static long[] withWindow(final long[] windows, final long startNs, final long endNs,
+                                         final String what) {
+            if (endNs < startNs) {
+                throw new IllegalArgumentException(what + " end before start: [" + startNs + ", " + endNs + ")");
+            }
+            final long[] more = Arrays.copyOf(windows, windows.length + 2);
+            more[windows.length] = startNs;
+            more[windows.length + 1] = endNs;
+            return more;
         }
 
         /** Removes every blackhole window added so far. */
         public Builder clearBlackholes() {
-            blackholeCount = 0;
+            blackholes = new long[0];
             return this;
         }
 
