@@ -39,6 +39,7 @@ final class AckClock {
     private boolean reportHold = true;
     private int ackFlags;
     private int newPackets;
+    private int repeats;
 
     AckClock(final CaseContext ctx, final TesterQp t, final int base) {
         this.ctx = ctx;
@@ -90,9 +91,27 @@ final class AckClock {
         return newPackets;
     }
 
+    /** @return request packets that arrived again after their PSN had (retransmissions, probes) */
+    int repeats() {
+        return repeats;
+    }
+
     /** @return whether offset {@code k} arrived */
     boolean received(final int k) {
         return k >= 0 && k < MAX_PACKETS && received[k];
+    }
+
+    /**
+     * Serves until the IUT's next new PSN arrives, for at most {@code ms}, so that a phase timed after
+     * it starts when the IUT sends, not when the agent was asked to post: a loaded host may take
+     * tens of milliseconds to act on a command, and a 30 ms control phase would then see nothing.
+     *
+     * @return whether a new PSN arrived
+     */
+    boolean awaitNew(final long ms) {
+        final int n = newPackets;
+        run(ms, 1);
+        return newPackets > n;
     }
 
     /**
@@ -130,6 +149,8 @@ final class AckClock {
                 while (cumulative < MAX_PACKETS && received[cumulative]) {
                     cumulative++;
                 }
+            } else {
+                repeats++;
             }
             long bitmap = 0;
             for (int i = cumulative + 1; i < MAX_PACKETS && i - cumulative - 1 < 64 && i <= highest; i++) {
