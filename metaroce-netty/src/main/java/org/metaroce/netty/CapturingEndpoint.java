@@ -42,11 +42,17 @@ final class CapturingEndpoint implements DatagramEndpoint {
     @Override
     public void onDatagram(final long nowNs, final DirectBuffer buffer, final int offset, final int length,
                            final int peerId, final int ecn) {
+        onDatagram(nowNs, nowNs, buffer, offset, length, peerId, ecn);
+    }
+
+    @Override
+    public void onDatagram(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
+                           final int length, final int peerId, final int ecn) {
         if (peers.addressBytes(peerId, remote, 0) == PeerTable.MAX_ADDRESS_BYTES) {
             writer.record(remote, 0, remote.getShort(16, java.nio.ByteOrder.BIG_ENDIAN) & 0xFFFF, local, 0, localPort,
                 buffer, offset, length);
         }
-        endpoint.onDatagram(nowNs, buffer, offset, length, peerId, ecn);
+        endpoint.onDatagram(nowNs, arrivalNs, buffer, offset, length, peerId, ecn);
     }
 
     @Override

@@ -26,6 +26,22 @@ public interface DatagramReceiver {
      */
     boolean onDatagram(DirectBuffer data, int offset, int length, SourceAddress source, int ecn, int segmentBytes);
 
+    /** {@code arrivalNs} of a transport that cannot tell when a datagram reached the host. */
+    long NO_ARRIVAL = Long.MIN_VALUE;
+
+    /**
+     * One datagram as the kernel returned it, with when it reached the host: the kernel's receive
+     * timestamp on {@link System#nanoTime()}'s clock, earlier than now by the time it waited in the
+     * socket [REL-066]. Without an override it is the call above, the arrival unknown.
+     *
+     * @param arrivalNs when it reached the host, or {@link #NO_ARRIVAL}
+     * @return whether the transport should go on reading
+     */
+    default boolean onDatagram(final DirectBuffer data, final int offset, final int length, final SourceAddress source,
+                               final int ecn, final int segmentBytes, final long arrivalNs) {
+        return onDatagram(data, offset, length, source, ecn, segmentBytes);
+    }
+
     /** The end of a read batch: a datagram held back waits no longer, and the next batch reads the clock again. */
     void onBatchEnd();
 }

@@ -95,18 +95,27 @@ final class ReceiveDispatcher implements DatagramReceiver {
     @Override
     public boolean onDatagram(final DirectBuffer data, final int offset, final int length, final SourceAddress source,
                               final int ecn, final int segmentBytes) {
+        return onDatagram(data, offset, length, source, ecn, segmentBytes, NO_ARRIVAL);
+    }
+
+    @Override
+    public boolean onDatagram(final DirectBuffer data, final int offset, final int length, final SourceAddress source,
+                              final int ecn, final int segmentBytes, final long arrivalNs) {
         if (!clockValid) {
             batchNowNs = System.nanoTime();
             clockValid = true;
         }
         try {
             final int peerId = source.lookupOrAssign(peers);
+            // The kernel's stamp, never later than the batch's clock (read after the receive).
+            final long arrival = arrivalNs == NO_ARRIVAL ? batchNowNs : Math.min(arrivalNs, batchNowNs);
             if (segmentBytes <= 0 || segmentBytes >= length) {
-                deliver(data, offset, length, peerId, ecn);
+                deliver(data, offset, length, peerId, ecn, arrival);
             } else {
-                // UDP GRO: the kernel coalesced datagrams of one flow back to back; each is a packet.
+                // UDP GRO: the kernel coalesced datagrams of one flow back to back; each is a packet
+                // (the stamp is the first one's: GRO holds a flow's datagrams for microseconds).
                 for (int at = 0; at < length; at += segmentBytes) {
-                    deliver(data, offset + at, Math.min(segmentBytes, length - at), peerId, ecn);
+                    deliver(data, offset + at, Math.min(segmentBytes, length - at), peerId, ecn, arrival);
                 }
             }
         } catch (final Throwable t) {
@@ -131,7 +140,7 @@ final class ReceiveDispatcher implements DatagramReceiver {
     }
 
     private void deliver(final DirectBuffer data, final int offset, final int length, final int peerId,
-                         final int ecn) {
+                         final int ecn, final long arrivalNs) {
         counters.increment(DriverCounter.DATAGRAMS_RECEIVED);
         counters.add(DriverCounter.BYTES_RECEIVED, length);
         if (faults != null) {
@@ -150,7 +159,7 @@ final class ReceiveDispatcher implements DatagramReceiver {
                 return;
             }
         }
-        endpoint.onDatagram(batchNowNs, data, offset, length, peerId, ecn);
+        endpoint.onDatagram(batchNowNs, arrivalNs, data, offset, length, peerId, ecn);
         releaseHeld();
     }
 

@@ -52,7 +52,7 @@ final class NativeReader implements AutoCloseable {
                 final int i = next++;
                 delivered++;
                 if (!receiver.onDatagram(payload(i), 0, Math.min(slots.length(i), slots.slotSize()), source(i),
-                    ecn(i), slots.segmentSize(i))) {
+                    ecn(i), slots.segmentSize(i), arrival(i))) {
                     break;
                 }
             }
@@ -94,6 +94,11 @@ final class NativeReader implements AutoCloseable {
             return source.ipv6(slots.sourceIpv6High(i), slots.sourceIpv6Low(i), slots.sourcePort(i));
         }
         return source.ipv4(slots.sourceIpv4(i), slots.sourcePort(i));
+    }
+
+    private long arrival(final int i) {
+        final long at = slots.arrivalNanoTime(i);
+        return at == ReceiveBatch.NO_TIMESTAMP ? DatagramReceiver.NO_ARRIVAL : at;
     }
 
     private int ecn(final int i) {

@@ -58,6 +58,7 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch {
             opened.setTrafficClass(options.trafficClass());
             if (receiver != null) {
                 opened.setReceiveTrafficClass(true);
+                opened.setReceiveTimestamps(true);
                 if (gro) {
                     opened.setGro(true);
                 }

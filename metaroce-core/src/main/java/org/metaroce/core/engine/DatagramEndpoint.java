@@ -34,6 +34,27 @@ public interface DatagramEndpoint {
     void onDatagram(long nowNs, DirectBuffer buffer, int offset, int length, int peerId, int ecn);
 
     /**
+     * Processes one received datagram that reached the host at {@code arrivalNs}, earlier than now
+     * when it waited in a socket for the thread that reads it. A transport with per-datagram receive
+     * timestamps (the kernel's) passes them here: the endpoint measures round trips and reports ACK
+     * Delay from the arrival, so that the time a packet waited for a busy or descheduled thread is
+     * not taken for path delay [REL-066]. Without an override it is {@link #onDatagram(long,
+     * DirectBuffer, int, int, int, int)} at {@code nowNs}.
+     *
+     * @param nowNs current time in nanoseconds (any epoch, monotonic)
+     * @param arrivalNs when the datagram arrived, on the clock of {@code nowNs}; at most {@code nowNs}
+     * @param buffer holds the UDP payload
+     * @param offset first byte of the UDP payload
+     * @param length UDP payload length
+     * @param peerId the driver's identifier of the sender's address
+     * @param ecn the IP ECN codepoint of the datagram, {@link #ECN_NOT_ECT} when unknown
+     */
+    default void onDatagram(long nowNs, long arrivalNs, DirectBuffer buffer, int offset, int length, int peerId,
+                            int ecn) {
+        onDatagram(nowNs, buffer, offset, length, peerId, ecn);
+    }
+
+    /**
      * Emits every packet that is ready to go (new data within the window, retransmissions,
      * acknowledgements, responses) and runs expired timers.
      *

@@ -319,6 +319,12 @@ public final class Endpoint implements DatagramEndpoint {
     @Override
     public void onDatagram(final long nowNs, final DirectBuffer buffer, final int offset, final int length,
                            final int peerId, final int ecn) {
+        onDatagram(nowNs, nowNs, buffer, offset, length, peerId, ecn);
+    }
+
+    @Override
+    public void onDatagram(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
+                           final int length, final int peerId, final int ecn) {
         if (nowNs > latestNs) {
             latestNs = nowNs;
         }
@@ -344,7 +350,9 @@ public final class Endpoint implements DatagramEndpoint {
             counters.increment(EndpointCounter.UNKNOWN_QPN);
             return;
         }
-        qp.onPacket(nowNs, buffer, offset, length, peerId, opcode, ecn);
+        // A transport's timestamp is never later than now; a clock that stepped is not trusted.
+        final long arrival = arrivalNs - nowNs <= 0 ? arrivalNs : nowNs;
+        qp.onPacket(nowNs, arrival, buffer, offset, length, peerId, opcode, ecn);
     }
 
     private long queuePairPolls;

@@ -600,8 +600,13 @@ public final class QueuePair {
 
     // ------------------------------------------------------------------ engine side
 
-    void onPacket(final long nowNs, final DirectBuffer buffer, final int offset, final int length, final int peer,
-                  final Opcode opcode, final int ecn) {
+    /**
+     * @param nowNs the current time
+     * @param arrivalNs when the packet reached the host (at most {@code nowNs}): round trips and ACK
+     *     Delay are measured from it [REL-066]
+     */
+    void onPacket(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
+                  final int length, final int peer, final Opcode opcode, final int ecn) {
         endpoint.touched(this);
         if (state == QpState.RESET || state == QpState.INIT) {
             counters.increment(EndpointCounter.INVALID_QP_STATE);
@@ -616,7 +621,7 @@ public final class QueuePair {
         keepalivesSent = 0;
         if (opcode == Opcode.KEEPALIVE) {
             if (state == QpState.RTR || state == QpState.RTS || state == QpState.SQD || state == QpState.SQE) {
-                responder.onKeepalive(nowNs, buffer, offset);
+                responder.onKeepalive(nowNs, arrivalNs, buffer, offset);
             } else {
                 counters.increment(EndpointCounter.INVALID_QP_STATE);
             }
@@ -624,14 +629,14 @@ public final class QueuePair {
         }
         if (opcode.isRequest()) {
             if (state == QpState.ERR) {
-                responder.onRequestInError(nowNs, buffer, offset);
+                responder.onRequestInError(nowNs, arrivalNs, buffer, offset);
                 return;
             }
             if (state != QpState.RTR && state != QpState.RTS && state != QpState.SQD && state != QpState.SQE) {
                 counters.increment(EndpointCounter.INVALID_QP_STATE);
                 return;
             }
-            responder.onRequest(nowNs, buffer, offset, opcode, ecn);
+            responder.onRequest(nowNs, arrivalNs, buffer, offset, opcode, ecn);
             if (state == QpState.RTR && !communicationEstablished && responder.hasAccepted()) {
                 communicationEstablished = true;
                 endpoint.raise(AsyncEventType.COMM_EST, this);
@@ -645,17 +650,18 @@ public final class QueuePair {
         switch (opcode) {
             case ACK -> {
                 counters.increment(EndpointCounter.ACKS_IN);
-                requester.onAck(nowNs, buffer, offset, opcode);
+                requester.onAck(nowNs, arrivalNs, buffer, offset, opcode);
             }
             case NACK -> {
                 counters.increment(EndpointCounter.NACKS_IN);
-                requester.onAck(nowNs, buffer, offset, opcode);
+                requester.onAck(nowNs, arrivalNs, buffer, offset, opcode);
                 if (state == QpState.RTS || state == QpState.SQD) {
                     requester.onNack(nowNs, buffer, offset);
                 }
             }
-            case READ_RESPONSE -> requester.onReadResponse(nowNs, buffer, offset, BaseHeader.payloadLength(buffer, offset));
-            case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, buffer, offset);
+            case READ_RESPONSE -> requester.onReadResponse(nowNs, arrivalNs, buffer, offset,
+                BaseHeader.payloadLength(buffer, offset));
+            case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, arrivalNs, buffer, offset);
             case CNP -> {
                 // Only DCQCN reacts to CNPs; every other algorithm ignores them [CC-007].
                 if (congestionControl.onCongestionNotification(nowNs)) {

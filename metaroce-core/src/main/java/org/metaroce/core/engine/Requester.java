@@ -682,7 +682,12 @@ final class Requester {
     }
 
     /** Processes an ACK or the ACK part of a NACK. */
-    void onAck(final long nowNs, final DirectBuffer buffer, final int offset, final Opcode opcode) {
+    /**
+     * @param nowNs the current time
+     * @param arrivalNs when the ACK reached the host: the RTT sample ends there [REL-020, REL-066]
+     */
+    void onAck(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
+               final Opcode opcode) {
         final int ackOffset = offset + opcode.ackOffset();
         final int cumulative = AckHeader.cumulativePsn(buffer, ackOffset);
         final long bitmap = AckHeader.sackBitmap(buffer, ackOffset);
@@ -707,7 +712,8 @@ final class Requester {
             && (int) slotSentNs[trigger & windowMask] == echoedTimestamp && !slotProbeTwin[trigger & windowMask];
         long sample = 0;
         if (echoMatches && slotTransmissions[trigger & windowMask] == 1) {
-            final long rttNs = ((int) nowNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset)) & 0xFFFF_FFFFL;
+            final long rttNs = ((int) arrivalNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset))
+                & 0xFFFF_FFFFL;
             if (rttNs > 0 && rttNs < 1_000_000_000L) {
                 sample = rttNs;
                 rtt.onSample(sample);
@@ -741,7 +747,7 @@ final class Requester {
             if (slotKind[trigger & windowMask] == KIND_DATA) {
                 // For a READ or atomic a duplicate request proves only that the request arrived;
                 // a second answer shows the re-request was needless (onSecondAnswer) [REL-064].
-                onSpuriousRetransmission(nowNs, trigger & windowMask);
+                onSpuriousRetransmission(arrivalNs, trigger & windowMask);
             }
             lossEpisodesSinceSpurious = 0;
             reorderWindowNs = Math.min(reorderWindowNs + Math.max(1_000, rtt.minRttNs() / 4), reorderCeilingNs());
@@ -872,7 +878,12 @@ final class Requester {
         }
     }
 
-    void onReadResponse(final long nowNs, final DirectBuffer buffer, final int offset, final int payloadLength) {
+    /**
+     * @param nowNs the current time
+     * @param arrivalNs when the response reached the host: RTT samples end there [REL-063, REL-066]
+     */
+    void onReadResponse(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
+                        final int payloadLength) {
         final int psn = BaseHeader.psn(buffer, offset);
         final boolean trimmed = (BaseHeader.flags(buffer, offset) & Flags.TRIMMED) != 0;
         if (trimmed) {
@@ -887,7 +898,7 @@ final class Requester {
             return;
         }
         if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_READ) {
-            countStrayResponse(nowNs, psn, KIND_READ);
+            countStrayResponse(arrivalNs, psn, KIND_READ);
             return;
         }
         final int s = psn & windowMask;
@@ -897,7 +908,7 @@ final class Requester {
         noteResponse(nowNs, psn);
         if (slotState[s] == DELIVERED) {
             counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
-            onSecondAnswer(nowNs, s);
+            onSecondAnswer(arrivalNs, s);
             return;
         }
         final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
@@ -918,7 +929,7 @@ final class Requester {
             return;
         }
         wqe.scatter(messageOffset, buffer, offset + Opcode.READ_RESPONSE.headerLength(), payloadLength);
-        sampleResponse(nowNs, s);
+        sampleResponse(arrivalNs, s);
         deliver(psn);
         afterDelivery(nowNs, 1);
     }
@@ -1015,16 +1026,17 @@ final class Requester {
         return false;
     }
 
-    void onAtomicResponse(final long nowNs, final DirectBuffer buffer, final int offset) {
+    /** See {@link #onReadResponse}. */
+    void onAtomicResponse(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
         final int psn = BaseHeader.psn(buffer, offset);
         if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_ATOMIC) {
-            countStrayResponse(nowNs, psn, KIND_ATOMIC);
+            countStrayResponse(arrivalNs, psn, KIND_ATOMIC);
             return;
         }
         final int s = psn & windowMask;
         if (slotState[s] == DELIVERED) {
             counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
-            onSecondAnswer(nowNs, s);
+            onSecondAnswer(arrivalNs, s);
             return;
         }
         noteResponse(nowNs, psn);
@@ -1039,7 +1051,7 @@ final class Requester {
         // The original value lands in the local buffer in host order, as verbs atomics do.
         final MemoryRegion mr = wqe.sgeRegion[0];
         mr.buffer().putLong((int) mr.offsetOf(wqe.sgeAddr[0]), original);
-        sampleResponse(nowNs, s);
+        sampleResponse(arrivalNs, s);
         deliver(psn);
         afterDelivery(nowNs, 1);
     }

@@ -68,6 +68,12 @@ final class Responder {
     private int triggerTimestamp;
     private int triggerPathId;
     private long triggerArrivalNs;
+    /**
+     * When the packet being handled reached the host (at most now): every ACK or NACK it triggers
+     * reports ACK Delay from there [REL-012, REL-066]. Set by each entry point, so that the many
+     * paths that queue an answer need not carry it.
+     */
+    private long packetArrivalNs;
     private int triggerAckFlags;
     private boolean triggerAckReq;
     private int ceCount;
@@ -278,7 +284,9 @@ final class Responder {
     /**
      * Handles one validated request packet addressed to this QP, in the order of specification 6.3.
      */
-    void onRequest(final long nowNs, final DirectBuffer buffer, final int offset, final Opcode opcode, final int ecn) {
+    void onRequest(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
+                   final Opcode opcode, final int ecn) {
+        packetArrivalNs = arrivalNs;
         final int psn = BaseHeader.psn(buffer, offset);
         final int flags = BaseHeader.flags(buffer, offset);
         final int payloadLength = BaseHeader.payloadLength(buffer, offset);
@@ -741,7 +749,7 @@ final class Responder {
         triggerPsn = psn;
         triggerTimestamp = BaseHeader.timestamp(buffer, offset);
         triggerPathId = BaseHeader.pathId(buffer, offset);
-        triggerArrivalNs = nowNs;
+        triggerArrivalNs = packetArrivalNs;
         triggerAckFlags = (ce ? AckHeader.FLAG_ECN_ECHO : 0) | (duplicate ? AckHeader.FLAG_DUPLICATE : 0);
     }
 
@@ -759,7 +767,7 @@ final class Responder {
         ownTriggerPsn[j] = BaseHeader.psn(buffer, offset);
         ownTimestamp[j] = BaseHeader.timestamp(buffer, offset);
         ownPathId[j] = BaseHeader.pathId(buffer, offset);
-        ownArrivalNs[j] = nowNs;
+        ownArrivalNs[j] = packetArrivalNs;
         ownAckFlags[j] = (ce ? AckHeader.FLAG_ECN_ECHO : 0) | (duplicate ? AckHeader.FLAG_DUPLICATE : 0);
         ownCount++;
     }
@@ -782,7 +790,8 @@ final class Responder {
      * In ERR, a responder that failed a request answers retransmissions of the offending packet with
      * the same NACK, at most 8 times, so that a lost NACK still reaches the requester [REL-052].
      */
-    void onRequestInError(final long nowNs, final DirectBuffer buffer, final int offset) {
+    void onRequestInError(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
+        packetArrivalNs = arrivalNs;
         if (repeatsFatalNack(buffer, offset)) {
             fatalRepeats++;
             queueOwn(fatalReason, fatalPsn, 0, nowNs, buffer, offset, false, true);
@@ -804,7 +813,8 @@ final class Responder {
     }
 
     /** A KEEPALIVE is answered at once with an ACK carrying the current state [CM-028], [WIRE-065]. */
-    void onKeepalive(final long nowNs, final DirectBuffer buffer, final int offset) {
+    void onKeepalive(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
+        packetArrivalNs = arrivalNs;
         if ((BaseHeader.flags(buffer, offset) & Flags.ACK_REQ) == 0) {
             // Only a probe asks for an answer; a KEEPALIVE without ACK_REQ just restarts the idle time.
             return;

@@ -27,16 +27,23 @@ class DelayBasedEndToEndTest {
 
     private static double goodputGbps(final CongestionControlAlgorithm cc, final int caps, final long jitterNs,
                                       final long allowanceNs, final StringBuilder log) {
+        return goodputGbps(cc, caps, jitterNs, false, allowanceNs, log);
+    }
+
+    private static double goodputGbps(final CongestionControlAlgorithm cc, final int caps, final long jitterNs,
+                                      final boolean receiverWait, final long allowanceNs, final StringBuilder log) {
         final EndpointConfig config = new EndpointConfig().linkRateBitsPerSecond(RATE).hostDelayAllowanceNs(allowanceNs);
         final IncastFixture f = new IncastFixture(9001, 1, config, caps, cc, MTU, 1 << 20,
-            LinkProfile.builder().delayNs(5_000).jitterNs(jitterNs).rateBitsPerSecond(RATE).build());
+            LinkProfile.builder().delayNs(5_000).jitterNs(jitterNs).jitterIsReceiverWait(receiverWait)
+                .rateBitsPerSecond(RATE).build());
         f.postWrites(64, MESSAGE);
         assertThat(f.runUntilDone(10_000_000_000L)).as(f.wire.toString()).isTrue();
         assertThat(f.senders).noneMatch(s -> s.failed);
         assertThat(f.dataIntact(1 << 20)).isTrue();
         final double gbps = 64.0 * MESSAGE * 8 / f.lastCompletionNs();
-        log.append(String.format("%s%s jitter=%dus allowance=%dus: %.2f Gb/s (%s); ", cc, caps != 0 ? "+ECN" : "",
-            jitterNs / 1000, allowanceNs / 1000, gbps, f.senders.get(0).qp.congestionControl()));
+        log.append(String.format("%s%s jitter=%dus%s allowance=%dus: %.2f Gb/s (%s); ", cc, caps != 0 ? "+ECN" : "",
+            jitterNs / 1000, receiverWait ? " (receiver wait, timestamped)" : "", allowanceNs / 1000, gbps,
+            f.senders.get(0).qp.congestionControl()));
         return gbps;
     }
 
@@ -68,6 +75,50 @@ class DelayBasedEndToEndTest {
             allowance / fixed));
         System.out.println(log);
         assertThat(allowance).as(log.toString()).isGreaterThan(0.9 * fixed);
+    }
+
+    /**
+     * The same host noise as a wait in the receiving host after each datagram arrived (the socket
+     * holds it until a busy or descheduled reader gets to it), with the arrival reported as a
+     * transport with kernel receive timestamps reports it: the responder's ACK Delay starts and the
+     * requester's RTT sample ends at the arrival, so the wait is in no sample and the default
+     * algorithm sees no queue that is not there [REL-066]. Its window is then still capped at one
+     * BDP of the wire's round trip (MAX_CWND, CC-011) while the hosts' wait is part of every cycle,
+     * so goodput stays below a fixed window's without an allowance (printed as evidence).
+     */
+    @Test
+    @DisplayName("[REL-066] [CC-013] with receive timestamps, time a datagram waits in the receiving host is in no RTT sample")
+    void receiveTimestampsKeepHostWaitOutOfTheRoundTrip() {
+        final StringBuilder log = new StringBuilder("seed=9001: ");
+        final double fixed = goodputGbps(CongestionControlAlgorithm.FIXED, 0, 50_000, true, 0, log);
+        final long[] untimed = delaySeen(false, log);
+        final long[] timed = delaySeen(true, log);
+        log.append(String.format("ratios to FIXED: without timestamps %.3f, with %.3f", untimed[2] / 1000.0 / fixed,
+            timed[2] / 1000.0 / fixed));
+        System.out.println(log);
+        // q = SRTT - baseRTT: without timestamps the wait (25 us a direction on average) is a
+        // standing queue; with them only the wire's serialization and the ACK hold remain.
+        assertThat(untimed[0] - untimed[1]).as(log.toString()).isGreaterThan(30_000L);
+        assertThat(timed[0] - timed[1]).as(log.toString()).isLessThan(10_000L);
+        assertThat(timed[3]).as("decreases, " + log).isLessThan(untimed[3] / 10);
+        assertThat(timed[2]).as("goodput, " + log).isGreaterThan(10 * untimed[2]);
+    }
+
+    /** @return SRTT, baseRTT (ns), goodput (Mb/s) and decreases of DEFAULT under 50 us of receiver wait */
+    private static long[] delaySeen(final boolean timestamps, final StringBuilder log) {
+        final EndpointConfig config = new EndpointConfig().linkRateBitsPerSecond(RATE);
+        final IncastFixture f = new IncastFixture(9001, 1, config, 0, CongestionControlAlgorithm.DEFAULT, MTU, 1 << 20,
+            LinkProfile.builder().delayNs(5_000).jitterNs(50_000).jitterIsReceiverWait(timestamps)
+                .rateBitsPerSecond(RATE).build());
+        f.postWrites(64, MESSAGE);
+        assertThat(f.runUntilDone(10_000_000_000L)).as(f.wire.toString()).isTrue();
+        assertThat(f.dataIntact(1 << 20)).isTrue();
+        final DelayBasedCongestionControl cc = (DelayBasedCongestionControl) f.senders.get(0).qp.congestionControl();
+        final long srtt = f.senders.get(0).qp.requester().rtt().srttNs();
+        final long mbps = (long) (64.0 * MESSAGE * 8 / f.lastCompletionNs() * 1000);
+        log.append(String.format("DEFAULT, 50 us receiver wait, %s: SRTT %d ns, %.2f Gb/s (%s); ",
+            timestamps ? "timestamped" : "not timestamped", srtt, mbps / 1000.0, cc));
+        return new long[] {srtt, cc.baseRttNs(), mbps, cc.decreases()};
     }
 
     /**

@@ -51,13 +51,46 @@ class RttSampleTest {
     /** An ACK from B for {@code trigger}, echoing the given timestamp and path, with ACK Delay {@code delay}. */
     private static void ack(final TwoNodeFixture f, final int trigger, final int cumulative, final int echo,
                             final int echoPath, final long delay) {
+        ack(f, trigger, cumulative, echo, echoPath, delay, f.wire.now());
+    }
+
+    /** As above, the ACK having reached A's host at {@code arrivalNs} (a receive timestamp). */
+    private static void ack(final TwoNodeFixture f, final int trigger, final int cumulative, final int echo,
+                            final int echoPath, final long delay, final long arrivalNs) {
         final UnsafeBuffer p = new UnsafeBuffer(new byte[256]);
         final Opcode op = Opcode.ACK;
         new BaseHeader().wrap(p, 0).initialize(op).destQpn(f.a.qp.qpn()).psn(trigger).sourceQpn(f.b.qp.qpn());
         new AckHeader().wrap(p, op.ackOffset()).initialize().cumulativePsn(cumulative).credit(64)
             .echoedTimestamp(echo).echoedPathId(echoPath).ackDelay(delay);
         final int len = new IntegrityCheck().seal(p, 0, op.headerLength());
-        f.a.endpoint.onDatagram(f.wire.now(), p, 0, len, f.b.node, DatagramEndpoint.ECN_NOT_ECT);
+        f.a.endpoint.onDatagram(f.wire.now(), arrivalNs, p, 0, len, f.b.node, DatagramEndpoint.ECN_NOT_ECT);
+    }
+
+    /**
+     * [REL-066] An ACK that waited in A's socket: the sample ends at its arrival, not when A read
+     * it; an arrival stamped later than now (a clock that stepped) is not trusted.
+     */
+    @Test
+    void aSampleEndsAtTheAcksArrivalWhenTheTransportReportsIt() {
+        final TwoNodeFixture f = fixture(6404);
+        final Requester r = f.a.qp.requester();
+        write(f, 1);
+        f.wire.runFor(1_000);
+        final Sent first = sent.get(0);
+        f.wire.runFor(60_000);
+        // Arrived 25 us ago, read now: RTT = arrival − Echoed Timestamp − ACK Delay.
+        final long arrival = f.wire.now() - 25_000;
+        ack(f, first.psn(), first.psn() + 1, first.timestamp(), first.pathId(), 10_000, arrival);
+        final long expected = (((int) arrival) - first.timestamp() - 10_000) & 0xFFFF_FFFFL;
+        assertThat(r.rtt().latestRttNs()).isEqualTo(expected).isBetween(25_000L, 27_000L);
+
+        write(f, 2);
+        f.wire.runFor(1_000);
+        final Sent second = sent.get(1);
+        f.wire.runFor(40_000);
+        ack(f, second.psn(), second.psn() + 1, second.timestamp(), second.pathId(), 0, f.wire.now() + 5_000);
+        final long atNow = (((int) f.wire.now()) - second.timestamp()) & 0xFFFF_FFFFL;
+        assertThat(r.rtt().latestRttNs()).as("a timestamp later than now counts as now").isEqualTo(atNow);
     }
 
     @Test

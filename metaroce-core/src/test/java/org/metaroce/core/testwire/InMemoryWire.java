@@ -328,7 +328,13 @@ public final class InMemoryWire {
             stats.delivered++;
             trace.record(now, packet, PacketFate.DELIVERED);
             try {
-                endpoints.get(packet.to).onDatagram(now, packet.buffer, 0, packet.length, packet.from, packet.ecn);
+                if (packet.hostArrivalNs >= 0) {
+                    endpoints.get(packet.to).onDatagram(now, Math.min(packet.hostArrivalNs, now), packet.buffer, 0,
+                        packet.length, packet.from, packet.ecn);
+                } else {
+                    endpoints.get(packet.to).onDatagram(now, packet.buffer, 0, packet.length, packet.from,
+                        packet.ecn);
+                }
             } finally {
                 pool.release(packet);
             }
@@ -439,6 +445,8 @@ public final class InMemoryWire {
         } else {
             arrivalNs = link.inOrderArrival(departNs);
         }
+        // The jitter as a wait in the receiving host: the datagram arrived before it, unjittered.
+        packet.hostArrivalNs = link.profile().jitterIsReceiverWait() ? departNs + link.profile().delayNs() : -1;
         PacketSlot copy = null;
         if (link.duplicate()) {
             copy = pool.acquire(length);

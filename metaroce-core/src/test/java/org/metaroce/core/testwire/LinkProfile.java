@@ -30,6 +30,7 @@ public final class LinkProfile {
 
     private final long delayNs;
     private final long jitterNs;
+    private final boolean jitterIsReceiverWait;
     private final long rateBitsPerSecond;
     private final double lossProbability;
     private final double burstGoodToBad;
@@ -49,6 +50,7 @@ public final class LinkProfile {
     private LinkProfile(final Builder b) {
         delayNs = b.delayNs;
         jitterNs = b.jitterNs;
+        jitterIsReceiverWait = b.jitterIsReceiverWait;
         rateBitsPerSecond = b.rateBitsPerSecond;
         lossProbability = b.lossProbability;
         burstGoodToBad = b.burstGoodToBad;
@@ -81,6 +83,7 @@ public final class LinkProfile {
         final Builder b = new Builder();
         b.delayNs = delayNs;
         b.jitterNs = jitterNs;
+        b.jitterIsReceiverWait = jitterIsReceiverWait;
         b.rateBitsPerSecond = rateBitsPerSecond;
         b.lossProbability = lossProbability;
         b.burstGoodToBad = burstGoodToBad;
@@ -105,6 +108,14 @@ public final class LinkProfile {
 
     public long jitterNs() {
         return jitterNs;
+    }
+
+    /**
+     * @return whether the jitter is time a datagram waits in the receiving host after it arrived,
+     *     and the receiver's transport reports the arrival (kernel receive timestamps) [REL-066]
+     */
+    public boolean jitterIsReceiverWait() {
+        return jitterIsReceiverWait;
     }
 
     /** @return serialization rate in bits per second, 0 for infinitely fast */
@@ -203,6 +214,9 @@ public final class LinkProfile {
     public String toString() {
         final StringBuilder sb = new StringBuilder("LinkProfile{delayNs=").append(delayNs);
         append(sb, "jitterNs", jitterNs);
+        if (jitterIsReceiverWait) {
+            sb.append(", jitterIsReceiverWait");
+        }
         append(sb, "rateBps", rateBitsPerSecond);
         append(sb, "loss", lossProbability);
         if (hasBurstLoss()) {
@@ -239,6 +253,7 @@ public final class LinkProfile {
     public static final class Builder {
         private long delayNs = DEFAULT_DELAY_NS;
         private long jitterNs;
+        private boolean jitterIsReceiverWait;
         private long rateBitsPerSecond;
         private double lossProbability;
         private double burstGoodToBad;
@@ -270,6 +285,17 @@ public final class LinkProfile {
          */
         public Builder jitterNs(final long jitterNs) {
             this.jitterNs = nonNegative("jitterNs", jitterNs);
+            return this;
+        }
+
+        /**
+         * @param receiverWait whether the jitter is time a datagram waits in the receiving host
+         *        after it arrived (a reader busy or descheduled), with the arrival passed to
+         *        {@code onDatagram(now, arrival, ...)} as a transport with kernel receive timestamps
+         *        does [REL-066]; else the jitter is path delay and a datagram arrives when delivered
+         */
+        public Builder jitterIsReceiverWait(final boolean receiverWait) {
+            this.jitterIsReceiverWait = receiverWait;
             return this;
         }
 

@@ -16,6 +16,8 @@ final class PacketSlot {
 
     int length;
     long timeNs;
+    /** When the datagram reached the receiving host, reported to it; -1: when it is delivered. */
+    long hostArrivalNs = -1;
     long sequence;
     long sentNs;
     long packetId;
@@ -43,6 +45,7 @@ final class PacketSlot {
         copy.opcode = opcode;
         copy.psn = psn;
         copy.entropy = entropy;
+        copy.hostArrivalNs = hostArrivalNs;
     }
 
     /** Delivery order: by time, then by the order the wire scheduled the copies. */

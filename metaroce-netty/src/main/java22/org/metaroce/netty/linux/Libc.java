@@ -78,7 +78,28 @@ final class Libc {
     static final MethodHandle WRITE = LINKER.downcallHandle(symbol("write"),
         FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
 
+    /**
+     * {@code int clock_gettime(clockid_t clockid, struct timespec *tp)}, without errno: the clocks
+     * asked for exist on every Linux (a vDSO call, no system call).
+     */
+    static final MethodHandle CLOCK_GETTIME = LINKER.downcallHandle(symbol("clock_gettime"),
+        FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+
     private Libc() {
+    }
+
+    /** @return CLOCK_REALTIME in ns, read into {@code timespec} (16 bytes), the clock of receive timestamps */
+    static long realtimeNs(final MemorySegment timespec) {
+        try {
+            final int r = (int) CLOCK_GETTIME.invokeExact(Uapi.CLOCK_REALTIME, timespec);
+            if (r != 0) {
+                return Long.MIN_VALUE;
+            }
+        } catch (final Throwable t) {
+            throw new IllegalStateException("clock_gettime failed", t);
+        }
+        return timespec.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0) * 1_000_000_000L
+            + timespec.get(java.lang.foreign.ValueLayout.JAVA_LONG, 8);
     }
 
     /** @return a segment to capture errno into, owned by {@code arena} */

@@ -209,6 +209,16 @@ public final class LinuxUdpSocket implements AutoCloseable {
     }
 
     /**
+     * {@code SO_TIMESTAMPNS}: the kernel stamps every received datagram when it reaches the host
+     * (in the receive path, before it waits in the socket), and {@link ReceiveBatch#arrivalNanoTime}
+     * tells when that was, so that the time a datagram waited for a busy or descheduled reader is
+     * not taken for path delay [REL-066].
+     */
+    public void setReceiveTimestamps(final boolean on) throws ErrnoException {
+        setOption(Uapi.SOL_SOCKET, Uapi.SO_TIMESTAMPNS, on ? 1 : 0, "SO_TIMESTAMPNS");
+    }
+
+    /**
      * {@code IP_RECVERR} (and {@code IPV6_RECVERR} on IPv6 sockets): the kernel reports errors it
      * otherwise keeps to itself. For a send, {@code ENOBUFS} when a queue of the host (a qdisc, a
      * device) drops the datagram: without this option {@code sendmmsg} reports it as sent and the

@@ -28,12 +28,15 @@ import java.nio.ByteBuffer;
 public final class ReceiveBatch implements AutoCloseable {
     /** {@link #ecn(int)} and {@link #trafficClass(int)} when the kernel reported no traffic class. */
     public static final int NOT_REPORTED = -1;
+    /** {@link #arrivalNanoTime(int)} when the kernel reported no receive timestamp. */
+    public static final long NO_TIMESTAMP = Long.MIN_VALUE;
 
     /**
      * Control-message room per slot: {@code IP_TOS} (1 B) or {@code IPV6_TCLASS} (4 B) and
-     * {@code UDP_GRO} (4 B), each {@code CMSG_SPACE} 24 B, with room to spare.
+     * {@code UDP_GRO} (4 B), each {@code CMSG_SPACE} 24 B, and {@code SCM_TIMESTAMPNS} (16 B,
+     * {@code CMSG_SPACE} 32 B), with room to spare.
      */
-    private static final int CONTROL_SPACE = 64;
+    private static final int CONTROL_SPACE = 128;
 
     private final Arena arena;
     private final int slots;
@@ -50,6 +53,10 @@ public final class ReceiveBatch implements AutoCloseable {
     private final int[] trafficClasses;
     private final int[] segmentSizes;
     private final boolean[] truncated;
+    /** Receive timestamps (CLOCK_REALTIME), then arrivals on {@link System#nanoTime()}'s clock. */
+    private final long[] arrivals;
+    /** A {@code timespec} for reading CLOCK_REALTIME after each receive. */
+    private final MemorySegment clock;
     /** errno of the last call, written by the linker. */
     final MemorySegment capture;
     private int count;
@@ -83,6 +90,8 @@ public final class ReceiveBatch implements AutoCloseable {
         trafficClasses = new int[slots];
         segmentSizes = new int[slots];
         truncated = new boolean[slots];
+        arrivals = new long[slots];
+        clock = arena.allocate(16, 8);
         final long iovecsAddress = iovecs.address();
         final long namesAddress = names.address();
         final long controlsAddress = controls.address();
@@ -161,6 +170,16 @@ public final class ReceiveBatch implements AutoCloseable {
         return segmentSizes[checkIndex(i)];
     }
 
+    /**
+     * @return when the datagram in slot {@code i} reached the host, on {@link System#nanoTime()}'s
+     *     clock (the kernel's receive timestamp, converted when the batch was received), or
+     *     {@link #NO_TIMESTAMP} unless the socket asked for them
+     *     ({@link LinuxUdpSocket#setReceiveTimestamps(boolean)})
+     */
+    public long arrivalNanoTime(final int i) {
+        return arrivals[checkIndex(i)];
+    }
+
     /** @return whether the datagram was larger than the slot and was cut ({@code MSG_TRUNC}) */
     public boolean truncated(final int i) {
         return truncated[checkIndex(i)];
@@ -213,6 +232,7 @@ public final class ReceiveBatch implements AutoCloseable {
 
     /** Decodes what the kernel wrote for slots 0..n-1. */
     void received(final int n) {
+        boolean stamped = false;
         for (int i = 0; i < n; i++) {
             final long h = (long) i * Msghdr.MMSGHDR_SIZE;
             final int length = headers.get(JAVA_INT, h + Msghdr.MSG_LEN);
@@ -220,14 +240,34 @@ public final class ReceiveBatch implements AutoCloseable {
             truncated[i] = (headers.get(JAVA_INT, h + Msghdr.FLAGS) & Uapi.MSG_TRUNC) != 0;
             slotBuffers[i].limit(Math.min(length, slotSize)).position(0);
             decodeControl(i, headers.get(JAVA_LONG, h + Msghdr.CONTROLLEN));
+            stamped |= arrivals[i] != NO_TIMESTAMP;
+        }
+        if (stamped) {
+            toNanoTime(n);
         }
         count = n;
+    }
+
+    /**
+     * Converts the slots' CLOCK_REALTIME stamps to {@link System#nanoTime()}'s clock (CLOCK_MONOTONIC)
+     * through their age: both clocks are read once, now, so only a step of the wall clock within
+     * this call could skew them, and an age below 0 (a stamp from the future) counts as 0.
+     */
+    private void toNanoTime(final int n) {
+        final long mono = System.nanoTime();
+        final long real = Libc.realtimeNs(clock);
+        for (int i = 0; i < n; i++) {
+            if (arrivals[i] != NO_TIMESTAMP) {
+                arrivals[i] = real == Long.MIN_VALUE ? NO_TIMESTAMP : mono - Math.max(0, real - arrivals[i]);
+            }
+        }
     }
 
     /** Walks slot i's control messages (CMSG_FIRSTHDR/CMSG_NXTHDR) for the traffic class and GRO size. */
     private void decodeControl(final int i, final long controlLength) {
         int tc = NOT_REPORTED;
         int gro = 0;
+        long stamp = NO_TIMESTAMP;
         final long base = (long) i * CONTROL_SPACE;
         long offset = 0;
         while (offset + Msghdr.CMSG_DATA <= controlLength) {
@@ -248,11 +288,15 @@ public final class ReceiveBatch implements AutoCloseable {
             } else if (level == Uapi.SOL_UDP && type == Uapi.UDP_GRO) {
                 // udp_cmsg_recv puts gso_size as an int; read a u16 should a kernel put less.
                 gro = dataLength >= 4 ? controls.get(JAVA_INT, data) : controls.get(JAVA_SHORT, data) & 0xFFFF;
+            } else if (level == Uapi.SOL_SOCKET && type == Uapi.SCM_TIMESTAMPNS && dataLength >= 16) {
+                // struct timespec { long tv_sec; long tv_nsec; } (64-bit time on 64-bit Linux).
+                stamp = controls.get(JAVA_LONG, data) * 1_000_000_000L + controls.get(JAVA_LONG, data + 8);
             }
             offset += Msghdr.cmsgAlign(length);
         }
         trafficClasses[i] = tc;
         segmentSizes[i] = gro;
+        arrivals[i] = stamp;
     }
 
     /** Releases the native memory; the batch, its segments and buffers cannot be used afterwards. */

@@ -24,6 +24,11 @@ final class Uapi {
     static final int SO_ERROR = 4;
     static final int SO_SNDBUF = 7;
     static final int SO_RCVBUF = 8;
+    /** SO_TIMESTAMPNS_OLD, whose SCM_TIMESTAMPNS carries a {@code timespec} of two longs on 64-bit Linux. */
+    static final int SO_TIMESTAMPNS = 35;
+    static final int SCM_TIMESTAMPNS = SO_TIMESTAMPNS;
+    // <linux/time.h>
+    static final int CLOCK_REALTIME = 0;
 
     // <linux/in.h>, <linux/in6.h>
     static final int IPPROTO_IP = 0;
