@@ -35,7 +35,7 @@ import org.metaroce.core.wire.WireConstants;
  * class decides when a PSN is sent, lost, delivered or held, the scoreboard keeps the record.
  */
 final class Requester {
-    private static final byte FREE = Scoreboard.FREE;
+    // The scoreboard's states and slot kinds under short names: the loss detection reads them on every ACK.
     private static final byte IN_FLIGHT = Scoreboard.IN_FLIGHT;
     private static final byte DELIVERED = Scoreboard.DELIVERED;
     private static final byte LOST = Scoreboard.LOST;
