@@ -27,19 +27,19 @@ import org.metaroce.core.wire.WireConstants;
 
 /**
  * The sending half of a queue pair (specification sections 5 and 6): the send queue, PSN
- * assignment, the per-PSN scoreboard of selective repeat, reordering-tolerant loss detection,
- * tail-loss probe, retransmission timeout, RNR handling, and completions in post order.
+ * assignment, reordering-tolerant loss detection, tail-loss probe, retransmission timeout, RNR
+ * handling, and completions in post order.
  *
- * <p>The scoreboard is a ring indexed by PSN: one slot per PSN the requester has outstanding,
- * with the work request it belongs to, its packet index, send time, path, transmit sequence and
- * state. It is struct-of-arrays so that nothing is allocated per packet.
+ * <p>The per-PSN scoreboard of selective repeat (one slot per outstanding PSN, its state and its
+ * transmissions, and the in-flight, lost and RNR-waiting counts) is a {@link Scoreboard}: this
+ * class decides when a PSN is sent, lost, delivered or held, the scoreboard keeps the record.
  */
 final class Requester {
-    private static final byte FREE = 0;
-    private static final byte IN_FLIGHT = 1;
-    private static final byte DELIVERED = 2;
-    private static final byte LOST = 3;
-    private static final byte RNR_WAIT = 4;
+    // The scoreboard's states and slot kinds under short names: the loss detection reads them on every ACK.
+    private static final byte IN_FLIGHT = Scoreboard.IN_FLIGHT;
+    private static final byte DELIVERED = Scoreboard.DELIVERED;
+    private static final byte LOST = Scoreboard.LOST;
+    private static final byte RNR_WAIT = Scoreboard.RNR_WAIT;
 
     /** Credit assumed before the first ACK [REL-019]. */
     private static final long INITIAL_CREDIT = 64;
@@ -54,9 +54,9 @@ final class Requester {
      */
     static final int TRIM_LIMIT = 256;
 
-    private static final byte KIND_DATA = 0;
-    private static final byte KIND_READ = 1;
-    private static final byte KIND_ATOMIC = 2;
+    private static final byte KIND_DATA = Scoreboard.KIND_DATA;
+    private static final byte KIND_READ = Scoreboard.KIND_READ;
+    private static final byte KIND_ATOMIC = Scoreboard.KIND_ATOMIC;
 
     private final QueuePair qp;
     private final EndpointCounters counters;
@@ -67,53 +67,13 @@ final class Requester {
     private long nextToStart;
     private long tail;
 
-    private final int windowSize;
-    private final int windowMask;
-    private final long[] slotWqe;
-    private final int[] slotIndex;
-    private final long[] slotSentNs;
-    /** When the slot's PSN was first sent: the transmission limit waits for RETRY_TIMEOUT from it [REL-030]. */
-    private final long[] slotFirstSentNs;
-    private final long[] slotTxSeq;
-    private final short[] slotPath;
-    private final int[] slotTransmissions;
-    /** Retransmissions caused by RNR, which are not losses and do not count towards the limit [REL-039]. */
-    private final int[] slotRnrRetransmissions;
-    /**
-     * Transmissions answered by NACK TRIMMED (or trimmed READ responses), which do not count
-     * towards the limit either: a trim proves that the path and the peer are alive [REL-059].
-     */
-    private final int[] slotTrimmedTransmissions;
-    private final byte[] slotState;
-    private final byte[] slotKind;
-    /**
-     * Per slot, whether its latest transmission carries the PSN and Transmit Timestamp of a
-     * KEEPALIVE sent in the same clock tick: an ACK answering that KEEPALIVE has the same trigger
-     * and echo, so neither proves the packet arrived [REL-017].
-     */
-    private final boolean[] slotProbeTwin;
+    private final Scoreboard scoreboard;
     /** The PSN field and Transmit Timestamp of the latest KEEPALIVE this QP sent [WIRE-065]. */
     private int probePsn;
     private int probeTimestamp;
     private boolean probeSent;
-    private final EndpointCounter[] slotLossCause;
-    /**
-     * Per slot, whether the responder answered its latest transmission with NACK PSN_WINDOW, and
-     * the Cumulative PSN it had then. Such a packet stays outstanding and is sent again only when
-     * a later ACK moves the Cumulative PSN past that point and its Credit admits the PSN, or by
-     * the probe, RACK or retransmission timer, never in reaction to the NACK itself: an immediate
-     * resend answered by the same NACK repeats without end within one instant [REL-061].
-     */
-    private final boolean[] slotWindowNacked;
-    private final int[] slotWindowNackCumulative;
-    /** Slots with {@link #slotWindowNacked} set; while 0 ACK processing skips the scan. */
-    private int windowNacked;
-
     private int sndUna;
     private int sndNxt;
-    private int inFlight;
-    private int lostCount;
-    private int rnrWaitCount;
     private long txSeq;
     /** Retransmissions of this QP (all causes), for per-QP observability; the endpoint counts them by cause. */
     private long retransmits;
@@ -130,8 +90,6 @@ final class Requester {
      * echo matching), else a PSN outside the scoreboard.
      */
     private int provenPsn;
-    /** Outstanding slots sent more than once; while 0, transmit order is PSN order. */
-    private int retransmittedOutstanding;
     private long rackRttNs;
     /**
      * When the latest retransmission that may repair a lost request left (MIN_VALUE before any),
@@ -226,23 +184,7 @@ final class Requester {
         for (int i = 0; i < sendQueueDepth; i++) {
             ring[i] = new SendWqe(maxSge, config.maxInlineData());
         }
-        windowSize = config.receiveWindowPackets();
-        windowMask = windowSize - 1;
-        slotWqe = new long[windowSize];
-        slotIndex = new int[windowSize];
-        slotSentNs = new long[windowSize];
-        slotFirstSentNs = new long[windowSize];
-        slotTxSeq = new long[windowSize];
-        slotPath = new short[windowSize];
-        slotTransmissions = new int[windowSize];
-        slotRnrRetransmissions = new int[windowSize];
-        slotTrimmedTransmissions = new int[windowSize];
-        slotProbeTwin = new boolean[windowSize];
-        slotState = new byte[windowSize];
-        slotKind = new byte[windowSize];
-        slotLossCause = new EndpointCounter[windowSize];
-        slotWindowNacked = new boolean[windowSize];
-        slotWindowNackCumulative = new int[windowSize];
+        scoreboard = new Scoreboard(config.receiveWindowPackets());
     }
 
     /** Called on RTR→RTS: the first PSN this side sends and the timers' parameters. */
@@ -348,19 +290,20 @@ final class Requester {
     int emit(final long nowNs, final TransmitSink sink, final int budget) {
         lastEmitNs = nowNs;
         int emitted = 0;
-        if (lostCount > 0) {
+        if (scoreboard.lostCount() > 0) {
             emitted += retransmitLost(nowNs, sink, budget);
         }
         emitted += emitNew(nowNs, sink, budget - emitted);
         emitted += probeCredit(nowNs, sink, budget - emitted);
-        qp.congestionControl().onSendOpportunity(nowNs, inFlight, hasWork());
+        qp.congestionControl().onSendOpportunity(nowNs, scoreboard.inFlight(), hasWork());
         return emitted;
     }
 
     /** @return whether the credit blocks all transmission with nothing outstanding [REL-019] */
     boolean isCreditBlocked() {
-        return inFlight == 0 && lostCount == 0 && rnrWaitCount == 0 && sndUna == sndNxt && nextToStart != tail
-            && !qp.isSendQueueDraining() && (long) (sndNxt - creditCumulative) >= creditLimit;
+        return scoreboard.inFlight() == 0 && scoreboard.lostCount() == 0 && scoreboard.rnrWaitCount() == 0
+            && sndUna == sndNxt && nextToStart != tail && !qp.isSendQueueDraining()
+            && (long) (sndNxt - creditCumulative) >= creditLimit;
     }
 
     /**
@@ -394,39 +337,41 @@ final class Requester {
     private int retransmitLost(final long nowNs, final TransmitSink sink, final int budget) {
         int emitted = 0;
         final int window = Math.max(1, qp.congestionControl().windowPackets());
-        for (int psn = sndUna; psn != sndNxt && emitted < budget && lostCount > 0; psn++) {
-            final int s = psn & windowMask;
-            if (slotState[s] != LOST) {
+        for (int psn = sndUna; psn != sndNxt && emitted < budget && scoreboard.lostCount() > 0; psn++) {
+            if (scoreboard.state(psn) != LOST) {
                 continue;
             }
             // Retransmissions are in flight like any packet: window and pacing apply, except that
             // one may leave when nothing is in flight, and one per RTO expiry or probe [CC-001].
-            if (inFlight > 0 && inFlight + 1 > window && !fullWindowRetransmitAllowed) {
+            if (scoreboard.inFlight() > 0 && scoreboard.inFlight() + 1 > window && !fullWindowRetransmitAllowed) {
                 break;
             }
             if (qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
                 break;
             }
-            if ((slotTransmissions[s] - slotRnrRetransmissions[s] - slotTrimmedTransmissions[s] >= MAX_TRANSMISSIONS
-                    && retryTimeoutSpent(nowNs, slotFirstSentNs[s]))
-                || slotTrimmedTransmissions[s] >= TRIM_LIMIT) {
-                qp.recordFailure(slotTrimmedTransmissions[s] >= TRIM_LIMIT
-                    ? "PSN " + Integer.toUnsignedString(psn) + " was trimmed " + slotTrimmedTransmissions[s]
+            final int trims = scoreboard.trimmedTransmissions(psn);
+            if ((scoreboard.transmissions(psn) - scoreboard.rnrRetransmissions(psn) - trims >= MAX_TRANSMISSIONS
+                    && retryTimeoutSpent(nowNs, scoreboard.firstSentNs(psn)))
+                || trims >= TRIM_LIMIT) {
+                qp.recordFailure(trims >= TRIM_LIMIT
+                    ? "PSN " + Integer.toUnsignedString(psn) + " was trimmed " + trims
                         + " times: the path towards the peer stays congested [REL-059]"
-                    : "PSN " + Integer.toUnsignedString(psn) + " was sent " + slotTransmissions[s] + " times over "
-                        + QueuePair.seconds(nowNs - slotFirstSentNs[s]) + " without being delivered (limit 16, "
+                    : "PSN " + Integer.toUnsignedString(psn) + " was sent " + scoreboard.transmissions(psn)
+                        + " times over " + QueuePair.seconds(nowNs - scoreboard.firstSentNs(psn))
+                        + " without being delivered (limit 16, "
                         + "RETRY_TIMEOUT " + QueuePair.seconds(qp.retryTimeoutNs()) + ") [REL-030]");
                 // As REL-029: the oldest outstanding WR carries the error, whichever packet ran out
                 // (with RETRY_TIMEOUT a later packet can reach the limit first) [REL-030].
-                fail(ring[(int) (slotWqe[sndUna & windowMask] % ring.length)], WcStatus.RETRY_EXC_ERR);
+                fail(ring[(int) (scoreboard.wqe(sndUna) % ring.length)], WcStatus.RETRY_EXC_ERR);
                 return emitted;
             }
             int run = 1;
-            if (slotKind[s] == KIND_READ) {
+            if (scoreboard.kind(psn) == KIND_READ) {
                 // One re-request covers the contiguous run of lost responses of this READ [REL-046].
                 while (run < config.readChunkPackets() && psn + run != sndNxt) {
-                    final int r = (psn + run) & windowMask;
-                    if (slotState[r] != LOST || slotKind[r] != KIND_READ || slotWqe[r] != slotWqe[s]) {
+                    final int r = psn + run;
+                    if (scoreboard.state(r) != LOST || scoreboard.kind(r) != KIND_READ
+                        || scoreboard.wqe(r) != scoreboard.wqe(psn)) {
                         break;
                     }
                     run++;
@@ -436,29 +381,20 @@ final class Requester {
             if (!transmit(nowNs, sink, psn, true)) {
                 break;
             }
-            counters.increment(slotLossCause[s]);
-            qp.countRetransmit(slotLossCause[s]);
-            if (slotLossCause[s] != EndpointCounter.RETRANSMITS_TAIL_PROBE) {
+            final EndpointCounter cause = scoreboard.lossCause(psn);
+            counters.increment(cause);
+            qp.countRetransmit(cause);
+            if (cause != EndpointCounter.RETRANSMITS_TAIL_PROBE) {
                 lastRepairNs = nowNs;
             }
             retransmits++;
-            qp.trace(nowNs, TraceEvent.RETRANSMIT, psn, slotLossCause[s].ordinal(), slotTransmissions[s], window);
+            qp.trace(nowNs, TraceEvent.RETRANSMIT, psn, cause.ordinal(), scoreboard.transmissions(psn), window);
             fullWindowRetransmitAllowed = false;
-            if (slotLossCause[s] == EndpointCounter.RETRANSMITS_RNR) {
-                slotRnrRetransmissions[s]++;
+            if (cause == EndpointCounter.RETRANSMITS_RNR) {
+                scoreboard.rnrRetransmitted(psn);
             }
-            lostCount--;
             for (int i = 1; i < run; i++) {
-                final int r = (psn + i) & windowMask;
-                slotState[r] = IN_FLIGHT;
-                slotSentNs[r] = slotSentNs[s];
-                slotTxSeq[r] = slotTxSeq[s];
-                slotPath[r] = slotPath[s];
-                if (++slotTransmissions[r] == 2) {
-                    retransmittedOutstanding++;
-                }
-                inFlight++;
-                lostCount--;
+                scoreboard.sentWith(psn + i, psn);
             }
             psn += run - 1;
             emitted++;
@@ -471,7 +407,7 @@ final class Requester {
         final int window = Math.max(1, qp.congestionControl().windowPackets());
         while (emitted < budget && nextToStart != tail) {
             final SendWqe wqe = ring[(int) (nextToStart % ring.length)];
-            if (rnrWaitCount > 0 && wqe.consumesReceive()) {
+            if (scoreboard.rnrWaitCount() > 0 && wqe.consumesReceive()) {
                 // The responder has no receive posted: later receive-consuming messages wait out
                 // the RNR delay too instead of collecting RNR NACKs of their own [REL-039].
                 break;
@@ -500,10 +436,10 @@ final class Requester {
                 }
             }
             newReadChunk = need;
-            if (inFlight > 0 && inFlight + need > window) {
+            if (scoreboard.inFlight() > 0 && scoreboard.inFlight() + need > window) {
                 break;
             }
-            if ((sndNxt - sndUna) + need > windowSize) {
+            if ((sndNxt - sndUna) + need > scoreboard.capacity()) {
                 break;
             }
             if ((long) ((sndNxt + need - 1) - creditCumulative) >= creditLimit) {
@@ -526,23 +462,16 @@ final class Requester {
             final int firstNewPsn = sndNxt;
             final byte kind = wqe.opcode == WrOpcode.RDMA_READ ? KIND_READ : wqe.isAtomic() ? KIND_ATOMIC : KIND_DATA;
             for (int i = 0; i < need; i++) {
-                final int s = (sndNxt + i) & windowMask;
-                slotWqe[s] = nextToStart;
-                slotIndex[s] = wqe.psnsAssigned + i;
-                slotKind[s] = kind;
-                slotTransmissions[s] = 0;
-                slotRnrRetransmissions[s] = 0;
-                slotTrimmedTransmissions[s] = 0;
-                slotState[s] = FREE;
+                scoreboard.assign(sndNxt + i, nextToStart, wqe.psnsAssigned + i, kind);
             }
-            final boolean wasIdle = inFlight == 0;
+            final boolean wasIdle = scoreboard.inFlight() == 0;
             if (!transmit(nowNs, sink, firstNewPsn, false)) {
                 break;
             }
             if (wasIdle) {
                 // The retransmission timer runs from the first packet sent after an idle period.
                 progressNs = nowNs;
-                if (lostCount == 0) {
+                if (scoreboard.lostCount() == 0) {
                     stalledSinceNs = nowNs;
                 }
             }
@@ -550,14 +479,7 @@ final class Requester {
             wqe.psnsAssigned += need;
             // A READ chunk's response slots are all outstanding from the moment its request leaves.
             for (int i = 1; i < need; i++) {
-                final int s = (firstNewPsn + i) & windowMask;
-                slotState[s] = IN_FLIGHT;
-                slotSentNs[s] = nowNs;
-                slotFirstSentNs[s] = nowNs;
-                slotTxSeq[s] = slotTxSeq[firstNewPsn & windowMask];
-                slotPath[s] = slotPath[firstNewPsn & windowMask];
-                slotTransmissions[s] = 1;
-                inFlight++;
+                scoreboard.sentWith(firstNewPsn + i, firstNewPsn);
             }
             counters.increment(EndpointCounter.REQUEST_PACKETS_OUT);
             emitted++;
@@ -575,9 +497,8 @@ final class Requester {
      * @return false when the sink had no room
      */
     private boolean transmit(final long nowNs, final TransmitSink sink, final int psn, final boolean retransmit) {
-        final int s = psn & windowMask;
-        final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
-        final int index = slotIndex[s];
+        final SendWqe wqe = wqeOf(psn);
+        final int index = scoreboard.index(psn);
         final int mtu = qp.pathMtu();
         final Opcode opcode;
         int payload = 0;
@@ -608,8 +529,8 @@ final class Requester {
             last = index == wqe.psnCount - 1;
         }
         final int maxLength = opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH;
-        final int pathId = retransmit && slotTransmissions[s] > 0
-            ? qp.paths().forRetransmission(nowNs, slotPath[s]) : qp.paths().next(nowNs);
+        final int pathId = retransmit && scoreboard.transmissions(psn) > 0
+            ? qp.paths().forRetransmission(nowNs, scoreboard.path(psn)) : qp.paths().next(nowNs);
         final int offset = sink.claim(maxLength, qp.paths().entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
@@ -645,26 +566,12 @@ final class Requester {
         qp.commit(sink, offset, length, qp.paths().entropy(pathId));
         qp.congestionControl().onPacketSent(nowNs, length, pathId);
 
-        final byte previous = slotState[s];
         lastTransmitNs = nowNs;
-        slotState[s] = IN_FLIGHT;
-        slotSentNs[s] = nowNs;
-        slotProbeTwin[s] = probeSent && psn == probePsn && (int) nowNs == probeTimestamp;
-        if (slotTransmissions[s] == 0) {
-            slotFirstSentNs[s] = nowNs;
-        }
         if (retransmit && !requestArrived(psn)) {
             holdRepairNs = nowNs;
-            holdRepairWqe = slotWqe[s];
+            holdRepairWqe = scoreboard.wqe(psn);
         }
-        slotTxSeq[s] = txSeq++;
-        slotPath[s] = (short) pathId;
-        if (++slotTransmissions[s] == 2) {
-            retransmittedOutstanding++;
-        }
-        if (previous != IN_FLIGHT) {
-            inFlight++;
-        }
+        scoreboard.sent(psn, nowNs, txSeq++, pathId, probeSent && psn == probePsn && (int) nowNs == probeTimestamp);
         return true;
     }
 
@@ -709,9 +616,9 @@ final class Requester {
         final boolean ecnEcho = (ackFlags & AckHeader.FLAG_ECN_ECHO) != 0;
         // The echo must match the trigger's latest transmission, else it proves nothing [REL-017].
         final boolean echoMatches = inScoreboard(trigger)
-            && (int) slotSentNs[trigger & windowMask] == echoedTimestamp && !slotProbeTwin[trigger & windowMask];
+            && (int) scoreboard.sentNs(trigger) == echoedTimestamp && !scoreboard.isProbeTwin(trigger);
         long sample = 0;
-        if (echoMatches && slotTransmissions[trigger & windowMask] == 1) {
+        if (echoMatches && scoreboard.transmissions(trigger) == 1) {
             final long rttNs = ((int) arrivalNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset))
                 & 0xFFFF_FFFFL;
             if (rttNs > 0 && rttNs < 1_000_000_000L) {
@@ -730,24 +637,24 @@ final class Requester {
             final int ceCount = AckHeader.ceCount(buffer, ackOffset);
             ceSeen |= ceCount - lastCeCount > 0;
             lastCeCount = ceCount;
-            if (advanced && windowNacked > 0) {
+            if (advanced && scoreboard.windowNacked() > 0) {
                 resendAdmittedWindowNacks();
             }
         }
         // The slot of an already delivered PSN keeps its record until the PSN one window later
         // reuses it, so a late DUPLICATE report can still be judged.
-        final boolean recorded = Psn.before(trigger, sndNxt) && sndNxt - trigger <= windowSize;
+        final boolean recorded = Psn.before(trigger, sndNxt) && sndNxt - trigger <= scoreboard.capacity();
         if ((ackFlags & AckHeader.FLAG_DUPLICATE) != 0 && recorded
-            && slotTransmissions[trigger & windowMask] > 1
-            && ((int) slotSentNs[trigger & windowMask] != echoedTimestamp
-                || slotTransmissions[trigger & windowMask] == 2)) {
+            && scoreboard.transmissions(trigger) > 1
+            && ((int) scoreboard.sentNs(trigger) != echoedTimestamp
+                || scoreboard.transmissions(trigger) == 2)) {
             // Two copies arrived: the earlier one after all (echo of an earlier transmission), or
             // the single retransmission after the original: the retransmission was spurious [REL-025].
             counters.increment(EndpointCounter.SPURIOUS_RETRANSMITS);
-            if (slotKind[trigger & windowMask] == KIND_DATA) {
+            if (scoreboard.kind(trigger) == KIND_DATA) {
                 // For a READ or atomic a duplicate request proves only that the request arrived;
                 // a second answer shows the re-request was needless (onSecondAnswer) [REL-064].
-                onSpuriousRetransmission(arrivalNs, trigger & windowMask);
+                onSpuriousRetransmission(arrivalNs, trigger);
             }
             lossEpisodesSinceSpurious = 0;
             reorderWindowNs = Math.min(reorderWindowNs + Math.max(1_000, rtt.minRttNs() / 4), reorderCeilingNs());
@@ -757,7 +664,7 @@ final class Requester {
         provenPsn = opcode == Opcode.ACK && echoMatches ? trigger : sndUna - 1;
         int delivered = 0;
         for (int psn = sndUna; Psn.before(psn, cumulative); psn++) {
-            if (slotKind[psn & windowMask] == KIND_DATA && deliver(psn)) {
+            if (scoreboard.kind(psn) == KIND_DATA && deliver(psn)) {
                 delivered++;
             }
         }
@@ -766,16 +673,16 @@ final class Requester {
             final int i = Long.numberOfTrailingZeros(bits);
             bits &= bits - 1;
             final int psn = cumulative + 1 + i;
-            if (inScoreboard(psn) && slotKind[psn & windowMask] == KIND_DATA && deliver(psn)) {
+            if (inScoreboard(psn) && scoreboard.kind(psn) == KIND_DATA && deliver(psn)) {
                 counters.increment(EndpointCounter.SACKED_PACKETS);
                 delivered++;
             }
         }
-        if (opcode == Opcode.ACK && echoMatches && slotKind[trigger & windowMask] == KIND_DATA && deliver(trigger)) {
+        if (opcode == Opcode.ACK && echoMatches && scoreboard.kind(trigger) == KIND_DATA && deliver(trigger)) {
             delivered++;
         }
         provenPsn = sndUna - 1;
-        if (echoMatches && echoedPath == slotPath[trigger & windowMask]) {
+        if (echoMatches && echoedPath == scoreboard.path(trigger)) {
             // Only feedback about the transmission it came from is attributed to a path [MP-005].
             final double weight = weightOf(echoedPath);
             qp.paths().onFeedback(nowNs, echoedPath, sample, ecnEcho);
@@ -800,16 +707,17 @@ final class Requester {
         if (reason == null || !inScoreboard(psn)) {
             return;
         }
-        final int s = psn & windowMask;
+        final byte state = scoreboard.state(psn);
         switch (reason) {
             case TRIMMED -> {
-                if (slotState[s] == IN_FLIGHT) {
-                    markLost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
-                    slotTrimmedTransmissions[s]++;
-                    final double weight = weightOf(slotPath[s]);
-                    qp.paths().onTrim(nowNs, slotPath[s]);
-                    tracePenalty(nowNs, slotPath[s], weight, TraceEvent.CAUSE_TRIM);
-                    onLoss(nowNs, slotPath[s], true);
+                if (state == IN_FLIGHT) {
+                    scoreboard.lost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
+                    scoreboard.trimmed(psn);
+                    final short path = scoreboard.path(psn);
+                    final double weight = weightOf(path);
+                    qp.paths().onTrim(nowNs, path);
+                    tracePenalty(nowNs, path, weight, TraceEvent.CAUSE_TRIM);
+                    onLoss(nowNs, path, true);
                     // The responder is reachable and the packet goes out again at once: the
                     // retransmission timer restarts, but the retry count is not reset [REL-036].
                     progressNs = nowNs;
@@ -819,16 +727,14 @@ final class Requester {
                 // Not resent now [REL-061]: it waits, outstanding, for an ACK that admits it or for
                 // the probe, RACK or retransmission timer. Retransmissions are exempt from the
                 // credit [REL-019], so an immediate resend would meet the same full window again.
-                if (slotState[s] == IN_FLIGHT && !slotWindowNacked[s]) {
-                    slotWindowNacked[s] = true;
-                    slotWindowNackCumulative[s] = creditCumulative;
-                    windowNacked++;
+                if (state == IN_FLIGHT) {
+                    scoreboard.windowNacked(psn, creditCumulative);
                 }
             }
             case RNR -> {
                 counters.increment(EndpointCounter.RNR_NACKS_IN);
                 final int retry = qp.rnrRetry();
-                if (rnrWaitCount == 0) {
+                if (scoreboard.rnrWaitCount() == 0) {
                     // One episode per RNR delay, however many RNR NACKs arrive in it [REL-040].
                     consecutiveRnr++;
                 }
@@ -838,14 +744,8 @@ final class Requester {
                     fail(wqeOf(psn), WcStatus.RNR_RETRY_EXC_ERR);
                     return;
                 }
-                if (slotState[s] == IN_FLIGHT || slotState[s] == LOST) {
-                    if (slotState[s] == IN_FLIGHT) {
-                        inFlight--;
-                    } else {
-                        lostCount--;
-                    }
-                    slotState[s] = RNR_WAIT;
-                    rnrWaitCount++;
+                if (state == IN_FLIGHT || state == LOST) {
+                    scoreboard.heldForRnr(psn);
                 }
                 final int units = NackHeader.rnrTimer(buffer, nackOffset);
                 final long delay = units == 0 ? qp.minRnrTimerNs() : units * 10_000L;
@@ -863,13 +763,13 @@ final class Requester {
                 // PSN order [REL-054].
                 boolean any = false;
                 for (int p = psn; p != sndNxt; p++) {
-                    if (slotState[p & windowMask] == IN_FLIGHT) {
-                        markLost(p, EndpointCounter.RETRANSMITS_GO_BACK_N);
+                    if (scoreboard.state(p) == IN_FLIGHT) {
+                        scoreboard.lost(p, EndpointCounter.RETRANSMITS_GO_BACK_N);
                         any = true;
                     }
                 }
                 if (any) {
-                    onLoss(nowNs, slotPath[s], false);
+                    onLoss(nowNs, scoreboard.path(psn), false);
                 }
             }
             default -> {
@@ -888,33 +788,32 @@ final class Requester {
         final boolean trimmed = (BaseHeader.flags(buffer, offset) & Flags.TRIMMED) != 0;
         if (trimmed) {
             // A trimmed response is a loss signal only: re-request that part at once [REL-037].
-            if (inScoreboard(psn) && slotKind[psn & windowMask] == KIND_READ
-                && slotState[psn & windowMask] == IN_FLIGHT) {
-                markLost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
-                slotTrimmedTransmissions[psn & windowMask]++;
+            if (inScoreboard(psn) && scoreboard.kind(psn) == KIND_READ
+                && scoreboard.state(psn) == IN_FLIGHT) {
+                scoreboard.lost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
+                scoreboard.trimmed(psn);
             } else {
                 counters.increment(EndpointCounter.TRIMMED_IGNORED);
             }
             return;
         }
-        if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_READ) {
+        if (!inScoreboard(psn) || scoreboard.kind(psn) != KIND_READ) {
             countStrayResponse(arrivalNs, psn, KIND_READ);
             return;
         }
-        final int s = psn & windowMask;
-        if (qp.isGoBackN() && slotState[s] != DELIVERED && outOfOrderResponse(psn)) {
+        if (qp.isGoBackN() && scoreboard.state(psn) != DELIVERED && outOfOrderResponse(psn)) {
             return;
         }
         noteResponse(nowNs, psn);
-        if (slotState[s] == DELIVERED) {
+        if (scoreboard.state(psn) == DELIVERED) {
             counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
-            onSecondAnswer(arrivalNs, s);
+            onSecondAnswer(arrivalNs, psn);
             return;
         }
-        final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
+        final SendWqe wqe = wqeOf(psn);
         final int msgOffset = offset + Opcode.READ_RESPONSE.msgOffset();
         final long messageOffset = MessageHeader.messageOffset(buffer, msgOffset);
-        final long expectedOffset = (long) slotIndex[s] * qp.pathMtu();
+        final long expectedOffset = (long) scoreboard.index(psn) * qp.pathMtu();
         final long expectedLength = Math.min(qp.pathMtu(), wqe.length - expectedOffset);
         if (messageOffset != expectedOffset || payloadLength != expectedLength
             || MessageHeader.messageLength(buffer, msgOffset) != wqe.length) {
@@ -929,7 +828,7 @@ final class Requester {
             return;
         }
         wqe.scatter(messageOffset, buffer, offset + Opcode.READ_RESPONSE.headerLength(), payloadLength);
-        sampleResponse(arrivalNs, s);
+        sampleResponse(arrivalNs, psn);
         deliver(psn);
         afterDelivery(nowNs, 1);
     }
@@ -940,9 +839,9 @@ final class Requester {
      * QP that only reads must wait for, the responder's answers to earlier requests included,
      * which no ACK shows.
      */
-    private void sampleResponse(final long nowNs, final int slot) {
-        if (slotTransmissions[slot] == 1) {
-            responseSample(nowNs, slot);
+    private void sampleResponse(final long nowNs, final int psn) {
+        if (scoreboard.transmissions(psn) == 1) {
+            responseSample(nowNs, psn);
         }
     }
 
@@ -953,28 +852,28 @@ final class Requester {
      * without which a QP that only reads, whose answers give samples only while nothing is
      * retransmitted, would keep timers that misfire for ever [REL-064].
      */
-    private void onSecondAnswer(final long nowNs, final int slot) {
-        if (slotTransmissions[slot] < 2) {
+    private void onSecondAnswer(final long nowNs, final int psn) {
+        if (scoreboard.transmissions(psn) < 2) {
             return;
         }
-        onSpuriousRetransmission(nowNs, slot);
-        if (slotWqe[slot] != spuriousSampleWqe) {
-            spuriousSampleWqe = slotWqe[slot];
-            responseSample(nowNs, slot);
+        onSpuriousRetransmission(nowNs, psn);
+        if (scoreboard.wqe(psn) != spuriousSampleWqe) {
+            spuriousSampleWqe = scoreboard.wqe(psn);
+            responseSample(nowNs, psn);
         }
     }
 
     /**
-     * A retransmission of this slot proved needless at {@code nowNs}: after a spurious tail probe
+     * A retransmission of this PSN proved needless at {@code nowNs}: after a spurious tail probe
      * the PTO covers twice the wait it revealed, from the packet's first transmission or the
      * latest repair since then, whichever came later [REL-065]. A wait across repairs measures
      * the repairs: a READ held behind a re-requested one, RTO expiries at 20% loss (hundreds of
      * milliseconds that would stop probing altogether on the path that needs it most). Taking the
      * maximum makes a second proof for the same episode (another PSN of the same READ) harmless.
      */
-    private void onSpuriousRetransmission(final long nowNs, final int slot) {
-        if (slotLossCause[slot] == EndpointCounter.RETRANSMITS_TAIL_PROBE) {
-            final long waitedNs = nowNs - Math.max(slotFirstSentNs[slot], lastRepairNs);
+    private void onSpuriousRetransmission(final long nowNs, final int psn) {
+        if (scoreboard.lossCause(psn) == EndpointCounter.RETRANSMITS_TAIL_PROBE) {
+            final long waitedNs = nowNs - Math.max(scoreboard.firstSentNs(psn), lastRepairNs);
             if (waitedNs > 0) {
                 probeWaitNs = Math.max(probeWaitNs, Math.min(2 * waitedNs, config.maxRtoNs()));
             }
@@ -987,11 +886,11 @@ final class Requester {
      * responder may have held this one behind it [OPS-024], and the wait would be the repair's,
      * not the path's [REL-063].
      */
-    private void responseSample(final long nowNs, final int slot) {
-        if (holdRepairNs >= slotFirstSentNs[slot] && holdRepairWqe != slotWqe[slot]) {
+    private void responseSample(final long nowNs, final int psn) {
+        if (holdRepairNs >= scoreboard.firstSentNs(psn) && holdRepairWqe != scoreboard.wqe(psn)) {
             return;
         }
-        final long rttNs = nowNs - slotFirstSentNs[slot];
+        final long rttNs = nowNs - scoreboard.firstSentNs(psn);
         if (rttNs > 0 && rttNs < 1_000_000_000L) {
             rtt.onSample(rttNs);
         }
@@ -1006,17 +905,16 @@ final class Requester {
      */
     private boolean outOfOrderResponse(final int psn) {
         for (int p = sndUna; p != psn; p++) {
-            final int s = p & windowMask;
-            if (slotKind[s] == KIND_READ && slotState[s] != DELIVERED) {
+            if (scoreboard.kind(p) == KIND_READ && scoreboard.state(p) != DELIVERED) {
                 counters.increment(EndpointCounter.SEQUENCE_GAP);
-                if (slotState[s] == IN_FLIGHT && !(gbnReRequested && gbnReRequestedPsn == p)) {
+                if (scoreboard.state(p) == IN_FLIGHT && !(gbnReRequested && gbnReRequestedPsn == p)) {
                     gbnReRequested = true;
                     gbnReRequestedPsn = p;
-                    final long wqe = slotWqe[s];
-                    for (int q = p; q != sndNxt && slotWqe[q & windowMask] == wqe
-                        && slotKind[q & windowMask] == KIND_READ; q++) {
-                        if (slotState[q & windowMask] == IN_FLIGHT) {
-                            markLost(q, EndpointCounter.RETRANSMITS_GO_BACK_N);
+                    final long wqe = scoreboard.wqe(p);
+                    for (int q = p; q != sndNxt && scoreboard.wqe(q) == wqe
+                        && scoreboard.kind(q) == KIND_READ; q++) {
+                        if (scoreboard.state(q) == IN_FLIGHT) {
+                            scoreboard.lost(q, EndpointCounter.RETRANSMITS_GO_BACK_N);
                         }
                     }
                 }
@@ -1029,18 +927,17 @@ final class Requester {
     /** See {@link #onReadResponse}. */
     void onAtomicResponse(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
         final int psn = BaseHeader.psn(buffer, offset);
-        if (!inScoreboard(psn) || slotKind[psn & windowMask] != KIND_ATOMIC) {
+        if (!inScoreboard(psn) || scoreboard.kind(psn) != KIND_ATOMIC) {
             countStrayResponse(arrivalNs, psn, KIND_ATOMIC);
             return;
         }
-        final int s = psn & windowMask;
-        if (slotState[s] == DELIVERED) {
+        if (scoreboard.state(psn) == DELIVERED) {
             counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
-            onSecondAnswer(arrivalNs, s);
+            onSecondAnswer(arrivalNs, psn);
             return;
         }
         noteResponse(nowNs, psn);
-        final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
+        final SendWqe wqe = wqeOf(psn);
         final long original = AtomicAckHeader.originalData(buffer, offset + Opcode.ATOMIC_RESPONSE.aackOffset());
         if (!wqe.destinationsValid()) {
             qp.recordFailure("the destination of a READ or atomic at PSN " + Integer.toUnsignedString(psn)
@@ -1051,7 +948,7 @@ final class Requester {
         // The original value lands in the local buffer in host order, as verbs atomics do.
         final MemoryRegion mr = wqe.sgeRegion[0];
         mr.buffer().putLong((int) mr.offsetOf(wqe.sgeAddr[0]), original);
-        sampleResponse(arrivalNs, s);
+        sampleResponse(arrivalNs, psn);
         deliver(psn);
         afterDelivery(nowNs, 1);
     }
@@ -1060,7 +957,7 @@ final class Requester {
         if (!anyResponse || Psn.before(latestResponsePsn, psn)) {
             latestResponsePsn = psn;
             latestResponseNs = nowNs;
-            latestResponseTxSeq = slotTxSeq[psn & windowMask];
+            latestResponseTxSeq = scoreboard.txSeq(psn);
             anyResponse = true;
         }
     }
@@ -1073,8 +970,8 @@ final class Requester {
         final boolean resolved = Psn.before(psn, sndUna);
         counters.increment(resolved ? EndpointCounter.DUPLICATE_RESPONSE : EndpointCounter.UNEXPECTED_RESPONSE);
         // A resolved slot keeps its record until its PSN one window later reuses it.
-        if (resolved && sndNxt - psn <= windowSize && slotKind[psn & windowMask] == kind) {
-            onSecondAnswer(nowNs, psn & windowMask);
+        if (resolved && sndNxt - psn <= scoreboard.capacity() && scoreboard.kind(psn) == kind) {
+            onSecondAnswer(nowNs, psn);
         }
     }
 
@@ -1084,7 +981,7 @@ final class Requester {
      * READ segment whose answer alone was lost repairs no hold.
      */
     private boolean requestArrived(final int psn) {
-        return slotKind[psn & windowMask] != KIND_DATA && anyResponse && !Psn.before(latestResponsePsn, psn);
+        return scoreboard.kind(psn) != KIND_DATA && anyResponse && !Psn.before(latestResponsePsn, psn);
     }
 
     private boolean inScoreboard(final int psn) {
@@ -1092,26 +989,17 @@ final class Requester {
     }
 
     private SendWqe wqeOf(final int psn) {
-        return ring[(int) (slotWqe[psn & windowMask] % ring.length)];
+        return ring[(int) (scoreboard.wqe(psn) % ring.length)];
     }
 
     /** @return whether the PSN was newly delivered */
     private boolean deliver(final int psn) {
-        final int s = psn & windowMask;
-        final byte state = slotState[s];
-        if (state == DELIVERED || state == FREE) {
+        if (!scoreboard.isOutstanding(psn)) {
+            // Already delivered, or not sent: nothing new.
             return false;
         }
-        clearWindowNack(s);
-        switch (state) {
-            case IN_FLIGHT -> inFlight--;
-            case LOST -> lostCount--;
-            case RNR_WAIT -> rnrWaitCount--;
-            default -> {
-            }
-        }
-        slotState[s] = DELIVERED;
-        if (timeoutEpisodeNs != NO_EXPIRY && slotSentNs[s] < timeoutEpisodeNs) {
+        scoreboard.delivered(psn);
+        if (timeoutEpisodeNs != NO_EXPIRY && scoreboard.sentNs(psn) < timeoutEpisodeNs) {
             // A transmission from before the timer expired was delivered: it was late, not lost,
             // so the expiry was spurious and its backoff is withdrawn [REL-058].
             timeoutEpisodeNs = NO_EXPIRY;
@@ -1121,15 +1009,12 @@ final class Requester {
         // A packet sent more than once moves the time-based rule only when the ACK proves which copy
         // arrived [REL-023] (RFC 8985 6.2 step 2): had the original arrived, taking the latest copy's
         // send time would declare lost every packet sent in between whose ACK is merely behind.
-        if (slotTxSeq[s] > rackTxSeq && (slotTransmissions[s] == 1 || psn == provenPsn)) {
-            rackTxSeq = slotTxSeq[s];
+        if (scoreboard.txSeq(psn) > rackTxSeq && (scoreboard.transmissions(psn) == 1 || psn == provenPsn)) {
+            rackTxSeq = scoreboard.txSeq(psn);
             rackPsn = psn;
-            rackRetransmission = slotTransmissions[s] > 1;
+            rackRetransmission = scoreboard.transmissions(psn) > 1;
         }
-        if (slotTransmissions[s] > 1) {
-            retransmittedOutstanding--;
-        }
-        final SendWqe wqe = ring[(int) (slotWqe[s] % ring.length)];
+        final SendWqe wqe = wqeOf(psn);
         wqe.psnsDelivered++;
         if (wqe.psnsDelivered == wqe.psnCount && wqe.isReadOrAtomic()) {
             outstandingReadAtomic--;
@@ -1151,8 +1036,8 @@ final class Requester {
             rtt.undoBackoff();
             consecutiveRnr = 0;
         }
-        while (sndUna != sndNxt && slotState[sndUna & windowMask] == DELIVERED) {
-            slotState[sndUna & windowMask] = FREE;
+        while (sndUna != sndNxt && scoreboard.state(sndUna) == DELIVERED) {
+            scoreboard.free(sndUna);
             sndUna++;
         }
         detectLosses(nowNs);
@@ -1167,7 +1052,7 @@ final class Requester {
      */
     private void detectLosses(final long nowNs) {
         lossCheckDeadlineNs = Long.MAX_VALUE;
-        if (rackTxSeq < 0 || inFlight == 0 || qp.isGoBackN()) {
+        if (rackTxSeq < 0 || scoreboard.inFlight() == 0 || qp.isGoBackN()) {
             // Go-back-N uses neither RACK nor the tail-loss probe [REL-054].
             return;
         }
@@ -1179,7 +1064,7 @@ final class Requester {
         // there instead of walking the whole window on every ACK.
         // A delivered retransmission was sent after packets with higher PSNs: scan them all.
         int end = sndNxt;
-        if (retransmittedOutstanding == 0 && !rackRetransmission) {
+        if (scoreboard.retransmittedOutstanding() == 0 && !rackRetransmission) {
             int bound = Psn.before(sndUna, rackPsn + 1) ? rackPsn + 1 : sndUna;
             if (anyResponse && Psn.before(bound, latestResponsePsn)) {
                 bound = latestResponsePsn;
@@ -1189,30 +1074,29 @@ final class Requester {
             }
         }
         for (int psn = sndUna; psn != end; psn++) {
-            final int s = psn & windowMask;
-            if (slotState[s] != IN_FLIGHT) {
+            if (scoreboard.state(psn) != IN_FLIGHT) {
                 continue;
             }
             final long lostAt;
-            if (slotKind[s] != KIND_DATA && anyResponse && Psn.before(psn, latestResponsePsn)
-                && slotTxSeq[s] <= latestResponseTxSeq) {
+            if (scoreboard.kind(psn) != KIND_DATA && anyResponse && Psn.before(psn, latestResponsePsn)
+                && scoreboard.txSeq(psn) <= latestResponseTxSeq) {
                 // Only responses to requests sent no later than this slot's own request count: a
                 // slot that was re-requested since waits for answers to the re-request.
                 // A later response arrived: responses come in PSN order, so this one is lost once
                 // the reorder window has passed [REL-045].
                 lostAt = latestResponseNs + reorderWindow;
-            } else if (slotTxSeq[s] < rackTxSeq) {
-                lostAt = slotSentNs[s] + rttForLoss + reorderWindow;
+            } else if (scoreboard.txSeq(psn) < rackTxSeq) {
+                lostAt = scoreboard.sentNs(psn) + rttForLoss + reorderWindow;
             } else {
                 continue;
             }
             if (nowNs >= lostAt) {
-                markLost(psn, EndpointCounter.RETRANSMITS_LOSS_DETECTED);
-                if (slotKind[s] != KIND_READ) {
+                scoreboard.lost(psn, EndpointCounter.RETRANSMITS_LOSS_DETECTED);
+                if (scoreboard.kind(psn) != KIND_READ) {
                     // READ_RESPONSEs travel on the responder's paths, not ours [MP-008].
-                    penalise(nowNs, slotPath[s]);
+                    penalise(nowNs, scoreboard.path(psn));
                 }
-                onLoss(nowNs, slotPath[s], false);
+                onLoss(nowNs, scoreboard.path(psn), false);
                 episode = true;
             } else if (lostAt < lossCheckDeadlineNs) {
                 lossCheckDeadlineNs = lostAt;
@@ -1253,18 +1137,16 @@ final class Requester {
      * responder holds everything behind the rest of the range.
      */
     private void markRequestLost(final int psn, final EndpointCounter cause) {
-        final int s = psn & windowMask;
-        markLost(psn, cause);
-        if (slotKind[s] != KIND_READ) {
+        scoreboard.lost(psn, cause);
+        if (scoreboard.kind(psn) != KIND_READ) {
             return;
         }
         for (int p = psn + 1; p != sndNxt; p++) {
-            final int r = p & windowMask;
-            if (slotKind[r] != KIND_READ || slotWqe[r] != slotWqe[s] || slotTxSeq[r] != slotTxSeq[s]
-                || slotState[r] != IN_FLIGHT) {
+            if (scoreboard.kind(p) != KIND_READ || scoreboard.wqe(p) != scoreboard.wqe(psn)
+                || scoreboard.txSeq(p) != scoreboard.txSeq(psn) || scoreboard.state(p) != IN_FLIGHT) {
                 break;
             }
-            markLost(p, cause);
+            scoreboard.lost(p, cause);
         }
     }
 
@@ -1275,52 +1157,29 @@ final class Requester {
      * repeat within one instant.
      */
     private void resendAdmittedWindowNacks() {
-        for (int psn = sndUna; psn != sndNxt && windowNacked > 0; psn++) {
-            final int s = psn & windowMask;
-            if (slotWindowNacked[s] && Psn.before(slotWindowNackCumulative[s], creditCumulative)
+        for (int psn = sndUna; psn != sndNxt && scoreboard.windowNacked() > 0; psn++) {
+            if (scoreboard.isWindowNacked(psn) && Psn.before(scoreboard.windowNackCumulative(psn), creditCumulative)
                 && (long) (psn - creditCumulative) < creditLimit) {
                 markRequestLost(psn, EndpointCounter.RETRANSMITS_PSN_WINDOW);
             }
         }
     }
 
-    private void clearWindowNack(final int s) {
-        if (slotWindowNacked[s]) {
-            slotWindowNacked[s] = false;
-            windowNacked--;
-        }
-    }
-
-    private void markLost(final int psn, final EndpointCounter cause) {
-        final int s = psn & windowMask;
-        clearWindowNack(s);
-        if (slotState[s] == IN_FLIGHT) {
-            inFlight--;
-        } else if (slotState[s] == RNR_WAIT) {
-            rnrWaitCount--;
-        } else if (slotState[s] == LOST) {
-            return;
-        }
-        slotState[s] = LOST;
-        slotLossCause[s] = cause;
-        lostCount++;
-    }
-
     // ------------------------------------------------------------------ timers
 
     void onTimers(final long nowNs) {
-        if (rnrWaitCount > 0 && nowNs >= rnrResumeNs) {
+        if (scoreboard.rnrWaitCount() > 0 && nowNs >= rnrResumeNs) {
             rnrResumeNs = Long.MAX_VALUE;
             for (int psn = sndUna; psn != sndNxt; psn++) {
-                if (slotState[psn & windowMask] == RNR_WAIT) {
-                    markLost(psn, EndpointCounter.RETRANSMITS_RNR);
+                if (scoreboard.state(psn) == RNR_WAIT) {
+                    scoreboard.lost(psn, EndpointCounter.RETRANSMITS_RNR);
                 }
             }
         }
         if (nowNs >= lossCheckDeadlineNs) {
             detectLosses(nowNs);
         }
-        if (inFlight == 0) {
+        if (scoreboard.inFlight() == 0) {
             return;
         }
         final long rto = rtt.rtoNs();
@@ -1335,14 +1194,14 @@ final class Requester {
                 qp.recordFailure("nothing delivered for " + QueuePair.seconds(nowNs - stalledSinceNs) + " and "
                     + consecutiveTimeouts + " retransmission timeouts (RETRY_CNT " + qp.retryCount() + ", RETRY_TIMEOUT "
                     + QueuePair.seconds(qp.retryTimeoutNs()) + "): the peer stopped answering [REL-029]");
-                fail(ring[(int) (slotWqe[sndUna & windowMask] % ring.length)], WcStatus.RETRY_EXC_ERR);
+                fail(ring[(int) (scoreboard.wqe(sndUna) % ring.length)], WcStatus.RETRY_EXC_ERR);
                 return;
             }
             rtt.onTimeout();
             final int window = qp.congestionControl().windowPackets();
             qp.congestionControl().onRetransmitTimeout(nowNs);
             traceWindow(nowNs, window, TraceEvent.CAUSE_RTO);
-            qp.trace(nowNs, TraceEvent.RTO_EXPIRED, sndUna, consecutiveTimeouts, inFlight, rtt.rtoNs());
+            qp.trace(nowNs, TraceEvent.RTO_EXPIRED, sndUna, consecutiveTimeouts, scoreboard.inFlight(), rtt.rtoNs());
             // Only the oldest outstanding packet is retransmitted [REL-028]. On a host that was
             // descheduled the others are usually late, not lost: their ACKs then show the expiry
             // was spurious [REL-058]; if instead the retransmission is acknowledged first, the
@@ -1352,15 +1211,14 @@ final class Requester {
             final boolean goBackN = qp.isGoBackN();
             gbnReRequested = false;
             for (int psn = sndUna; psn != sndNxt; psn++) {
-                final int s = psn & windowMask;
-                if (slotState[s] == IN_FLIGHT) {
+                if (scoreboard.state(psn) == IN_FLIGHT) {
                     if (goBackN) {
-                        markLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
+                        scoreboard.lost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
                     } else {
                         markRequestLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
                     }
-                    if (slotKind[s] != KIND_READ) {
-                        penalise(nowNs, slotPath[s]);
+                    if (scoreboard.kind(psn) != KIND_READ) {
+                        penalise(nowNs, scoreboard.path(psn));
                     }
                     if (!goBackN) {
                         break;
@@ -1377,7 +1235,7 @@ final class Requester {
         if (probe > 0 && nowNs >= tailProbeBaseNs() + probe) {
             tailProbes++;
             qp.trace(nowNs, TraceEvent.TAIL_PROBE, sndUna, tailProbes, 0, 0);
-            if (slotKind[sndUna & windowMask] == KIND_READ && slotState[sndUna & windowMask] == IN_FLIGHT) {
+            if (scoreboard.kind(sndUna) == KIND_READ && scoreboard.state(sndUna) == IN_FLIGHT) {
                 // The oldest outstanding READ has no response: its request is the likely loss, and
                 // the responder holds every later READ behind it (OPS-024), so a probe of the newest
                 // would only be held too [REL-026].
@@ -1387,8 +1245,8 @@ final class Requester {
             }
             // Probe with the newest outstanding packet: its ACK reveals what is missing.
             for (int psn = sndNxt - 1; Psn.beforeOrEqual(sndUna, psn); psn--) {
-                if (slotState[psn & windowMask] == IN_FLIGHT) {
-                    markLost(psn, EndpointCounter.RETRANSMITS_TAIL_PROBE);
+                if (scoreboard.state(psn) == IN_FLIGHT) {
+                    scoreboard.lost(psn, EndpointCounter.RETRANSMITS_TAIL_PROBE);
                     fullWindowRetransmitAllowed = true;
                     break;
                 }
@@ -1421,7 +1279,7 @@ final class Requester {
      */
     private long nextTailProbeNs(final long rtoNs) {
         final long probe = tailProbeTimeoutNs();
-        if (rnrWaitCount > 0 || probe <= 0 || tailProbes >= 30) {
+        if (scoreboard.rnrWaitCount() > 0 || probe <= 0 || tailProbes >= 30) {
             return 0;
         }
         final long backedOff = probe << tailProbes;
@@ -1444,8 +1302,9 @@ final class Requester {
     String describe(final long nowNs) {
         final long posted = tail - head;
         return "send queue: " + posted + " WRs outstanding (" + (tail - nextToStart) + " not started), PSNs "
-            + Integer.toUnsignedString(sndUna) + ".." + Integer.toUnsignedString(sndNxt) + " (" + inFlight
-            + " in flight, " + lostCount + " lost awaiting retransmission, " + rnrWaitCount + " waiting RNR), credit "
+            + Integer.toUnsignedString(sndUna) + ".." + Integer.toUnsignedString(sndNxt) + " ("
+            + scoreboard.inFlight() + " in flight, " + scoreboard.lostCount() + " lost awaiting retransmission, "
+            + scoreboard.rnrWaitCount() + " waiting RNR), credit "
             + (creditLimit == Long.MAX_VALUE ? "unlimited" : (creditLimit + " from " + Integer.toUnsignedString(creditCumulative)))
             + (creditBlockedSinceNs != Long.MIN_VALUE ? " (blocked " + QueuePair.seconds(nowNs - creditBlockedSinceNs)
                 + ", " + creditProbes + " probes)" : "")
@@ -1456,7 +1315,7 @@ final class Requester {
 
     long nextDeadlineNs() {
         long deadline = Long.MAX_VALUE;
-        if (rnrWaitCount > 0) {
+        if (scoreboard.rnrWaitCount() > 0) {
             deadline = rnrResumeNs;
         }
         deadline = Math.min(deadline, lossCheckDeadlineNs);
@@ -1470,7 +1329,7 @@ final class Requester {
         if (creditBlockedSinceNs != Long.MIN_VALUE) {
             deadline = Math.min(deadline, creditProbeNs);
         }
-        if (inFlight > 0) {
+        if (scoreboard.inFlight() > 0) {
             deadline = Math.min(deadline, progressNs + rtt.rtoNs());
             final long probe = nextTailProbeNs(rtt.rtoNs());
             if (probe > 0) {
@@ -1481,7 +1340,7 @@ final class Requester {
     }
 
     boolean hasWork() {
-        return lostCount > 0 || nextToStart != tail;
+        return scoreboard.lostCount() > 0 || nextToStart != tail;
     }
 
     // ------------------------------------------------------------------ completion
@@ -1536,7 +1395,6 @@ final class Requester {
         }
     }
 
-    /** Ends the QP with {@code status} on {@code wqe}: the QP goes to ERR, which flushes the rest. */
     /** A loss to the congestion control; a window it shrinks goes to the trace. */
     private void onLoss(final long nowNs, final int pathId, final boolean trimmed) {
         final int window = qp.congestionControl().windowPackets();
@@ -1572,6 +1430,7 @@ final class Requester {
         return pathId >= 0 && pathId < qp.paths().pathCount() ? qp.paths().weight(pathId) : 1.0;
     }
 
+    /** Ends the QP with {@code status} on {@code wqe}: the QP goes to ERR, which flushes the rest. */
     private void fail(final SendWqe wqe, final WcStatus status) {
         if (wqe.error == null) {
             wqe.error = status;
@@ -1612,14 +1471,8 @@ final class Requester {
             head++;
         }
         nextToStart = tail;
-        java.util.Arrays.fill(slotState, FREE);
-        java.util.Arrays.fill(slotWindowNacked, false);
-        windowNacked = 0;
-        inFlight = 0;
-        lostCount = 0;
-        rnrWaitCount = 0;
+        scoreboard.clear();
         outstandingReadAtomic = 0;
-        retransmittedOutstanding = 0;
         lossCheckDeadlineNs = Long.MAX_VALUE;
         rnrResumeNs = Long.MAX_VALUE;
         sndUna = sndNxt;
@@ -1632,14 +1485,8 @@ final class Requester {
         }
         head = tail;
         nextToStart = tail;
-        java.util.Arrays.fill(slotState, FREE);
-        java.util.Arrays.fill(slotWindowNacked, false);
-        windowNacked = 0;
-        inFlight = 0;
-        lostCount = 0;
-        rnrWaitCount = 0;
+        scoreboard.clear();
         outstandingReadAtomic = 0;
-        retransmittedOutstanding = 0;
         anyResponse = false;
         latestResponseTxSeq = -1;
         nextMsn = 0;
