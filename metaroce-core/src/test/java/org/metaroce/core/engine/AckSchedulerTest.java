@@ -5,6 +5,8 @@ package org.metaroce.core.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.management.ManagementFactory;
+
 import org.junit.jupiter.api.Test;
 import org.metaroce.core.wire.AckHeader;
 import org.metaroce.core.wire.Flags;
@@ -14,7 +16,8 @@ import org.metaroce.core.wire.NackReason;
  * The responder's acknowledgement schedule on its own: each rule of specification 6.4.1 — the
  * immediate triggers [REL-008], the packet-count and delay limits [REL-009], the own queue of
  * ACKs and NACKs with their own trigger and its overflow [REL-010], the choice of trigger with and
- * without ACK_REQ [REL-011] — and the arrival times ACK Delay runs from [REL-066].
+ * without ACK_REQ [REL-011] — and the arrival times ACK Delay runs from [REL-066]; and that none of
+ * it allocates, since it runs for every packet.
  */
 class AckSchedulerTest {
     private static final int EVERY = 4;
@@ -288,5 +291,53 @@ class AckSchedulerTest {
         s.queue(0, 0, 0, BASE, 0, 0, 5, 0);
         s.clearOwn();
         assertThat(s.hasOwn()).isFalse();
+    }
+
+    @Test
+    void theDataPathDoesNotAllocate() {
+        final com.sun.management.ThreadMXBean bean =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        final AckScheduler s = scheduler();
+        final long[] sink = new long[1];
+        final int rounds = 200_000;
+        for (int i = 0; i < rounds; i++) {
+            exercise(s, i, sink);
+        }
+        // Steady state: the fewest bytes of three measured rounds, as CongestionControlAllocationTest
+        // does — a round can see the JVM's own transient work on this thread, an allocation here
+        // shows in every round.
+        long fewest = Long.MAX_VALUE;
+        for (int round = 0; round < 3; round++) {
+            final long before = bean.getCurrentThreadAllocatedBytes();
+            for (int i = 0; i < rounds; i++) {
+                exercise(s, i, sink);
+            }
+            fewest = Math.min(fewest, bean.getCurrentThreadAllocatedBytes() - before);
+        }
+        assertThat(fewest).as("bytes allocated by %d rounds of calls", rounds).isZero();
+        assertThat(sink[0]).isNotZero();
+    }
+
+    /** One packet's worth of calls: accept or queue, ask what is due, write it out. */
+    private static void exercise(final AckScheduler s, final int i, final long[] sink) {
+        final long now = 1_000L * i;
+        if ((i & 7) == 0) {
+            s.queue(i & 3, i, 0, i, i, i & 7, now, AckScheduler.ackFlags((i & 16) == 0, (i & 32) == 0));
+        } else if ((i & 7) == 1) {
+            s.acceptedRead(now, i, 0, i, 1, now, false, false, 0, false);
+        } else {
+            s.accepted(now, i, (i & 15) == 3 ? Flags.ACK_REQ : 0, i, 2, now, false, (i & 31) == 5 ? 2 : 0,
+                false, false);
+        }
+        long acc = s.ackDeadlineNs();
+        while (s.hasOwn()) {
+            acc += s.ownTriggerPsn() + s.ownArrivalNs() + s.ownReason() + s.ownAckFlags();
+            s.ownSent();
+        }
+        if (s.ackDue(now)) {
+            acc += s.triggerPsn() + s.triggerArrivalNs() + s.triggerAckFlags();
+            s.ackSent();
+        }
+        sink[0] += acc;
     }
 }
