@@ -19,7 +19,6 @@ import org.metaroce.core.verbs.ScatterGatherEntry;
 import org.metaroce.core.verbs.WcOpcode;
 import org.metaroce.core.verbs.WcStatus;
 import org.metaroce.core.verbs.WorkCompletion;
-import org.metaroce.core.wire.AckHeader;
 import org.metaroce.core.wire.AtomicHeader;
 import org.metaroce.core.wire.BaseHeader;
 import org.metaroce.core.wire.ConnectHeader;
@@ -36,7 +35,8 @@ import org.metaroce.core.wire.WireConstants;
  * receive window, placement of every packet straight into its target memory in whatever order it
  * arrives, receive completions once the cumulative PSN has passed the message [OPS-030], READs and
  * atomics executed in PSN order once everything before them has arrived [OPS-029], exactly-once
- * atomics with a replay cache [REL-047], and the ACK/NACK stream back to the requester.
+ * atomics with a replay cache [REL-047], and the ACK/NACK stream back to the requester, whose
+ * timing and triggering packets the {@link AckScheduler} decides [REL-008..REL-011].
  */
 final class Responder {
     private static final int MAX_FATAL_REPEATS = 8;
@@ -59,23 +59,14 @@ final class Responder {
     private int recvHeadSlot;
     private int recvPosted;
 
-    // Coalesced acknowledgement state.
-    private boolean ackPending;
-    private boolean ackNow;
-    private int unackedPackets;
-    private long ackDeadlineNs = Long.MAX_VALUE;
-    private int triggerPsn;
-    private int triggerTimestamp;
-    private int triggerPathId;
-    private long triggerArrivalNs;
+    /** When and with which trigger each ACK or NACK goes out [REL-008..REL-011]. */
+    private final AckScheduler acks;
     /**
      * When the packet being handled reached the host (at most now): every ACK or NACK it triggers
      * reports ACK Delay from there [REL-012, REL-066]. Set by each entry point, so that the many
      * paths that queue an answer need not carry it.
      */
     private long packetArrivalNs;
-    private int triggerAckFlags;
-    private boolean triggerAckReq;
     private int ceCount;
 
     // Go-back-N [REL-053]: the ePSN value a SEQUENCE_GAP NACK has been sent for.
@@ -93,22 +84,6 @@ final class Responder {
 
     /** Time of the latest request packet accepted or classified, for the receiver-credit share [CC-018]. */
     private long lastRequestNs = Long.MIN_VALUE;
-
-    // Acknowledgements that must go out on their own (NACKs, and ACKs for packets beyond the SACK
-    // bitmap [REL-010]), each with its own triggering packet. If the ring overflows the oldest is
-    // dropped: the requester's timers recover from a lost acknowledgement.
-    // Sized to the receive window: every packet of one batch can need its own ACK.
-    private final int ownQueue;
-    private final int[] ownReason;
-    private final int[] ownNackPsn;
-    private final int[] ownRnrUnits;
-    private final int[] ownTriggerPsn;
-    private final int[] ownTimestamp;
-    private final int[] ownPathId;
-    private final long[] ownArrivalNs;
-    private final int[] ownAckFlags;
-    private int ownHead;
-    private int ownCount;
 
     /** The NACK that put this QP in ERR; repeated for retransmissions of the offending packet [REL-052]. */
     private int fatalReason;
@@ -160,15 +135,7 @@ final class Responder {
         this.config = config;
         this.counters = counters;
         window = new ReceiveWindow(config.receiveWindowPackets(), 0);
-        ownQueue = Math.max(64, config.receiveWindowPackets());
-        ownReason = new int[ownQueue];
-        ownNackPsn = new int[ownQueue];
-        ownRnrUnits = new int[ownQueue];
-        ownTriggerPsn = new int[ownQueue];
-        ownTimestamp = new int[ownQueue];
-        ownPathId = new int[ownQueue];
-        ownArrivalNs = new long[ownQueue];
-        ownAckFlags = new int[ownQueue];
+        acks = new AckScheduler(config);
         recvRing = new RecvWqe[recvQueueDepth];
         for (int i = 0; i < recvQueueDepth; i++) {
             recvRing[i] = new RecvWqe(maxRecvSge);
@@ -474,14 +441,8 @@ final class Responder {
             // Outside the SACK bitmap: this packet gets an ACK of its own [REL-010].
             queueOwn(0, 0, 0, nowNs, buffer, offset, ce, false);
         }
-        noteTrigger(nowNs, buffer, offset, psn, flags, ce, false);
-        if ((flags & (Flags.ACK_REQ | Flags.LAST)) != 0 || d > 0 || hadGap
-            || unackedPackets >= config.ackCoalescePackets() || config.ackCoalesceDelayNs() == 0
-            || usesLastCredit(psn)) {
-            ackNow = true;
-        } else if (ackDeadlineNs == Long.MAX_VALUE) {
-            ackDeadlineNs = nowNs + config.ackCoalesceDelayNs();
-        }
+        acks.accepted(nowNs, psn, flags, BaseHeader.timestamp(buffer, offset), BaseHeader.pathId(buffer, offset),
+            packetArrivalNs, ce, d, hadGap, usesLastCredit(psn));
         afterAdvance();
     }
 
@@ -589,8 +550,8 @@ final class Responder {
             counters.increment(EndpointCounter.DUPLICATE_REQUESTS);
             if (reads.contains(psn)) {
                 // Already held or being answered: the answer is on its way [REL-044].
-                noteTrigger(nowNs, buffer, offset, psn, flags, ce, true);
-                ackNow = true;
+                acks.duplicateOfHeld(psn, flags, BaseHeader.timestamp(buffer, offset),
+                    BaseHeader.pathId(buffer, offset), packetArrivalNs, ce);
                 return;
             }
         }
@@ -631,12 +592,8 @@ final class Responder {
                 window.markReceived(psn + i);
             }
         }
-        noteTrigger(nowNs, buffer, offset, psn, flags, ce, !anyNew);
-        if (d > 0 || hadGap) {
-            ackNow = true;
-        } else if (ackDeadlineNs == Long.MAX_VALUE) {
-            ackDeadlineNs = nowNs + config.ackCoalesceDelayNs();
-        }
+        acks.acceptedRead(nowNs, psn, flags, BaseHeader.timestamp(buffer, offset), BaseHeader.pathId(buffer, offset),
+            packetArrivalNs, ce, !anyNew, d, hadGap);
         afterAdvance();
     }
 
@@ -736,40 +693,14 @@ final class Responder {
         atomicOutCount++;
     }
 
-    private void noteTrigger(final long nowNs, final DirectBuffer buffer, final int offset, final int psn,
-                             final int flags, final boolean ce, final boolean duplicate) {
-        ackPending = true;
-        unackedPackets++;
-        final boolean ackReq = (flags & Flags.ACK_REQ) != 0;
-        if (triggerAckReq && !ackReq && unackedPackets > 1) {
-            // The trigger of a coalesced ACK is the latest packet with ACK_REQ [REL-011].
-            return;
-        }
-        triggerAckReq = ackReq;
-        triggerPsn = psn;
-        triggerTimestamp = BaseHeader.timestamp(buffer, offset);
-        triggerPathId = BaseHeader.pathId(buffer, offset);
-        triggerArrivalNs = packetArrivalNs;
-        triggerAckFlags = (ce ? AckHeader.FLAG_ECN_ECHO : 0) | (duplicate ? AckHeader.FLAG_DUPLICATE : 0);
-    }
-
-    /** Queues an acknowledgement with its own triggering packet: reason 0 = ACK, else a NACK reason code. */
+    /**
+     * Queues an acknowledgement whose triggering packet is the one being handled [REL-015]:
+     * reason 0 = ACK, else a NACK reason code.
+     */
     private void queueOwn(final int reason, final int nackPsn, final int rnrUnits, final long nowNs,
                           final DirectBuffer buffer, final int offset, final boolean ce, final boolean duplicate) {
-        if (ownCount == ownQueue) {
-            ownHead = (ownHead + 1) % ownQueue;
-            ownCount--;
-        }
-        final int j = (ownHead + ownCount) % ownQueue;
-        ownReason[j] = reason;
-        ownNackPsn[j] = nackPsn;
-        ownRnrUnits[j] = rnrUnits;
-        ownTriggerPsn[j] = BaseHeader.psn(buffer, offset);
-        ownTimestamp[j] = BaseHeader.timestamp(buffer, offset);
-        ownPathId[j] = BaseHeader.pathId(buffer, offset);
-        ownArrivalNs[j] = packetArrivalNs;
-        ownAckFlags[j] = (ce ? AckHeader.FLAG_ECN_ECHO : 0) | (duplicate ? AckHeader.FLAG_DUPLICATE : 0);
-        ownCount++;
+        acks.queue(reason, nackPsn, rnrUnits, BaseHeader.psn(buffer, offset), BaseHeader.timestamp(buffer, offset),
+            BaseHeader.pathId(buffer, offset), packetArrivalNs, AckScheduler.ackFlags(ce, duplicate));
     }
 
     /** Sends {@code reason} for {@code psn} and moves the QP to ERR [REL-007]. */
@@ -869,21 +800,13 @@ final class Responder {
         }
         dropHeldRequests();
         atomicOutCount = 0;
-        ackPending = false;
-        ackNow = false;
+        acks.cancelAck();
         cnpPending = false;
-        ackDeadlineNs = Long.MAX_VALUE;
         // Only the fatal NACK (if any) may still leave [REL-052].
         if (fatalReason == 0) {
-            ownCount = 0;
+            acks.clearOwn();
         } else {
-            while (ownCount > 0 && ownReason[(ownHead + ownCount - 1) % ownQueue] != fatalReason) {
-                ownCount--;
-            }
-            while (ownCount > 1) {
-                ownHead = (ownHead + 1) % ownQueue;
-                ownCount--;
-            }
+            acks.keepOnlyLatest(fatalReason);
         }
     }
 
@@ -905,10 +828,8 @@ final class Responder {
         recvHeadSlot = 0;
         dropHeldRequests();
         atomicOutCount = 0;
-        ownCount = 0;
-        ackPending = false;
-        ackNow = false;
-        ackDeadlineNs = Long.MAX_VALUE;
+        acks.clearOwn();
+        acks.cancelAck();
         fatalReason = 0;
         fatalRepeats = 0;
         accepted = false;
@@ -925,12 +846,12 @@ final class Responder {
 
     int emit(final long nowNs, final TransmitSink sink, final int budget) {
         int emitted = 0;
-        while (ownCount > 0 && emitted < budget) {
-            if (!emitOwn(nowNs, sink)) {
+        while (acks.hasOwn() && emitted < budget) {
+            if (!emitAck(nowNs, sink, acks.ownReason(), acks.ownNackPsn(), acks.ownRnrUnits(), acks.ownTriggerPsn(),
+                acks.ownTimestamp(), acks.ownArrivalNs(), acks.ownPathId(), acks.ownAckFlags())) {
                 return emitted;
             }
-            ownHead = (ownHead + 1) % ownQueue;
-            ownCount--;
+            acks.ownSent();
             emitted++;
         }
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
@@ -942,10 +863,12 @@ final class Responder {
             }
             emitted++;
         }
-        if (ackPending && (ackNow || nowNs >= ackDeadlineNs) && emitted < budget) {
-            if (!emitCoalescedAck(nowNs, sink)) {
+        if (acks.ackDue(nowNs) && emitted < budget) {
+            if (!emitAck(nowNs, sink, 0, 0, 0, acks.triggerPsn(), acks.triggerTimestamp(), acks.triggerArrivalNs(),
+                acks.triggerPathId(), acks.triggerAckFlags())) {
                 return emitted;
             }
+            acks.ackSent();
             emitted++;
         }
         while (atomicOutCount > 0 && emitted < budget) {
@@ -970,9 +893,16 @@ final class Responder {
         return Psn.before(psn, window.expectedPsn()) && (held.isEmpty() || Psn.before(psn, held.psnAt(0)));
     }
 
-    private boolean emitOwn(final long nowNs, final TransmitSink sink) {
-        final int j = ownHead;
-        final boolean nack = ownReason[j] != 0;
+    /**
+     * Writes an ACK (reason 0) or NACK with the given triggering packet and the responder's current
+     * state; the {@link AckScheduler} says which and when.
+     *
+     * @return false when the sink had no room (nothing written)
+     */
+    private boolean emitAck(final long nowNs, final TransmitSink sink, final int reason, final int nackPsn,
+                            final int rnrUnits, final int triggerPsn, final int echoedTimestamp,
+                            final long triggerArrivalNs, final int echoedPathId, final int ackFlags) {
+        final boolean nack = reason != 0;
         final Opcode opcode = nack ? Opcode.NACK : Opcode.ACK;
         final int pathId = qp.paths().nextForResponder(nowNs);
         final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
@@ -981,11 +911,11 @@ final class Responder {
         }
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = qp.writer();
-        w.header(buffer, offset, opcode, 0, qp.destQpn(), ownTriggerPsn[j], 0, pathId, nowNs, qp.qpn());
-        writeAckState(w, buffer, offset, opcode, nowNs, ownTimestamp[j], nowNs - ownArrivalNs[j], ownPathId[j],
-            ownAckFlags[j]);
+        w.header(buffer, offset, opcode, 0, qp.destQpn(), triggerPsn, 0, pathId, nowNs, qp.qpn());
+        writeAckState(w, buffer, offset, opcode, nowNs, echoedTimestamp, nowNs - triggerArrivalNs, echoedPathId,
+            ackFlags);
         if (nack) {
-            w.nack(buffer, offset, opcode).reason(ownReason[j]).rnrTimer(ownRnrUnits[j]).nackPsn(ownNackPsn[j]);
+            w.nack(buffer, offset, opcode).reason(reason).rnrTimer(rnrUnits).nackPsn(nackPsn);
             counters.increment(EndpointCounter.NACKS_OUT);
         } else {
             counters.increment(EndpointCounter.ACKS_OUT);
@@ -1010,29 +940,6 @@ final class Responder {
         qp.commit(sink, offset, length, qp.paths().entropy(pathId));
         counters.increment(EndpointCounter.CNPS_OUT);
         cnpPending = false;
-        return true;
-    }
-
-    private boolean emitCoalescedAck(final long nowNs, final TransmitSink sink) {
-        final Opcode opcode = Opcode.ACK;
-        final int pathId = qp.paths().nextForResponder(nowNs);
-        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
-        if (offset == TransmitSink.NO_ROOM) {
-            return false;
-        }
-        final MutableDirectBuffer buffer = sink.buffer();
-        final PacketWriter w = qp.writer();
-        w.header(buffer, offset, opcode, 0, qp.destQpn(), triggerPsn, 0, pathId, nowNs, qp.qpn());
-        writeAckState(w, buffer, offset, opcode, nowNs, triggerTimestamp, nowNs - triggerArrivalNs, triggerPathId,
-            triggerAckFlags);
-        counters.increment(EndpointCounter.ACKS_OUT);
-        final int length = w.seal(buffer, offset, opcode, 0);
-        qp.commit(sink, offset, length, qp.paths().entropy(pathId));
-        ackPending = false;
-        ackNow = false;
-        triggerAckReq = false;
-        unackedPackets = 0;
-        ackDeadlineNs = Long.MAX_VALUE;
         return true;
     }
 
@@ -1084,7 +991,8 @@ final class Responder {
             final int psn = reads.psnAt(0);
             removeRead();
             counters.increment(EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
-            ownReasonOnly(NackReason.REMOTE_ACCESS.code(), psn, nowNs);
+            // No packet caused it directly: the READ_REQUEST's PSN is the trigger, with no echo.
+            acks.queue(NackReason.REMOTE_ACCESS.code(), psn, 0, psn, 0, 0, nowNs, 0);
             fatalReason = NackReason.REMOTE_ACCESS.code();
             fatalPsn = psn;
             qp.recordFailure("a READ at PSN " + Integer.toUnsignedString(psn) + " lost its source region while being "
@@ -1118,47 +1026,29 @@ final class Responder {
         return true;
     }
 
-    /** Queues a NACK whose trigger is the responder's own state (no packet caused it directly). */
-    private void ownReasonOnly(final int reason, final int psn, final long nowNs) {
-        if (ownCount == ownQueue) {
-            ownHead = (ownHead + 1) % ownQueue;
-            ownCount--;
-        }
-        final int j = (ownHead + ownCount) % ownQueue;
-        ownReason[j] = reason;
-        ownNackPsn[j] = psn;
-        ownRnrUnits[j] = 0;
-        ownTriggerPsn[j] = psn;
-        ownTimestamp[j] = 0;
-        ownPathId[j] = 0;
-        ownArrivalNs[j] = nowNs;
-        ownAckFlags[j] = 0;
-        ownCount++;
+    /** @return whether ACKs or NACKs of its own wait to be emitted (the only packets it sends in ERR) */
+    boolean hasOwnPackets() {
+        return acks.hasOwn();
     }
 
     /**
      * @return whether the only thing this responder has to send is the coalesced ACK (no NACK or
      *     ACK of its own, CNP, atomic or READ response): it may then follow the QP's requests [REL-008]
      */
-    /** @return whether ACKs or NACKs of its own wait to be emitted (the only packets it sends in ERR) */
-    boolean hasOwnPackets() {
-        return ownCount > 0;
-    }
-
     boolean onlyCoalescedAckPending() {
-        return ackPending && ownCount == 0 && !cnpPending && atomicOutCount == 0 && reads.isEmpty();
+        return acks.ackPending() && !acks.hasOwn() && !cnpPending && atomicOutCount == 0 && reads.isEmpty();
     }
 
     long nextDeadlineNs() {
-        if (ownCount > 0) {
+        if (acks.hasOwn()) {
             return Long.MIN_VALUE;
         }
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
             return Long.MAX_VALUE;
         }
-        if (cnpPending || atomicOutCount > 0 || (!reads.isEmpty() && readExecutable()) || (ackPending && ackNow)) {
+        if (cnpPending || atomicOutCount > 0 || (!reads.isEmpty() && readExecutable())) {
             return Long.MIN_VALUE;
         }
-        return ackPending ? ackDeadlineNs : Long.MAX_VALUE;
+        return acks.ackDeadlineNs();
     }
 }
