@@ -190,13 +190,13 @@ final class AckScheduler {
     }
 
     /**
-     * Drops the pending coalesced ACK (the QP flushes or resets). The packet count and the ACK_REQ
-     * mark of the trigger are left as they are, as the responder always did.
+     * Drops the pending coalesced ACK with everything it had counted (the QP flushes or resets), as
+     * {@link #ackSent()} does: a queue pair reset and used again must not answer its first packets
+     * early for packets of its previous life, nor keep an old trigger with ACK_REQ that the new
+     * packets cannot replace [REL-011].
      */
     void cancelAck() {
-        ackPending = false;
-        ackNow = false;
-        ackDeadlineNs = Long.MAX_VALUE;
+        ackSent();
     }
 
     int triggerPsn() {

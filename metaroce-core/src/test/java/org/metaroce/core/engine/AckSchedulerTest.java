@@ -57,6 +57,25 @@ class AckSchedulerTest {
         assertThat(s.hasOwn()).isFalse();
     }
 
+    /**
+     * A QP that flushed or was reset with an ACK pending whose trigger had ACK_REQ: the next
+     * packet, of the QP's next life, becomes the trigger and waits its own delay (kept until the
+     * scheduler was split out: the old trigger, PSN and echo of the previous life, stayed).
+     */
+    @Test
+    void cancellingForgetsTheCountAndTheTriggerOfThePreviousLife() {
+        final AckScheduler s = scheduler();
+        inOrder(s, 100, BASE, Flags.ACK_REQ);
+        inOrder(s, 110, BASE + 1, 0);
+        s.cancelAck();
+        assertThat(s.ackPending()).isFalse();
+        assertThat(s.unackedPackets()).isZero();
+        inOrder(s, 500, BASE + 7, 0);
+        assertThat(s.triggerPsn()).isEqualTo(BASE + 7);
+        assertThat(s.unackedPackets()).isEqualTo(1);
+        assertWaitsUntil(s, 500 + DELAY);
+    }
+
     @Test
     void aPlainInOrderPacketWaitsForTheDelay() {
         final AckScheduler s = scheduler();
