@@ -9,6 +9,7 @@
 #                   [--jar PATH]   (another build of the CLI, e.g. an older commit's, for before/after)
 #   Rounds alternate the contenders (metaroce, MPI TCP, MPI shared memory) so that each sees the
 #   same load; a shared host's figures drift by 2x between minutes, so read the per-round ratios.
+# Environment: JAVA=/path/to/java runs metaroce on that JVM (a JDK 22+ one uses the native transport).
 # Needs: the CLI jar (./mvnw -B -q package -DskipTests -pl metaroce-cli -am), mpicc and mpirun
 #   (Debian: apt-get install -y openmpi-bin libopenmpi-dev).
 set -euo pipefail
@@ -33,7 +34,7 @@ echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo
 echo "# $ranks ranks, float32 sum, -b $b -e $e -f $f, $n iterations after $w warm-up; metaroce --driver $driver"
 for round in $(seq 1 "$rounds"); do
   load_before=$(cut -d' ' -f1 /proc/loadavg)
-  java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -jar "$jar" all_reduce_perf --ranks "$ranks" \
+  "${JAVA:-java}" --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED -jar "$jar" all_reduce_perf --ranks "$ranks" \
     -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 1 --median --driver "$driver" > "$work/metaroce.txt"
   "${mpi[@]}" --mca btl tcp,self "$work/mpi_allreduce_perf" -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" > "$work/tcp.txt"
   "${mpi[@]}" --mca btl vader,self "$work/mpi_allreduce_perf" -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" > "$work/sm.txt"
