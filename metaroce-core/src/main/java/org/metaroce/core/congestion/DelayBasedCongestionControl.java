@@ -48,6 +48,8 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private static final double LOSS_MDF = 0.5;
     private static final double TRIM_MDF = 0.25;
     private static final int MAX_PATHS = 256;
+    /** Per-path room at first: the tools' 4 paths and the simulator's 16 never grow it. */
+    private static final int INITIAL_PATHS = 16;
     private static final double FS_MIN_INV = 1 / Math.sqrt(FS_MIN_CWND);
     private static final double FS_MAX_INV = 1 / Math.sqrt(FS_MAX_CWND);
     /**
@@ -65,12 +67,15 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     /** With ECN: EWMA of the queueing delay of ACKs without a CE signal, taken as host delay [CC-029]. */
     private double unmarkedDelayNs;
     // Per path, a two-bucket windowed minimum of RTT samples: the current bucket and the previous.
-    private final long[] curMinNs = new long[MAX_PATHS];
-    private final long[] curStartNs = new long[MAX_PATHS];
-    private final long[] prevMinNs = new long[MAX_PATHS];
-    private final long[] prevStartNs = new long[MAX_PATHS];
-    private final long[] latestSampleAtNs = new long[MAX_PATHS];
-    private final long[] scratch = new long[MAX_PATHS];
+    // Sized for the paths seen so far and grown (doubling, at most MAX_PATHS) when a higher Path ID
+    // appears: at 256 paths from the start they took 12 KB per QP, which a connection kept in
+    // time-wait holds with its destroyed QP [CM-039] (1,000 of them: 12 MB).
+    private long[] curMinNs = new long[INITIAL_PATHS];
+    private long[] curStartNs = new long[INITIAL_PATHS];
+    private long[] prevMinNs = new long[INITIAL_PATHS];
+    private long[] prevStartNs = new long[INITIAL_PATHS];
+    private long[] latestSampleAtNs = new long[INITIAL_PATHS];
+    private long[] scratch = new long[INITIAL_PATHS];
     /** One past the highest path id sampled: bounds the per-ACK scan to the paths in use. */
     private int pathLimit;
     private long baseRttNs;
@@ -291,6 +296,9 @@ public final class DelayBasedCongestionControl implements CongestionControl {
 
     /** Keeps the path's minimum RTT over the current and the previous window of one SRTT [CC-026]. */
     private void recordSample(final long nowNs, final int path, final long rttNs) {
+        if (path >= curMinNs.length) {
+            growPaths(path);
+        }
         final long window = Math.max(srttNs, 1_000);
         if (curMinNs[path] == 0 || nowNs - curStartNs[path] >= window) {
             prevMinNs[path] = curMinNs[path];
@@ -302,6 +310,17 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         }
         latestSampleAtNs[path] = nowNs;
         pathLimit = Math.max(pathLimit, path + 1);
+    }
+
+    /** Room for {@code path}: allocates only the first time a QP uses a Path ID this high. */
+    private void growPaths(final int path) {
+        final int length = Math.min(MAX_PATHS, Math.max(path + 1, 2 * curMinNs.length));
+        curMinNs = java.util.Arrays.copyOf(curMinNs, length);
+        curStartNs = java.util.Arrays.copyOf(curStartNs, length);
+        prevMinNs = java.util.Arrays.copyOf(prevMinNs, length);
+        prevStartNs = java.util.Arrays.copyOf(prevStartNs, length);
+        latestSampleAtNs = java.util.Arrays.copyOf(latestSampleAtNs, length);
+        scratch = new long[length];
     }
 
     /**

@@ -348,4 +348,20 @@ class DelayBasedCongestionControlTest {
         full.onAck(50_000, 1, 10_000, false, 0);
         assertThat(full.windowBytes()).isGreaterThan(fullStart);
     }
+    @Test
+    void aHighPathIdGrowsThePerPathRecordAndCounts() {
+        // The per-path record starts small and grows on a higher Path ID; samples there count as
+        // on any path: a queue of 20 us seen on path 200 alone shrinks the window [CC-011].
+        final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
+        long now = 0;
+        cc.onAck(now, 1, 10_000, false, 200);
+        assertThat(cc.baseRttNs()).isEqualTo(10_000);
+        cc.onAck(now += 20_000, 0, 30_000, false, 200);
+        cc.onAck(now += 20_000, 0, 30_000, false, 200);
+        final double high = cc.windowBytes();
+        cc.onAck(now += 1_000, 1, 30_000, false, 200);
+        assertThat(cc.windowBytes()).isCloseTo(high * 0.5, within(1.0));
+        cc.onAck(now += 1_000, 1, 30_000, false, 255);
+        assertThat(cc.decreases()).isEqualTo(1);
+    }
 }
