@@ -236,14 +236,8 @@ final class PerfCommand implements Callable<Integer> {
             + "record per packet as on the wire, for Wireshark with docs/wireshark/metaroce.lua.")
     java.nio.file.Path pcap;
 
-    @Option(names = "--pcap-snaplen", defaultValue = "65535", paramLabel = "BYTES",
-        description = "--pcap: bytes kept of each packet, IP and UDP headers included (default: ${DEFAULT-VALUE}, "
-            + "whole packets, so that each Integrity Check can be verified; 128 keeps every MetaRoCE header).")
-    int pcapSnapLength;
-
-    @Option(names = "--pcap-limit", defaultValue = "256", paramLabel = "MiB",
-        description = "--pcap: size at which the capture stops recording (default: ${DEFAULT-VALUE} MiB).")
-    long pcapLimitMiB;
+    @picocli.CommandLine.Mixin
+    CaptureLimits captureLimits;
 
     PerfCommand(final TestKind kind) {
         this.kind = kind;
@@ -454,7 +448,7 @@ final class PerfCommand implements Callable<Integer> {
             (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters || countersJson,
             countersJson || counters && json,
             4096L << qpTimeoutExponent, (long) (retryTimeout * 1e9), resolvedCc, pcap == null ? null
-                : Capture.open(pcap, loopback, pcapSnapLength, pcapLimitMiB << 20));
+                : Capture.open(pcap, loopback, captureLimits.snapLength(), captureLimits.limitBytes()));
     }
 
     /**

@@ -169,14 +169,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "by its rank.")
     java.nio.file.Path pcap;
 
-    @Option(names = "--pcap-snaplen", defaultValue = "65535", paramLabel = "BYTES",
-        description = "--pcap: bytes kept of each packet, IP and UDP headers included (default: ${DEFAULT-VALUE}, "
-            + "whole packets; 128 keeps every MetaRoCE header).")
-    int pcapSnapLength;
-
-    @Option(names = "--pcap-limit", defaultValue = "256", paramLabel = "MiB",
-        description = "--pcap: size at which the capture stops recording (default: ${DEFAULT-VALUE} MiB).")
-    long pcapLimitMiB;
+    @picocli.CommandLine.Mixin
+    org.metaroce.cli.CaptureLimits captureLimits;
 
     /** @param command the tool's name (e.g. all_reduce_perf) */
     public CollectivePerfCommand(final String command) {
@@ -378,7 +372,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     /** @return the capture --pcap asks for; {@code bothEnds}: every rank is a device of this process */
     private Capture openCapture(final java.nio.file.Path file, final boolean bothEnds) {
         try {
-            return Capture.open(file, bothEnds, pcapSnapLength, pcapLimitMiB << 20);
+            return Capture.open(file, bothEnds, captureLimits.snapLength(), captureLimits.limitBytes());
         } catch (final RuntimeException ex) {
             throw bad(ex.getMessage()); // a file that cannot be written, a bad --pcap-snaplen or --pcap-limit
         }
