@@ -48,18 +48,29 @@ class CounterPublisherAllocationTest {
                 driver.increment(DriverCounter.DUTY_CYCLES);
                 publisher.onDutyCycle(now += 10);
             }
-            final long before = mx.getCurrentThreadAllocatedBytes();
-            for (int i = 0; i < PUBLICATIONS; i++) {
-                driver.increment(DriverCounter.DUTY_CYCLES);
-                group.increment(0);
-                publisher.onDutyCycle(now += 10);
+            // Steady state: the fewest bytes of three measured rounds, as CongestionControlAllocationTest
+            // does. A round can see the JVM's own transient work on this thread (112 B once in a full
+            // JDK 17 build: a deoptimization re-materializes what compiled code had eliminated);
+            // an allocation per publication shows in every round, 20,000 times over.
+            long fewest = Long.MAX_VALUE;
+            final StringBuilder rounds = new StringBuilder();
+            for (int round = 0; round < 3; round++) {
+                final long before = mx.getCurrentThreadAllocatedBytes();
+                for (int i = 0; i < PUBLICATIONS; i++) {
+                    driver.increment(DriverCounter.DUTY_CYCLES);
+                    group.increment(0);
+                    publisher.onDutyCycle(now += 10);
+                }
+                final long allocated = mx.getCurrentThreadAllocatedBytes() - before;
+                rounds.append(allocated).append(' ');
+                fewest = Math.min(fewest, allocated);
             }
-            final long allocated = mx.getCurrentThreadAllocatedBytes() - before;
-            assertThat(allocated).as("bytes allocated by %d publications of 8 QPs and a group", PUBLICATIONS).isZero();
+            assertThat(fewest).as("bytes allocated by %d publications of 8 QPs and a group, per round: %s",
+                PUBLICATIONS, rounds).isZero();
             assertThat(publisher.file().reader().getCounterValue(CounterFile.counterId(publisher.file().reader(),
-                "coll rank 0/2 OPERATIONS"))).isEqualTo(PUBLICATIONS);
+                "coll rank 0/2 OPERATIONS"))).isEqualTo(3L * PUBLICATIONS);
             final int id = CounterFile.counterId(publisher.file().reader(), "driver DUTY_CYCLES");
-            assertThat(publisher.file().reader().getCounterValue(id)).isEqualTo(2L * PUBLICATIONS);
+            assertThat(publisher.file().reader().getCounterValue(id)).isEqualTo(4L * PUBLICATIONS);
             assertThat(CounterFile.counterId(publisher.file().reader(), "stat QPS_LEFT_OUT")).isNotNegative();
         }
     }
