@@ -471,9 +471,18 @@ final class ClientAgent extends Agent {
             for (int q = 1; q <= qps; q++) {
                 done += Math.min(completed[q], config.warmup());
             }
-            err.printf(Locale.ROOT, "%s: warming up, %d of %d iterations, %.1f s%n", kind.command, done,
-                config.warmup() * qps, (now - waitStartNs) / 1e9);
+            err.printf(Locale.ROOT, "%s: warming up, %d of %d iterations, %.1f s%s%n", kind.command, done,
+                config.warmup() * qps, (now - waitStartNs) / 1e9, congestionState());
         }
+    }
+
+    /**
+     * ", " and the first data QP's congestion state where this thread owns the device (INVOKER):
+     * elsewhere the driver thread changes it while it would be read; "" then.
+     */
+    private String congestionState() {
+        return config.mode() == BenchConfig.Mode.invoker && qps_.length > 1 && qps_[1] != null
+            ? ", " + qps_[1].congestionControl() : "";
     }
 
     private void sample(final long now, final long messagesSoFar) {
@@ -490,10 +499,7 @@ final class ClientAgent extends Agent {
             nextProgressNs = now + PROGRESS_NS;
             final double elapsed = (now - t0) / 1e9;
             if (kind.bandwidth) {
-                // The first data QP's congestion state, where this thread owns the device (INVOKER):
-                // elsewhere the driver thread changes it while it would be read.
-                final String cc = config.mode() == BenchConfig.Mode.invoker && qps_.length > 1 && qps_[1] != null
-                    ? ", " + qps_[1].congestionControl() : "";
+                final String cc = congestionState();
                 err.printf(Locale.ROOT, "%s: %.1f s, %d messages, %.2f Gb/sec%s%n", kind.command, elapsed,
                     messagesSoFar, messagesSoFar * (double) size * 8 / (now - t0), cc);
             } else {

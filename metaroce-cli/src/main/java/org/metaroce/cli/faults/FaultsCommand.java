@@ -88,7 +88,9 @@ public final class FaultsCommand implements Callable<Integer> {
 
     @Option(names = "--pcap-dir", paramLabel = "DIR",
         description = "Capture each run's packets at the client (headers only, 128 bytes of each) into DIR, keeping "
-            + "the capture of a run that fails: DIR/TOOL-FAULT-RUN.pcap, named in the run's line.")
+            + "the capture of a run that fails: DIR/TOOL-FAULT-RUN.pcap, named in the run's line, with "
+            + "each end's output beside it (DIR/TOOL-FAULT-RUN.client.log, .server.log; a hung end's "
+            + "includes its thread dump).")
     Path pcapDir;
 
     @Option(names = "--hang", defaultValue = "60", paramLabel = "SECONDS",

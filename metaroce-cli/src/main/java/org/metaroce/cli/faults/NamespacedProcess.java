@@ -70,9 +70,19 @@ public final class NamespacedProcess {
         TwoHosts.must("kill", "-" + signal, Long.toString(process.pid()));
     }
 
-    /** @return the exit code, or -1 when it did not exit in time (then it is destroyed) */
+    /**
+     * @return the exit code, or -1 when it did not exit in time: then it is asked for a thread dump
+     *     (SIGQUIT, which a JVM answers on its standard output without exiting), given a second to
+     *     write it, and destroyed, so that the output of a hung run says where it was stuck
+     */
     public int await(final long timeoutNs) throws InterruptedException {
         if (!process.waitFor(Math.max(0, timeoutNs), TimeUnit.NANOSECONDS)) {
+            try {
+                signal("QUIT");
+                process.waitFor(1, TimeUnit.SECONDS);
+            } catch (final IOException | RuntimeException ex) {
+                // The process may have ended meanwhile; the dump is a diagnostic, not the verdict.
+            }
             destroy();
             return -1;
         }

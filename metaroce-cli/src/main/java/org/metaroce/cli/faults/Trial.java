@@ -257,6 +257,10 @@ public final class Trial {
                 soakNote = "live heap server " + mb(heapKb[0]) + " -> " + mb(heapKb[2]) + " MB, client "
                     + mb(heapKb[1]) + " -> " + mb(heapKb[3]) + " MB, " + leaks + " leak reports";
             }
+            if (capture != null && !passed) {
+                keepOutput(capture, "client", client);
+                keepOutput(capture, "server", server);
+            }
             return new Result(tool, fault, passed, clientExit, serverExit, verify, dropped, bufferDropped, retransmits,
                 timerRetransmits,
                 TimeUnit.NANOSECONDS.toMillis(end - start),
@@ -273,6 +277,18 @@ public final class Trial {
             atServer.remove();
             atClient.remove();
         }
+    }
+
+    /**
+     * Keeps the standard output and error of one end of a failed run beside its capture, as
+     * CAPTURE.client.log or CAPTURE.server.log: progress lines with the congestion state, counters,
+     * the queue pair's last trace events and, for a hung end, its thread dump.
+     */
+    static Path keepOutput(final Path capture, final String end, final NamespacedProcess process) throws IOException {
+        final String name = capture.getFileName().toString().replaceFirst("\\.pcap$", "") + "." + end + ".log";
+        final Path log = capture.resolveSibling(name);
+        Files.writeString(log, "--- stdout\n" + process.stdout() + "--- stderr\n" + process.stderr());
+        return log;
     }
 
     /** @return {@code launcher} with Netty's leak detector at PARANOID: every buffer is tracked */

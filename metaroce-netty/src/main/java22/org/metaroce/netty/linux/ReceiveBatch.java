@@ -57,6 +57,8 @@ public final class ReceiveBatch implements AutoCloseable {
     private final long[] arrivals;
     /** A {@code timespec} for reading CLOCK_REALTIME after each receive. */
     private final MemorySegment clock;
+    /** Reads {@link #clock} and the monotonic clock for {@link ClockPairing}; made once, not per batch. */
+    private final ClockPairing.Clocks clocks;
     /** errno of the last call, written by the linker. */
     final MemorySegment capture;
     private int count;
@@ -92,6 +94,18 @@ public final class ReceiveBatch implements AutoCloseable {
         truncated = new boolean[slots];
         arrivals = new long[slots];
         clock = arena.allocate(16, 8);
+        clocks = new ClockPairing.Clocks() {
+            @Override
+            public long monotonicNs() {
+                return System.nanoTime();
+            }
+
+            @Override
+            public long realtimeNs() {
+                final long real = Libc.realtimeNs(clock);
+                return real == Long.MIN_VALUE ? ClockPairing.UNAVAILABLE : real;
+            }
+        };
         final long iovecsAddress = iovecs.address();
         final long namesAddress = names.address();
         final long controlsAddress = controls.address();
@@ -250,15 +264,15 @@ public final class ReceiveBatch implements AutoCloseable {
 
     /**
      * Converts the slots' CLOCK_REALTIME stamps to {@link System#nanoTime()}'s clock (CLOCK_MONOTONIC)
-     * through their age: both clocks are read once, now, so only a step of the wall clock within
-     * this call could skew them, and an age below 0 (a stamp from the future) counts as 0.
+     * through the offset between the clocks, paired now ({@link ClockPairing}); a stamp that would
+     * land after now (a step of the wall clock) counts as now.
      */
     private void toNanoTime(final int n) {
-        final long mono = System.nanoTime();
-        final long real = Libc.realtimeNs(clock);
+        final long offset = ClockPairing.realMinusMonotonicNs(clocks);
+        final long now = System.nanoTime();
         for (int i = 0; i < n; i++) {
             if (arrivals[i] != NO_TIMESTAMP) {
-                arrivals[i] = real == Long.MIN_VALUE ? NO_TIMESTAMP : mono - Math.max(0, real - arrivals[i]);
+                arrivals[i] = offset == ClockPairing.UNAVAILABLE ? NO_TIMESTAMP : Math.min(now, arrivals[i] - offset);
             }
         }
     }

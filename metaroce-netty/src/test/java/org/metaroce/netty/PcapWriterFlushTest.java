@@ -1,0 +1,51 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
+package org.metaroce.netty;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Records reach the file while the capture is still open and no more packets come: a process that
+ * went quiet and was then killed (a hung fault-campaign run, destroyed after 60 s) kept its last
+ * megabyte, the packets just before the hang, in memory and lost it.
+ */
+class PcapWriterFlushTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aQuietCaptureReachesTheFileWithoutClose() throws Exception {
+        final Path file = dir.resolve("q.pcap");
+        final UnsafeBuffer address = new UnsafeBuffer(new byte[16]);
+        address.putInt(8, 0x0000FFFF, ByteOrder.BIG_ENDIAN); // ::ffff:127.0.0.1
+        address.putInt(12, 0x7F000001, ByteOrder.BIG_ENDIAN);
+        final UnsafeBuffer packet = new UnsafeBuffer(new byte[100]);
+        final PcapWriter writer = PcapWriter.open(file);
+        try {
+            for (int i = 0; i < 3; i++) {
+                writer.record(address, 0, 5000, address, 0, 4796, packet, 0, packet.capacity());
+            }
+            // 24-byte file header, then per record 16 bytes of header and 20 + 8 + 100 bytes of packet.
+            final long expected = 24 + 3 * (16 + 128);
+            // Generous: the flusher writes every 200 ms; a loaded machine may delay it, not stop it.
+            final long deadline = System.nanoTime() + 10_000_000_000L;
+            while (Files.size(file) < expected && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(Files.size(file)).as("bytes on disk before close").isEqualTo(expected);
+            assertThat(writer.recorded()).isEqualTo(3);
+        } finally {
+            writer.close();
+        }
+        assertThat(Files.size(file)).isEqualTo(24 + 3 * (16 + 128));
+    }
+}
