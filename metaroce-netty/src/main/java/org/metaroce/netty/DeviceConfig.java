@@ -249,11 +249,9 @@ public final class DeviceConfig {
     }
 
     /**
-     * @param config protocol parameters of the device's endpoint. Its {@code datagramEcn} stays as
-     *     given (false by default): set it on a native device to have QPs that leave their
-     *     capabilities unset offer ECN, so that DEFAULT runs with marks instead of falling back to
-     *     FIXED [CC-034]. The device does not set it by itself: with it on by default, write_bw and
-     *     send_bw at 20% loss both ways hung (docs/congestion-control.md)
+     * @param config protocol parameters of the device's endpoint. The device sets its
+     *     {@code datagramEcn} from the transport (true only where received ECN fields are read), so
+     *     do not share one instance between devices of different transports
      * @return this
      */
     public DeviceConfig endpointConfig(final EndpointConfig config) {

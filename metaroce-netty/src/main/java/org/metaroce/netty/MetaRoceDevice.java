@@ -115,6 +115,9 @@ public final class MetaRoceDevice implements AutoCloseable {
         this.transport = config.threadingMode() == ThreadingMode.SHARED ? config.sharedDriver().transport()
             : resolveTransport(config);
         this.mode = config.threadingMode();
+        // Where the transport reads the ECN field, QPs that leave their capabilities unset offer
+        // ECN, so that DEFAULT, the endpoint's default algorithm, runs with marks [CC-034, ENC-016].
+        config.endpointConfig().datagramEcn(readsEcn(transport));
         this.endpoint = new Endpoint(config.endpointConfig(), config.randomSource());
         this.completionCount = endpoint::completionsPushed;
         this.peers = new PeerTable(config.transientPeers());

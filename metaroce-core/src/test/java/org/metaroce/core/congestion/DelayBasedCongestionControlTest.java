@@ -91,6 +91,75 @@ class DelayBasedCongestionControlTest {
     }
 
     @Test
+    @DisplayName("[CC-035] with ECN, a loss no congestion signal confirms stops at LOSS_FLOOR; without ECN, with a mark, with delay or a trim it does not")
+    void randomLossStopsAtTheLossFloorOnlyWithoutEvidence() {
+        // 100 Gb/s x 10 us: BDP = 125,000 B, the initial window; LOSS_FLOOR = 0.5 BDP.
+        final double bdp = 125_000;
+        final double floor = DelayBasedCongestionControl.LOSS_FLOOR_BDPS * bdp;
+        final DelayBasedCongestionControl random = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        final DelayBasedCongestionControl plain = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
+        final DelayBasedCongestionControl marked = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        final DelayBasedCongestionControl queued = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        final DelayBasedCongestionControl trimmed = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        final DelayBasedCongestionControl blind = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        for (final DelayBasedCongestionControl cc : new DelayBasedCongestionControl[] {random, plain, marked, queued,
+            trimmed, blind}) {
+            cc.onAck(0, 0, 10_000, false, 0);
+        }
+        long now = 0;
+        for (int i = 0; i < 6; i++) {
+            now += 1_000_000;
+            // A fresh sample before each loss: base RTT (no queue) on every QP but two.
+            random.onAck(now - 1_000, 0, 10_000, false, 0);
+            plain.onAck(now - 1_000, 0, 10_000, false, 0);
+            marked.onAck(now - 1_000, 0, 10_000, true, 0); // a CE mark within CE_MEMORY
+            trimmed.onAck(now - 1_000, 0, 10_000, false, 0);
+            // Path 1 of this QP shows a standing 60 us of queueing, far above T.
+            queued.onAck(now - 2_000, 0, 10_000, false, 0);
+            queued.onAck(now - 1_500, 0, 70_000, false, 1);
+            queued.onAck(now - 1_000, 0, 70_000, false, 1);
+            for (final DelayBasedCongestionControl cc : new DelayBasedCongestionControl[] {random, plain, marked, queued,
+                blind}) {
+                cc.onLoss(now, 0, false);
+            }
+            trimmed.onLoss(now, 0, true);
+        }
+        assertThat(random.windowBytes()).as("random loss, ECN, no mark, no queue: floor").isCloseTo(floor, within(1.0));
+        assertThat(plain.windowBytes()).as("no ECN: loss is the signal [CC-015]").isLessThan(bdp / 32);
+        assertThat(marked.windowBytes()).as("a mark within CE_MEMORY").isLessThan(bdp / 32);
+        assertThat(queued.windowBytes()).as("a path queued above the target").isLessThan(bdp / 32);
+        assertThat(trimmed.windowBytes()).as("a trim is congestion").isLessThan(floor * 0.75);
+        assertThat(blind.windowBytes()).as("no fresh delay sample: assume congestion").isLessThan(bdp / 32);
+        // A window already below the floor stays; the timeout still takes it to one packet [CC-003].
+        random.onRetransmitTimeout(now += 1_000_000);
+        assertThat(random.windowBytes()).isEqualTo(PMTU);
+        random.onAck(now += 1_000_000, 0, 10_000, false, 0);
+        random.onLoss(now += 1_000, 0, false);
+        assertThat(random.windowBytes()).isEqualTo(PMTU);
+    }
+
+    @Test
+    @DisplayName("[CC-035] with host delay H at or above the fabric target, delay is no evidence: only marks are")
+    void withHostDelayOnlyMarksConfirmALoss() {
+        final long rate = 10_000_000_000L;
+        final DelayBasedCongestionControl host = new DelayBasedCongestionControl(PMTU, rate, true);
+        long now = 0;
+        host.onAck(now, 1, 10_000, false, 0);
+        for (int i = 0; i < 200; i++) {
+            now += 100_000;
+            host.onAck(now, 1, 110_000, false, 0);
+        }
+        assertThat(host.unmarkedDelayNs()).as("H learnt [CC-029]").isGreaterThan(host.targetQueueingDelayNs());
+        final double before = host.windowBytes();
+        now += 1_000_000;
+        host.onAck(now - 1_000, 0, 110_000, false, 0);
+        host.onLoss(now, 0, false);
+        System.out.println("before " + before + " B, after " + host.windowBytes() + " B, " + host);
+        assertThat(host.windowBytes()).as("the standing 100 us is the hosts', not a queue")
+            .isGreaterThan(before * 0.5 + 1);
+    }
+
+    @Test
     void windowIsClampedAndPacedBelowOnePacket() {
         // [CC-006, CC-016] the window stays within [MIN_CWND, MAX_CWND]; [CC-002] pacing below one packet.
         final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);

@@ -215,6 +215,40 @@ class DelayBasedEndToEndTest {
     }
 
     /**
+     * Random loss, 20% each way, on a 10 Gb/s link with 40 us of round trip, ECN negotiated and no
+     * switch marking: DEFAULT must not treat every loss as congestion. Halving at every round trip
+     * with a loss took the window to MIN_CWND; tails were then lost with nothing behind them to
+     * reveal it, and the QP lived on retransmission timeouts (0.33 Gb/s against FIXED's 4.19, 321
+     * timeouts, before LOSS_FLOOR). FIXED's window here is 1,024 packets, 20 BDPs.
+     */
+    @Test
+    @DisplayName("[CC-035] under 20% random loss each way DEFAULT with ECN keeps most of FIXED's goodput, without living on timeouts")
+    void randomLossDoesNotCollapseTheWindow() {
+        final StringBuilder log = new StringBuilder("seed=9001: ");
+        double fixed = 0;
+        for (final CongestionControlAlgorithm cc : new CongestionControlAlgorithm[] {
+            CongestionControlAlgorithm.FIXED, CongestionControlAlgorithm.DEFAULT}) {
+            final EndpointConfig config = new EndpointConfig().linkRateBitsPerSecond(RATE);
+            final IncastFixture f = new IncastFixture(9001, 1, config, org.metaroce.core.wire.ConnectHeader.CAP_ECN, cc,
+                1024, 1 << 20, LinkProfile.builder().delayNs(20_000).loss(0.2).rateBitsPerSecond(RATE).build());
+            f.postWrites(64, 64 * 1024);
+            assertThat(f.runUntilDone(60_000_000_000L)).as(f.wire.toString()).isTrue();
+            assertThat(f.senders).noneMatch(s -> s.failed);
+            assertThat(f.dataIntact(1 << 20)).isTrue();
+            final double gbps = 64.0 * 64 * 1024 * 8 / f.lastCompletionNs();
+            log.append(String.format("%s: %.2f Gb/s, %d timeouts, %d retransmissions (%s); ", cc, gbps,
+                f.totalTimeouts(), f.totalRetransmits(), f.senders.get(0).qp.congestionControl()));
+            if (cc == CongestionControlAlgorithm.FIXED) {
+                fixed = gbps;
+            } else {
+                System.out.println(log);
+                assertThat(gbps).as(log.toString()).isGreaterThan(0.5 * fixed);
+                assertThat(f.totalTimeouts()).as(log.toString()).isLessThanOrEqualTo(10);
+            }
+        }
+    }
+
+    /**
      * The same 32:1 incast through a port that trims instead of dropping: every overflow becomes
      * a NACK TRIMMED within one RTT, the packet is resent at once, the window takes the trim
      * decrease and the retransmission timer restarts [REL-035], [REL-036], [CC-015]: far fewer
