@@ -38,7 +38,7 @@ import org.metaroce.core.wire.WireConstants;
  * retransmissions, and penalises the path and tells congestion control of each loss it finds.
  */
 final class Requester implements LossDetector.Losses {
-    // The scoreboard's states and slot kinds under short names: the loss detection reads them on every ACK.
+    // The scoreboard's states and slot kinds under short names: the ACK and timer paths read them.
     private static final byte IN_FLIGHT = Scoreboard.IN_FLIGHT;
     private static final byte DELIVERED = Scoreboard.DELIVERED;
     private static final byte LOST = Scoreboard.LOST;
