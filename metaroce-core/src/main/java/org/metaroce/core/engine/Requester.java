@@ -33,9 +33,12 @@ import org.metaroce.core.wire.WireConstants;
  * <p>The per-PSN scoreboard of selective repeat (one slot per outstanding PSN, its state and its
  * transmissions, and the in-flight, lost and RNR-waiting counts) is a {@link Scoreboard}: this
  * class decides when a PSN is sent, lost, delivered or held, the scoreboard keeps the record.
+ * Time-based loss detection (the RACK record, the reorder window and the loss-check deadline) is
+ * a {@link LossDetector}: this class tells it about deliveries, responses and spurious
+ * retransmissions, and penalises the path and tells congestion control of each loss it finds.
  */
-final class Requester {
-    // The scoreboard's states and slot kinds under short names: the loss detection reads them on every ACK.
+final class Requester implements LossDetector.Losses {
+    // The scoreboard's states and slot kinds under short names: the ACK and timer paths read them.
     private static final byte IN_FLIGHT = Scoreboard.IN_FLIGHT;
     private static final byte DELIVERED = Scoreboard.DELIVERED;
     private static final byte LOST = Scoreboard.LOST;
@@ -45,8 +48,6 @@ final class Requester {
     private static final long INITIAL_CREDIT = 64;
     /** Transmissions of one packet without delivery that end the connection [REL-030]. */
     private static final int MAX_TRANSMISSIONS = 16;
-    /** Loss episodes without a spurious retransmission that shrink reoWnd and PROBE_WAIT [REL-024, REL-065]. */
-    private static final int EPISODES_TO_SHRINK = 16;
     /**
      * Trims one packet may meet before the connection ends [REL-059]: trims do not count towards
      * MAX_TRANSMISSIONS, and each restarts the retransmission timer (REL-036), so without this
@@ -68,6 +69,7 @@ final class Requester {
     private long tail;
 
     private final Scoreboard scoreboard;
+    private final LossDetector lossDetector;
     /** The PSN field and Transmit Timestamp of the latest KEEPALIVE this QP sent [WIRE-065]. */
     private int probePsn;
     private int probeTimestamp;
@@ -82,15 +84,11 @@ final class Requester {
     private int outstandingReadAtomic;
 
     private RttEstimator rtt;
-    private long rackTxSeq = -1;
-    /** PSN of the delivered transmission with the highest transmit sequence. */
-    private int rackPsn;
     /**
      * While an ACK is applied: the PSN whose latest transmission it proves arrived (its trigger,
      * echo matching), else a PSN outside the scoreboard.
      */
     private int provenPsn;
-    private long rackRttNs;
     /**
      * When the latest retransmission that may repair a lost request left (MIN_VALUE before any),
      * and the work request it belongs to: the responder holds the READs and atomics behind a
@@ -101,12 +99,10 @@ final class Requester {
     private long holdRepairWqe = -1;
     /** The work request whose spurious retransmission last gave an RTT sample (one per request) [REL-064]. */
     private long spuriousSampleWqe = -1;
-    private long reorderWindowNs;
-    private int lossEpisodesSinceSpurious;
     /**
      * PROBE_WAIT [REL-065]: the PTO is at least this long. 0 until a tail probe is found spurious,
      * then twice the longest wait a spurious probe revealed (its packet's first transmission to
-     * the proof); halved at every RTO expiry and after {@link #EPISODES_TO_SHRINK} loss episodes
+     * the proof); halved at every RTO expiry and after {@link LossDetector#EPISODES_TO_SHRINK} loss episodes
      * without a spurious retransmission. A host that pauses (a busy CPU, a collector) answers late, not never; a
      * probe timed on an RTT measured between its pauses resends what is already on its way, every
      * pause. Doubling the probe timeout per spurious probe learned the same, but every few
@@ -131,7 +127,6 @@ final class Requester {
     private int creditProbes;
     /** CE Count of the latest non-stale ACK [REL-018]; an increase is a CE signal even when coalesced [CC-012]. */
     private int lastCeCount;
-    private long lossCheckDeadlineNs = Long.MAX_VALUE;
     private long progressNs;
     /**
      * Since when the requester has had work outstanding without progress: the last delivery, or the
@@ -140,12 +135,6 @@ final class Requester {
      */
     private long stalledSinceNs;
     private long lastTransmitNs;
-    /** Latest response PSN seen and when: responders answer in PSN order, so earlier gaps are losses [REL-045]. */
-    private int latestResponsePsn;
-    private long latestResponseNs = Long.MIN_VALUE;
-    /** Transmit sequence of the request that the latest response answered. */
-    private long latestResponseTxSeq = -1;
-    private boolean anyResponse;
     /** Contiguous lost READ slots the next READ re-request covers [REL-046]. */
     private int readRunLength = 1;
     /** Response slots of the READ segment emitNew is starting (set before its transmit). */
@@ -164,8 +153,6 @@ final class Requester {
     private int consecutiveTimeouts;
     /** Time of the retransmission-timer expiry whose outcome is still unknown, or {@link #NO_EXPIRY}. */
     private long timeoutEpisodeNs = NO_EXPIRY;
-    /** Whether the latest-sent delivered transmission (the RACK packet) was a retransmission. */
-    private boolean rackRetransmission;
     private static final long NO_EXPIRY = Long.MIN_VALUE;
     private int consecutiveRnr;
     private long rnrResumeNs = Long.MAX_VALUE;
@@ -185,6 +172,7 @@ final class Requester {
             ring[i] = new SendWqe(maxSge, config.maxInlineData());
         }
         scoreboard = new Scoreboard(config.receiveWindowPackets());
+        lossDetector = new LossDetector(scoreboard, config, this);
     }
 
     /** Called on RTR→RTS: the first PSN this side sends and the timers' parameters. */
@@ -198,7 +186,7 @@ final class Requester {
         final long min = Math.min(config.minRtoNs(), initialRtoNs);
         rtt = new RttEstimator(initialRtoNs, min, Math.max(config.maxRtoNs(), initialRtoNs),
             config.ackCoalesceDelayNs());
-        reorderWindowNs = Math.max(config.minReorderWindowNs(), min / 4);
+        lossDetector.start(rtt, min);
     }
 
     /** Applies a new TIMEOUT (initial RTO and floor) from a modify of an RTS or SQD queue pair. */
@@ -624,7 +612,7 @@ final class Requester {
             if (rttNs > 0 && rttNs < 1_000_000_000L) {
                 sample = rttNs;
                 rtt.onSample(sample);
-                rackRttNs = sample;
+                lossDetector.onRttSample(sample);
             }
         }
         boolean ceSeen = ecnEcho;
@@ -656,8 +644,7 @@ final class Requester {
                 // a second answer shows the re-request was needless (onSecondAnswer) [REL-064].
                 onSpuriousRetransmission(arrivalNs, trigger);
             }
-            lossEpisodesSinceSpurious = 0;
-            reorderWindowNs = Math.min(reorderWindowNs + Math.max(1_000, rtt.minRttNs() / 4), reorderCeilingNs());
+            lossDetector.onSpuriousRetransmission();
         }
         // The one PSN whose latest transmission this ACK proves arrived: its trigger, when the echo
         // matches that transmission [REL-017], [REL-023].
@@ -804,7 +791,7 @@ final class Requester {
         if (qp.isGoBackN() && scoreboard.state(psn) != DELIVERED && outOfOrderResponse(psn)) {
             return;
         }
-        noteResponse(nowNs, psn);
+        lossDetector.onResponse(nowNs, psn);
         if (scoreboard.state(psn) == DELIVERED) {
             counters.increment(EndpointCounter.DUPLICATE_RESPONSE);
             onSecondAnswer(arrivalNs, psn);
@@ -936,7 +923,7 @@ final class Requester {
             onSecondAnswer(arrivalNs, psn);
             return;
         }
-        noteResponse(nowNs, psn);
+        lossDetector.onResponse(nowNs, psn);
         final SendWqe wqe = wqeOf(psn);
         final long original = AtomicAckHeader.originalData(buffer, offset + Opcode.ATOMIC_RESPONSE.aackOffset());
         if (!wqe.destinationsValid()) {
@@ -951,15 +938,6 @@ final class Requester {
         sampleResponse(arrivalNs, psn);
         deliver(psn);
         afterDelivery(nowNs, 1);
-    }
-
-    private void noteResponse(final long nowNs, final int psn) {
-        if (!anyResponse || Psn.before(latestResponsePsn, psn)) {
-            latestResponsePsn = psn;
-            latestResponseNs = nowNs;
-            latestResponseTxSeq = scoreboard.txSeq(psn);
-            anyResponse = true;
-        }
     }
 
     /**
@@ -981,7 +959,7 @@ final class Requester {
      * READ segment whose answer alone was lost repairs no hold.
      */
     private boolean requestArrived(final int psn) {
-        return scoreboard.kind(psn) != KIND_DATA && anyResponse && !Psn.before(latestResponsePsn, psn);
+        return scoreboard.kind(psn) != KIND_DATA && lossDetector.respondedAtOrAfter(psn);
     }
 
     private boolean inScoreboard(final int psn) {
@@ -1006,14 +984,7 @@ final class Requester {
             counters.increment(EndpointCounter.SPURIOUS_TIMEOUTS);
             rtt.undoBackoff();
         }
-        // A packet sent more than once moves the time-based rule only when the ACK proves which copy
-        // arrived [REL-023] (RFC 8985 6.2 step 2): had the original arrived, taking the latest copy's
-        // send time would declare lost every packet sent in between whose ACK is merely behind.
-        if (scoreboard.txSeq(psn) > rackTxSeq && (scoreboard.transmissions(psn) == 1 || psn == provenPsn)) {
-            rackTxSeq = scoreboard.txSeq(psn);
-            rackPsn = psn;
-            rackRetransmission = scoreboard.transmissions(psn) > 1;
-        }
+        lossDetector.onDelivered(psn, psn == provenPsn);
         final SendWqe wqe = wqeOf(psn);
         wqe.psnsDelivered++;
         if (wqe.psnsDelivered == wqe.psnCount && wqe.isReadOrAtomic()) {
@@ -1045,89 +1016,30 @@ final class Requester {
     }
 
     /**
-     * Reordering-tolerant loss detection in the manner of RACK: a packet is lost when a packet sent
-     * after it has been delivered and it has been outstanding longer than the latest RTT plus a
-     * reordering window. Spraying reorders packets across paths, so counting duplicate ACKs would
-     * cry wolf; time does not.
+     * Time-based loss detection over the outstanding PSNs ({@link LossDetector#detectLosses});
+     * after its {@link LossDetector#EPISODES_TO_SHRINK}th loss episode without a spurious
+     * retransmission the probe wait halves with the reorder window: the path loses packets, so
+     * probes that come soon pay [REL-024, REL-065].
      */
     private void detectLosses(final long nowNs) {
-        lossCheckDeadlineNs = Long.MAX_VALUE;
-        if (rackTxSeq < 0 || scoreboard.inFlight() == 0 || qp.isGoBackN()) {
-            // Go-back-N uses neither RACK nor the tail-loss probe [REL-054].
-            return;
-        }
-        final long reorderWindow = reorderWindowNs();
-        final long rttForLoss = rackRttNs > 0 ? rackRttNs : rtt.srttNs();
-        boolean episode = false;
-        // Without retransmissions outstanding, transmit order is PSN order: only PSNs before the
-        // latest delivered one (or the latest response) can have been overtaken, so the scan stops
-        // there instead of walking the whole window on every ACK.
-        // A delivered retransmission was sent after packets with higher PSNs: scan them all.
-        int end = sndNxt;
-        if (scoreboard.retransmittedOutstanding() == 0 && !rackRetransmission) {
-            int bound = Psn.before(sndUna, rackPsn + 1) ? rackPsn + 1 : sndUna;
-            if (anyResponse && Psn.before(bound, latestResponsePsn)) {
-                bound = latestResponsePsn;
-            }
-            if (Psn.before(bound, sndNxt)) {
-                end = bound;
-            }
-        }
-        for (int psn = sndUna; psn != end; psn++) {
-            if (scoreboard.state(psn) != IN_FLIGHT) {
-                continue;
-            }
-            final long lostAt;
-            if (scoreboard.kind(psn) != KIND_DATA && anyResponse && Psn.before(psn, latestResponsePsn)
-                && scoreboard.txSeq(psn) <= latestResponseTxSeq) {
-                // Only responses to requests sent no later than this slot's own request count: a
-                // slot that was re-requested since waits for answers to the re-request.
-                // A later response arrived: responses come in PSN order, so this one is lost once
-                // the reorder window has passed [REL-045].
-                lostAt = latestResponseNs + reorderWindow;
-            } else if (scoreboard.txSeq(psn) < rackTxSeq) {
-                lostAt = scoreboard.sentNs(psn) + rttForLoss + reorderWindow;
-            } else {
-                continue;
-            }
-            if (nowNs >= lostAt) {
-                scoreboard.lost(psn, EndpointCounter.RETRANSMITS_LOSS_DETECTED);
-                if (scoreboard.kind(psn) != KIND_READ) {
-                    // READ_RESPONSEs travel on the responder's paths, not ours [MP-008].
-                    penalise(nowNs, scoreboard.path(psn));
-                }
-                onLoss(nowNs, scoreboard.path(psn), false);
-                episode = true;
-            } else if (lostAt < lossCheckDeadlineNs) {
-                lossCheckDeadlineNs = lostAt;
-            }
-        }
-        // One detection pass that finds losses is one loss episode, however many packets it
-        // declares lost; 16 episodes without a spurious retransmission shrink the window and the
-        // probe wait: the path loses packets, so probes that come soon pay [REL-024, REL-065].
-        if (episode && ++lossEpisodesSinceSpurious >= EPISODES_TO_SHRINK) {
-            reorderWindowNs = reorderFloorNs();
+        if (lossDetector.detectLosses(nowNs, sndUna, sndNxt, qp.isGoBackN(), qp.paths())) {
             probeWaitNs /= 2;
-            lossEpisodesSinceSpurious = 0;
         }
+    }
+
+    /** A packet time-based detection just marked lost: its path and congestion control learn of it. */
+    @Override
+    public void lostByTime(final long nowNs, final int psn) {
+        if (scoreboard.kind(psn) != KIND_READ) {
+            // READ_RESPONSEs travel on the responder's paths, not ours [MP-008].
+            penalise(nowNs, scoreboard.path(psn));
+        }
+        onLoss(nowNs, scoreboard.path(psn), false);
     }
 
     /** @return the current reorder window of the time-based loss detection (package-private for tests) [REL-024] */
     long reorderWindowNs() {
-        final long floor = reorderFloorNs();
-        final long window = Math.max(floor, Math.min(reorderWindowNs, reorderCeilingNs()));
-        // Ordinary skew between paths is not loss [REL-024].
-        return Math.max(window, qp.paths().srttSpreadNs());
-    }
-
-    /** max(minRTT / 4, 1 µs), or RTO_MIN / 4 before the first sample [REL-024]. */
-    private long reorderFloorNs() {
-        final long base = rtt.hasSample() ? rtt.minRttNs() / 4 : config.minRtoNs() / 4;
-        return Math.max(config.minReorderWindowNs(), base);
-    }
-
-    private long reorderCeilingNs() {
-        return Math.max(reorderFloorNs(), Math.max(rtt.srttNs(), 1_000));
+        return lossDetector.reorderWindowNs(qp.paths());
     }
 
     /**
@@ -1176,7 +1088,7 @@ final class Requester {
                 }
             }
         }
-        if (nowNs >= lossCheckDeadlineNs) {
+        if (nowNs >= lossDetector.deadlineNs()) {
             detectLosses(nowNs);
         }
         if (scoreboard.inFlight() == 0) {
@@ -1318,7 +1230,7 @@ final class Requester {
         if (scoreboard.rnrWaitCount() > 0) {
             deadline = rnrResumeNs;
         }
-        deadline = Math.min(deadline, lossCheckDeadlineNs);
+        deadline = Math.min(deadline, lossDetector.deadlineNs());
         if (hasWork()) {
             // Work held back by pacing waits for its send time [CC-002].
             final long paced = qp.congestionControl().nextSendTimeNs(lastEmitNs);
@@ -1473,7 +1385,7 @@ final class Requester {
         nextToStart = tail;
         scoreboard.clear();
         outstandingReadAtomic = 0;
-        lossCheckDeadlineNs = Long.MAX_VALUE;
+        lossDetector.cancelDeadline();
         rnrResumeNs = Long.MAX_VALUE;
         sndUna = sndNxt;
     }
@@ -1487,14 +1399,10 @@ final class Requester {
         nextToStart = tail;
         scoreboard.clear();
         outstandingReadAtomic = 0;
-        anyResponse = false;
-        latestResponseTxSeq = -1;
         nextMsn = 0;
         nextRsn = 0;
-        lossCheckDeadlineNs = Long.MAX_VALUE;
+        lossDetector.reset();
         rnrResumeNs = Long.MAX_VALUE;
-        rackTxSeq = -1;
-        rackRetransmission = false;
         timeoutEpisodeNs = NO_EXPIRY;
     }
 
