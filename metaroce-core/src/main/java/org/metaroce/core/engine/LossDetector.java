@@ -145,16 +145,22 @@ final class LossDetector {
     }
 
     /**
-     * The queue pair was reset: no loss check is due, and neither deliveries nor responses of the
-     * previous connection count. reoWnd and its episode count are kept; {@link #start} sets reoWnd
-     * again.
+     * The queue pair was reset: no loss check is due, and nothing of the previous connection counts,
+     * neither its deliveries and responses nor its latest RTT or its loss episodes ({@link #start}
+     * sets reoWnd again). The RTT was kept before: a reused QP judged loss with the old
+     * connection's round trip until its first sample.
      */
     void reset() {
         anyResponse = false;
+        latestResponsePsn = 0;
+        latestResponseNs = Long.MIN_VALUE;
         latestResponseTxSeq = -1;
         lossCheckDeadlineNs = Long.MAX_VALUE;
         rackTxSeq = -1;
+        rackPsn = 0;
+        rackRttNs = 0;
         rackRetransmission = false;
+        lossEpisodesSinceSpurious = 0;
     }
 
     /**

@@ -151,6 +151,24 @@ class LossDetectorTest {
     }
 
     @Test
+    void aResetForgetsTheOldConnectionsRoundTrip() {
+        // The old connection's latest RTT: 1 ms.
+        sample(1_000_000);
+        detector.reset();
+        sb.clear();
+        // The new connection: 100 us, not (yet) sampled by an ACK the detector saw.
+        final RttEstimator fresh = new RttEstimator(1_000_000, MIN_RTO_NS, 10_000_000);
+        fresh.onSample(RTT_NS);
+        detector.start(fresh, MIN_RTO_NS);
+        send(0, KIND_DATA, 0);
+        send(1, KIND_DATA, 1_000);
+        deliver(1, false);
+        final long window = detector.reorderWindowNs(paths);
+        detector.detectLosses(RTT_NS + window, 0, 2, false, paths);
+        assertThat(lost).as("judged with the new SRTT, not the old connection's 1 ms").containsExactly(0);
+    }
+
+    @Test
     void aSpuriousRetransmissionWidensTheWindowAndSixteenEpisodesShrinkIt() {
         sample(RTT_NS);
         final long floor = RTT_NS / 4;
