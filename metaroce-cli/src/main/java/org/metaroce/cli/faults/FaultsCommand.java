@@ -93,6 +93,10 @@ public final class FaultsCommand implements Callable<Integer> {
             + "includes its thread dump).")
     Path pcapDir;
 
+    @Option(names = "--keep-captures",
+        description = "With --pcap-dir: keep the capture of every run, not only of those that fail.")
+    boolean keepCaptures;
+
     @Option(names = "--hang", defaultValue = "60", paramLabel = "SECONDS",
         description = "A run taking this much longer than its duration plus its fault is hung and destroyed "
             + "(default: ${DEFAULT-VALUE}).")
@@ -107,6 +111,10 @@ public final class FaultsCommand implements Callable<Integer> {
                 "--reps must be >= 1 and --duration >= 2 (a mid-run fault starts after the first second)");
         }
         // Arguments first: a mistake shows also where the campaign would be skipped.
+        if (keepCaptures && pcapDir == null) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                "--keep-captures keeps what --pcap-dir records: give --pcap-dir DIR too");
+        }
         final List<Fault> faults = faults();
         final String unavailable = TwoHosts.unavailableReason();
         if (unavailable != null) {
@@ -138,7 +146,7 @@ public final class FaultsCommand implements Callable<Integer> {
                     final List<Trial.Result> results = new ArrayList<>();
                     for (int rep = 0; rep < reps; rep++) {
                         final Path capture = pcapDir == null ? null : pcapDir.resolve(captureName(tool, fault, rep));
-                        final Trial.Result r = Trial.run(hosts, settings, tool, fault, capture);
+                        final Trial.Result r = Trial.run(hosts, settings, tool, fault, capture, keepCaptures);
                         results.add(r);
                         err.println("  " + (rep + 1) + "/" + reps + " " + r
                             + (capture != null && java.nio.file.Files.exists(capture) ? "; capture " + capture : ""));

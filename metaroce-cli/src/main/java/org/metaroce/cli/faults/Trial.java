@@ -134,8 +134,18 @@ public final class Trial {
      */
     public static Result run(final TwoHosts hosts, final Settings settings, final String tool, final Fault fault,
                              final Path capture) throws IOException, InterruptedException {
+        return run(hosts, settings, tool, fault, capture, false);
+    }
+
+    /**
+     * As {@link #run(TwoHosts, Settings, String, Fault, Path)}, keeping the capture of a run that
+     * passes too when {@code keepPassed}: what a run without a failure did (its timer probes, say)
+     * is read from it.
+     */
+    public static Result run(final TwoHosts hosts, final Settings settings, final String tool, final Fault fault,
+                             final Path capture, final boolean keepPassed) throws IOException, InterruptedException {
         final Result result = runCapturing(hosts, settings, tool, fault, capture);
-        if (capture != null && result.passed()) {
+        if (capture != null && result.passed() && !keepPassed) {
             Files.deleteIfExists(capture);
         }
         return result;

@@ -37,6 +37,10 @@ class FaultsCommandTest {
         assertThat(run(pcapDir, "faults", "--pcap-dir")).isEqualTo(2);
         assertThat(pcapDir.toString()).contains("--pcap-dir");
 
+        final StringWriter keep = new StringWriter();
+        assertThat(run(keep, "faults", "--keep-captures")).isEqualTo(2);
+        assertThat(keep.toString()).contains("--keep-captures keeps what --pcap-dir records");
+
         final StringWriter reps = new StringWriter();
         assertThat(run(reps, "faults", "-r", "0")).isEqualTo(2);
         assertThat(reps.toString()).contains("--reps");
