@@ -36,6 +36,9 @@ import org.metaroce.core.wire.WireConstants;
  * Time-based loss detection (the RACK record, the reorder window and the loss-check deadline) is
  * a {@link LossDetector}: this class tells it about deliveries, responses and spurious
  * retransmissions, and penalises the path and tells congestion control of each loss it finds.
+ * The tail-loss probe's timing (the probe timeout, its backoff within an episode and PROBE_WAIT)
+ * is a {@link ProbeTimer}: this class asks it when a probe is due, chooses the packet the probe
+ * resends, and tells it of progress, repairs, probes, RTO expiries and spurious probes.
  */
 final class Requester implements LossDetector.Losses {
     // The scoreboard's states and slot kinds under short names: the ACK and timer paths read them.
@@ -70,6 +73,7 @@ final class Requester implements LossDetector.Losses {
 
     private final Scoreboard scoreboard;
     private final LossDetector lossDetector;
+    private final ProbeTimer probeTimer;
     /** The PSN field and Transmit Timestamp of the latest KEEPALIVE this QP sent [WIRE-065]. */
     private int probePsn;
     private int probeTimestamp;
@@ -99,21 +103,6 @@ final class Requester implements LossDetector.Losses {
     private long holdRepairWqe = -1;
     /** The work request whose spurious retransmission last gave an RTT sample (one per request) [REL-064]. */
     private long spuriousSampleWqe = -1;
-    /**
-     * PROBE_WAIT [REL-065]: the PTO is at least this long. 0 until a tail probe is found spurious,
-     * then twice the longest wait a spurious probe revealed (its packet's first transmission to
-     * the proof); halved at every RTO expiry and after {@link LossDetector#EPISODES_TO_SHRINK} loss episodes
-     * without a spurious retransmission. A host that pauses (a busy CPU, a collector) answers late, not never; a
-     * probe timed on an RTT measured between its pauses resends what is already on its way, every
-     * pause. Doubling the probe timeout per spurious probe learned the same, but every few
-     * thousand packets delivered undid it, so a bulk stream probed at every pause.
-     */
-    private long probeWaitNs;
-    /**
-     * The latest retransmission for any reason but a tail probe (loss detection, NACK, RTO, RNR):
-     * what a packet sent before it waited for may be that repair, not a pause [REL-065].
-     */
-    private long lastRepairNs = Long.MIN_VALUE;
     /** Latest non-stale Cumulative PSN and Credit: the responder's admission limit [REL-019]. */
     private int creditCumulative;
     private long creditLimit = INITIAL_CREDIT;
@@ -139,11 +128,6 @@ final class Requester implements LossDetector.Losses {
     private int readRunLength = 1;
     /** Response slots of the READ segment emitNew is starting (set before its transmit). */
     private int newReadChunk = 1;
-    /**
-     * Tail probes sent in this episode (since the last progress or RTO expiry): the next waits
-     * twice as long as the last [REL-026].
-     */
-    private int tailProbes;
     /**
      * An RTO expiry or a tail probe has granted one retransmission that may leave although the
      * window is full [CC-001]. Without it a window cut to one packet by the RTO [CC-003] stays
@@ -173,6 +157,7 @@ final class Requester implements LossDetector.Losses {
         }
         scoreboard = new Scoreboard(config.receiveWindowPackets());
         lossDetector = new LossDetector(scoreboard, config, this);
+        probeTimer = new ProbeTimer(config);
     }
 
     /** Called on RTR→RTS: the first PSN this side sends and the timers' parameters. */
@@ -187,6 +172,7 @@ final class Requester implements LossDetector.Losses {
         rtt = new RttEstimator(initialRtoNs, min, Math.max(config.maxRtoNs(), initialRtoNs),
             config.ackCoalesceDelayNs());
         lossDetector.start(rtt, min);
+        probeTimer.start(rtt);
     }
 
     /** Applies a new TIMEOUT (initial RTO and floor) from a modify of an RTS or SQD queue pair. */
@@ -373,7 +359,7 @@ final class Requester implements LossDetector.Losses {
             counters.increment(cause);
             qp.countRetransmit(cause);
             if (cause != EndpointCounter.RETRANSMITS_TAIL_PROBE) {
-                lastRepairNs = nowNs;
+                probeTimer.onRepair(nowNs);
             }
             retransmits++;
             qp.trace(nowNs, TraceEvent.RETRANSMIT, psn, cause.ordinal(), scoreboard.transmissions(psn), window);
@@ -851,19 +837,13 @@ final class Requester implements LossDetector.Losses {
     }
 
     /**
-     * A retransmission of this PSN proved needless at {@code nowNs}: after a spurious tail probe
-     * the PTO covers twice the wait it revealed, from the packet's first transmission or the
-     * latest repair since then, whichever came later [REL-065]. A wait across repairs measures
-     * the repairs: a READ held behind a re-requested one, RTO expiries at 20% loss (hundreds of
-     * milliseconds that would stop probing altogether on the path that needs it most). Taking the
-     * maximum makes a second proof for the same episode (another PSN of the same READ) harmless.
+     * A retransmission of this PSN proved needless at {@code nowNs}: when it was a tail probe, the
+     * probe timer learns PROBE_WAIT from the wait it revealed ({@link ProbeTimer#onSpuriousProbe})
+     * [REL-065].
      */
     private void onSpuriousRetransmission(final long nowNs, final int psn) {
         if (scoreboard.lossCause(psn) == EndpointCounter.RETRANSMITS_TAIL_PROBE) {
-            final long waitedNs = nowNs - Math.max(scoreboard.firstSentNs(psn), lastRepairNs);
-            if (waitedNs > 0) {
-                probeWaitNs = Math.max(probeWaitNs, Math.min(2 * waitedNs, config.maxRtoNs()));
-            }
+            probeTimer.onSpuriousProbe(nowNs, scoreboard.firstSentNs(psn));
         }
     }
 
@@ -1001,7 +981,7 @@ final class Requester implements LossDetector.Losses {
             // arrived and time-based detection now finds the rest lost).
             timeoutEpisodeNs = NO_EXPIRY;
             gbnReRequested = false;
-            tailProbes = 0;
+            probeTimer.endEpisode();
             consecutiveTimeouts = 0;
             // Progress proves the path works again: the next expiry waits the plain RTO [REL-028].
             rtt.undoBackoff();
@@ -1023,7 +1003,7 @@ final class Requester implements LossDetector.Losses {
      */
     private void detectLosses(final long nowNs) {
         if (lossDetector.detectLosses(nowNs, sndUna, sndNxt, qp.isGoBackN(), qp.paths())) {
-            probeWaitNs /= 2;
+            probeTimer.onLossEpisodes();
         }
     }
 
@@ -1097,10 +1077,8 @@ final class Requester implements LossDetector.Losses {
         final long rto = rtt.rtoNs();
         if (nowNs >= progressNs + rto) {
             counters.increment(EndpointCounter.TIMEOUTS);
-            // The timer had to repair what the probes did not: a long probe wait only delayed
-            // them. At 20% loss the waits spurious probes revealed were repairs, and a probe
-            // wait they had raised to RTO_MAX left every loss to the RTO [REL-065].
-            probeWaitNs /= 2;
+            // The timer had to repair what the probes did not: PROBE_WAIT halves [REL-065].
+            probeTimer.onRetransmitTimeout();
             consecutiveTimeouts++;
             if (consecutiveTimeouts > qp.retryCount() && retryTimeoutSpent(nowNs, stalledSinceNs)) {
                 qp.recordFailure("nothing delivered for " + QueuePair.seconds(nowNs - stalledSinceNs) + " and "
@@ -1139,14 +1117,15 @@ final class Requester implements LossDetector.Losses {
             }
             timeoutEpisodeNs = goBackN ? NO_EXPIRY : nowNs;
             progressNs = nowNs;
-            tailProbes = 0;
+            probeTimer.endEpisode();
             fullWindowRetransmitAllowed = true;
             return;
         }
-        final long probe = nextTailProbeNs(rto);
-        if (probe > 0 && nowNs >= tailProbeBaseNs() + probe) {
-            tailProbes++;
-            qp.trace(nowNs, TraceEvent.TAIL_PROBE, sndUna, tailProbes, 0, 0);
+        final long probeDue = probeTimer.dueNs(progressNs, lastTransmitNs, rto, scoreboard.rnrWaitCount() > 0,
+            qp.isGoBackN());
+        if (probeDue != Long.MAX_VALUE && nowNs >= probeDue) {
+            final int probes = probeTimer.onProbe();
+            qp.trace(nowNs, TraceEvent.TAIL_PROBE, sndUna, probes, 0, 0);
             if (scoreboard.kind(sndUna) == KIND_READ && scoreboard.state(sndUna) == IN_FLIGHT) {
                 // The oldest outstanding READ has no response: its request is the likely loss, and
                 // the responder holds every later READ behind it (OPS-024), so a probe of the newest
@@ -1177,36 +1156,6 @@ final class Requester implements LossDetector.Losses {
         return budget == 0 || nowNs - sinceNs >= budget;
     }
 
-    /** The probe timer runs from the later of the last progress and the last transmission. */
-    private long tailProbeBaseNs() {
-        return Math.max(progressNs, lastTransmitNs);
-    }
-
-    /**
-     * The wait before the next tail probe of this episode: PTO doubled for each probe already
-     * sent, or 0 when no probe is due before the retransmission timer (RNR waits, no RTT sample,
-     * go-back-N, or the doubled PTO has reached the RTO) [REL-026]. A lost probe, or a lost answer
-     * to it, is then retried within round trips instead of waiting for the timer, whose floor may
-     * be tens of milliseconds (a perftest-style QP timeout).
-     */
-    private long nextTailProbeNs(final long rtoNs) {
-        final long probe = tailProbeTimeoutNs();
-        if (scoreboard.rnrWaitCount() > 0 || probe <= 0 || tailProbes >= 30) {
-            return 0;
-        }
-        final long backedOff = probe << tailProbes;
-        return backedOff > 0 && backedOff < rtoNs ? backedOff : 0;
-    }
-
-    private long tailProbeTimeoutNs() {
-        if (config.minTailProbeNs() == 0 || !rtt.hasSample() || qp.isGoBackN()) {
-            // Without an RTT sample a probe would only guess; the retransmission timer covers it.
-            return 0;
-        }
-        final long pto = Math.max(2 * rtt.srttNs(), probeWaitNs) + config.ackCoalesceDelayNs();
-        return Math.max(config.minTailProbeNs(), Math.min(rtt.rtoNs(), pto));
-    }
-
     /**
      * A one-line account of the send side for a stalled run's error message: work requests
      * outstanding, the PSN scoreboard, credit, timers. Not for the data path (it allocates).
@@ -1221,7 +1170,7 @@ final class Requester implements LossDetector.Losses {
             + (creditBlockedSinceNs != Long.MIN_VALUE ? " (blocked " + QueuePair.seconds(nowNs - creditBlockedSinceNs)
                 + ", " + creditProbes + " probes)" : "")
             + ", no progress for " + QueuePair.seconds(nowNs - stalledSinceNs) + " (" + consecutiveTimeouts
-            + " timeouts, " + tailProbes + " tail probes since the last), RTO " + QueuePair.seconds(rtt.rtoNs())
+            + " timeouts, " + probeTimer.probes() + " tail probes since the last), RTO " + QueuePair.seconds(rtt.rtoNs())
             + ", next timer in " + (nextDeadlineNs() == Long.MAX_VALUE ? "never" : QueuePair.seconds(nextDeadlineNs() - nowNs));
     }
 
@@ -1243,10 +1192,8 @@ final class Requester implements LossDetector.Losses {
         }
         if (scoreboard.inFlight() > 0) {
             deadline = Math.min(deadline, progressNs + rtt.rtoNs());
-            final long probe = nextTailProbeNs(rtt.rtoNs());
-            if (probe > 0) {
-                deadline = Math.min(deadline, tailProbeBaseNs() + probe);
-            }
+            deadline = Math.min(deadline, probeTimer.dueNs(progressNs, lastTransmitNs, rtt.rtoNs(),
+                scoreboard.rnrWaitCount() > 0, qp.isGoBackN()));
         }
         return deadline;
     }
