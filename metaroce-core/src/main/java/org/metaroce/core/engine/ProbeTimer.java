@@ -66,6 +66,17 @@ final class ProbeTimer {
         this.rtt = rtt;
     }
 
+    /**
+     * The queue pair was reset: nothing the previous connection learnt counts. PROBE_WAIT was kept
+     * before, so a reused QP probed on the old peer's pauses until an RTO or 16 loss episodes
+     * halved it away [REL-065: 0 until a probe of this connection proves spurious].
+     */
+    void reset() {
+        probes = 0;
+        probeWaitNs = 0;
+        lastRepairNs = Long.MIN_VALUE;
+    }
+
     /** Progress (a delivery) or an RTO expiry ends the probe episode: the next probe waits the plain PTO [REL-026]. */
     void endEpisode() {
         probes = 0;

@@ -1349,6 +1349,7 @@ final class Requester implements LossDetector.Losses {
         nextMsn = 0;
         nextRsn = 0;
         lossDetector.reset();
+        probeTimer.reset();
         rnrResumeNs = Long.MAX_VALUE;
         timeoutEpisodeNs = NO_EXPIRY;
     }

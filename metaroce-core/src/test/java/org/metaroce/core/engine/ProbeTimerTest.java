@@ -114,6 +114,19 @@ class ProbeTimerTest {
     }
 
     @Test
+    void aResetForgetsTheOldConnectionsProbeWait() {
+        rtt.onSample(100_000);
+        timer.onSpuriousProbe(1_000_000, 600_000);
+        timer.onProbe();
+        timer.reset();
+        assertThat(timer.probeWaitNs()).isZero();
+        assertThat(timer.probes()).isZero();
+        // The wait a new spurious probe reveals is not cut by a repair of the old connection.
+        timer.onSpuriousProbe(3_000_000, 2_900_000);
+        assertThat(timer.probeWaitNs()).isEqualTo(200_000);
+    }
+
+    @Test
     void rtoExpiriesAndLossEpisodesHalveProbeWait() {
         timer.onSpuriousProbe(1_000_000, 600_000);
         timer.onRetransmitTimeout();
