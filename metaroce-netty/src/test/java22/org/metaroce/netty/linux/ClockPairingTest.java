@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * [REL-066] Pairing the wall clock with the monotonic clock: a pause between the reads must not
- * shift arrivals (it made RTT samples of 55 ns on a 20 µs veth round trip).
+ * shift arrivals (the likely source of RTT samples of 55 ns on a 20 µs veth round trip).
  */
 class ClockPairingTest {
     /** A script of clock readings: monotonic reads step through {@code mono}, wall reads through {@code real}. */
