@@ -22,7 +22,7 @@ final class ClockPairing {
     static final int ATTEMPTS = 3;
     /** A bracket this tight is taken at once: its error is at most half of it. */
     static final long GOOD_ENOUGH_NS = 2_000;
-    /** Returned when the wall clock cannot be read. */
+    /** Returned when the wall clock cannot be read: {@link Libc#realtimeNs}'s own failure value. */
     static final long UNAVAILABLE = Long.MIN_VALUE;
 
     /** The two clocks, read by {@link #realMinusMonotonicNs}. */

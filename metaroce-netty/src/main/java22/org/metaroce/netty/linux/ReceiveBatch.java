@@ -102,8 +102,8 @@ public final class ReceiveBatch implements AutoCloseable {
 
             @Override
             public long realtimeNs() {
-                final long real = Libc.realtimeNs(clock);
-                return real == Long.MIN_VALUE ? ClockPairing.UNAVAILABLE : real;
+                // Libc.realtimeNs answers a failed clock_gettime with Long.MIN_VALUE, which is UNAVAILABLE.
+                return Libc.realtimeNs(clock);
             }
         };
         final long iovecsAddress = iovecs.address();
