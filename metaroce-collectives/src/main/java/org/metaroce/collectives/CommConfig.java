@@ -224,7 +224,7 @@ public final class CommConfig {
      * @param cq the completion queue the rank's driver thread fills
      * @return how a rank served by a driver thread waits: unless the caller chose a strategy, spin
      *     or backoff ({@link #spinWait}, {@link #parkWait}, {@link #idleStrategy(IdleStrategy)}), it
-     *     spins and yields briefly and then parks until the driver pushes a completion
+     *     yields the processor and then parks until the driver pushes a completion
      *     ({@link InvokerIdleStrategy#untilCompletion}); an explicit {@code spinWait(false)} keeps the backoff of
      *     {@link #idleStrategy()}
      */
@@ -248,7 +248,7 @@ public final class CommConfig {
     /**
      * @param device the rank's INVOKER device
      * @return as {@link #invokerIdleStrategy()}, except that with {@link #blockWait(boolean)} the
-     *     rank spins and yields briefly and then blocks in the device's
+     *     rank yields the processor and then blocks in the device's
      *     {@link MetaRoceDevice#awaitWork(long)} ({@link InvokerIdleStrategy})
      */
     public IdleStrategy invokerIdleStrategy(final MetaRoceDevice device) {
@@ -311,8 +311,8 @@ public final class CommConfig {
 
     /**
      * @param block whether ranks that drive their own INVOKER device block in its
-     *     {@link MetaRoceDevice#awaitWork(long)} when a loop found nothing to do, after a few spins and
-     *     yields ({@link InvokerIdleStrategy}): no processor time while waiting, and woken by the
+     *     {@link MetaRoceDevice#awaitWork(long)} when a loop found nothing to do, after yielding the
+     *     processor ({@link InvokerIdleStrategy}): no processor time while waiting, and woken by the
      *     next datagram rather than by a timer. Ranks served by driver threads wait as by default
      * @return this
      */

@@ -191,7 +191,7 @@ class AwaitWorkTest {
                         device.doWork(); // answers the other thread's setup calls
                     }
                     final org.metaroce.core.verbs.WorkCompletion[] wcs = {new org.metaroce.core.verbs.WorkCompletion()};
-                    // Side 0 blocks as soon as a cycle finds nothing, side 1 spins and yields first.
+                    // Side 0 blocks as soon as a cycle finds nothing, side 1 yields first (the defaults).
                     final InvokerIdleStrategy idle = me == 0
                         ? new InvokerIdleStrategy(device, 0, 0, TimeUnit.MILLISECONDS.toNanos(5))
                         : new InvokerIdleStrategy(device);

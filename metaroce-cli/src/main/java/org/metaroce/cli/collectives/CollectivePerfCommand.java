@@ -127,15 +127,22 @@ public final class CollectivePerfCommand implements Callable<Integer> {
 
     @Option(names = "--wait", defaultValue = "auto", paramLabel = "auto|spin|backoff|park|block",
         description = "How a rank's thread waits for the network: busy spin, spin-yield-park backoff, park 50 us, "
-            + "block (--driver invoker: spin and yield briefly, then block in the device until a datagram arrives), "
+            + "block (--driver invoker: yield the processor, then block in the device until a datagram arrives), "
             + "or auto: with --ranks, spin when every thread has a core, else block (INVOKER ranks) or backoff "
             + "(default: ${DEFAULT-VALUE}).")
     String waitMode;
 
     @Option(names = "--one-shot", defaultValue = "4K", paramLabel = "BYTES",
         description = "All-reduce up to this size is one-shot (every rank sends to every other: one hop), above "
-            + "it recursive doubling up to 64K, then the ring; 0 = never one-shot (default: ${DEFAULT-VALUE}).")
+            + "it recursive doubling up to --small, then the ring; 0 = never one-shot "
+            + "(default: ${DEFAULT-VALUE}).")
     private String oneShot;
+
+    @Option(names = "--small", defaultValue = "64K", paramLabel = "BYTES",
+        description = "Up to this size the latency-optimised algorithms run: recursive doubling for all-reduce "
+            + "above --one-shot (log2 n hops of the whole vector), binomial trees for broadcast and reduce; above it "
+            + "the ring (2(n-1) hops of 1/n each) and chains (default: ${DEFAULT-VALUE}).")
+    private String smallBytes;
 
     @Option(names = "--jit-warmup", defaultValue = "5", paramLabel = "SECONDS",
         description = "Before the sweep, run its sizes (up to 1 MiB) for at least this long and until the JIT "
@@ -257,6 +264,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             }
             config = new CommConfig().chunkBytes((int) parseSize(chunk)).slots(slots).pathMtu(mtu)
                 .oneShotAllReduceBytes(parseSize(oneShot))
+                .smallAllReduceBytes(parseSize(smallBytes))
                 .operationTimeout(Duration.ofSeconds(timeoutSeconds)).setupTimeout(Duration.ofSeconds(timeoutSeconds));
             switch (waitMode) {
                 case "spin" -> config.idleStrategy(null).spinWait(true);
@@ -428,6 +436,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                         : c.config().blockWaits() && c.device().threadingMode() == org.metaroce.netty.ThreadingMode.INVOKER
                             ? "block in their devices" : "back off or park",
                     c.device().threadingMode(), Runtime.getRuntime().availableProcessors());
+                out.printf("#  all-reduce one-shot up to %d B, recursive doubling up to %d B, then the ring; broadcast and "
+                    + "reduce trees up to %d B, then chains%n", c.config().oneShotAllReduceBytes(),
+                    c.config().smallAllReduceBytes(), c.config().smallAllReduceBytes());
                 out.println("#");
                 // nccl-tests' columns, root included: the root rank of broadcast and reduce, -1 for the others.
                 out.println("#                                                           out-of-place                       "
