@@ -61,6 +61,10 @@ class InvokerModeTest {
         try (LocalCluster cluster = LocalCluster.startInvoker(ranks, cfg, null)) {
             final List<List<String>> wrong = cluster.run(c -> {
                 assertThat(cfg.invokerIdleStrategy(c.device())).isInstanceOf(InvokerIdleStrategy.class);
+                // A launched rank's default (no wait chosen) blocks as well; only an explicit backoff does not.
+                assertThat(new CommConfig().invokerIdleStrategy(c.device())).isInstanceOf(InvokerIdleStrategy.class);
+                assertThat(new CommConfig().spinWait(false).invokerIdleStrategy(c.device()))
+                    .isInstanceOf(org.agrona.concurrent.BackoffIdleStrategy.class);
                 return new ArrayList<>(new OpCases(c, SEED).all(new long[] {0, 1, 97, 12_289, 300_001},
                     new DataType[] {DataType.FLOAT32, DataType.INT64}, new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX}));
             }, Duration.ofSeconds(120));
@@ -119,6 +123,12 @@ class InvokerModeTest {
     @Test
     @DisplayName("COLL-029: ranks busy-poll only when every thread has a core, unless the caller chose")
     void spinOnlyWhenThreadsFitTheCores() throws Exception {
+        assertThat(new CommConfig().invokerBlocks()).as("no wait chosen: INVOKER ranks block").isTrue();
+        assertThat(new CommConfig().spinWait(false).invokerBlocks()).as("an explicit backoff").isFalse();
+        assertThat(new CommConfig().parkWait(true).invokerBlocks()).isFalse();
+        assertThat(new CommConfig().spinWait(true).invokerBlocks()).isFalse();
+        assertThat(new CommConfig().idleStrategy(new org.agrona.concurrent.NoOpIdleStrategy()).invokerBlocks()).isFalse();
+        assertThat(new CommConfig().spinWait(true).blockWait(true).invokerBlocks()).isTrue();
         assertThat(LocalCluster.rankConfig(new CommConfig(), 4, ThreadingMode.INVOKER, 2).spinWaits()).isFalse();
         assertThat(LocalCluster.rankConfig(new CommConfig(), 4, ThreadingMode.INVOKER, 2).blockWaits())
             .as("INVOKER ranks that share cores block in their devices").isTrue();
