@@ -1,26 +1,28 @@
 #!/usr/bin/env bash
-# Side by side in one run: metaroce all_reduce_perf (4 ranks in one process) against Open MPI's
-# MPI_Allreduce over TCP (--mca btl tcp,self) and, for reference, shared memory (vader), float32
-# sum, same sizes, iterations and warm-up. Prints one table: time per all-reduce (us, the slowest
-# rank's mean, out of place) and median, and metaroce / Open MPI TCP per size. Every result is
-# checked in every run (metaroce -c 1; the MPI program checks every element).
+# Side by side in one run: metaroce all_reduce_perf (4 ranks in one process, and 4 JVMs launched by
+# mpirun) against Open MPI's MPI_Allreduce over TCP (--mca btl tcp,self) and, for reference, shared
+# memory (vader), float32 sum, same sizes, iterations and warm-up. Prints one table: time per
+# all-reduce (us, the slowest rank's mean, out of place) and median, and metaroce / Open MPI TCP per
+# size. Every result is checked in every run (metaroce -c 1; the MPI program checks every element).
 #
 # Usage: compare.sh [-b 8] [-e 32M] [-f 4] [-n 50] [-w 10] [-r 4] [--driver invoker] [--rounds 1]
 #                   [--jar PATH]   (another build of the CLI, e.g. an older commit's, for before/after)
-#   Rounds alternate the contenders (metaroce, MPI TCP, MPI shared memory) so that each sees the
-#   same load; a shared host's figures drift by 2x between minutes, so read the per-round ratios.
+#                   [--no-launched]   (skip the ranks launched as separate JVMs)
+#   Rounds alternate the contenders (metaroce in one process, metaroce launched, MPI TCP, MPI shared
+#   memory) so that each sees the same load; a shared host's figures drift by 2x between minutes, so
+#   read the per-round ratios.
 # Environment: JAVA=/path/to/java runs metaroce on that JVM (a JDK 22+ one uses the native transport).
 # Needs: the CLI jar (./mvnw -B -q package -DskipTests -pl metaroce-cli -am), mpicc and mpirun
 #   (Debian: apt-get install -y openmpi-bin libopenmpi-dev).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-b=8 e=32M f=4 n=50 w=10 ranks=4 driver=invoker rounds=1 jar="$repo/metaroce-cli/target/metaroce.jar"
+b=8 e=32M f=4 n=50 w=10 ranks=4 driver=invoker rounds=1 jar="$repo/metaroce-cli/target/metaroce.jar" launched=1
 while [ $# -gt 0 ]; do
   case "$1" in
     -b) b=$2; shift 2 ;; -e) e=$2; shift 2 ;; -f) f=$2; shift 2 ;; -n) n=$2; shift 2 ;;
     -w) w=$2; shift 2 ;; -r) ranks=$2; shift 2 ;; --driver) driver=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;; --jar) jar=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;; --jar) jar=$2; shift 2 ;; --no-launched) launched=0; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -36,6 +38,15 @@ for round in $(seq 1 "$rounds"); do
   load_before=$(cut -d' ' -f1 /proc/loadavg)
   "${JAVA:-java}" --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED -jar "$jar" all_reduce_perf --ranks "$ranks" \
     -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 1 --median --driver "$driver" > "$work/metaroce.txt"
+  if [ "$launched" = 1 ]; then
+    # The same tool as N JVMs, rank and size from Open MPI's variables, rendezvous on a free port.
+    port=$(( 30000 + RANDOM % 20000 ))
+    "${mpi[@]}" -x PATH -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT="$port" "${JAVA:-java}" \
+      --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED -jar "$jar" \
+      all_reduce_perf -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 1 --median --driver "$driver" > "$work/launched.txt"
+    grep -q '^# Out of bounds values : 0 OK' "$work/launched.txt" && ! grep -q '^rank [0-9]*: [1-9]' "$work/launched.txt" \
+      || { echo "metaroce launched: wrong results" >&2; cat "$work/launched.txt" >&2; exit 1; }
+  fi
   "${mpi[@]}" --mca btl tcp,self "$work/mpi_allreduce_perf" -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" > "$work/tcp.txt"
   "${mpi[@]}" --mca btl vader,self "$work/mpi_allreduce_perf" -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" > "$work/sm.txt"
   load_after=$(cut -d' ' -f1 /proc/loadavg)
@@ -43,12 +54,24 @@ for round in $(seq 1 "$rounds"); do
   echo "# round $round, load average $load_before -> $load_after; $(grep '^# JIT warm-up' "$work/metaroce.txt" | sed 's/^# //')"
   # metaroce rows: size ... root (col 5), oop time (col 6), then "# median iteration: out-of-place X us"
   awk '/^ +[0-9]/ {size=$1; t=$6; w=$9 + $13} /^# median iteration/ {print size, t, $5, w}' "$work/metaroce.txt" > "$work/m.rows"
+  if [ "$launched" = 1 ]; then
+    awk '/^ +[0-9]/ {size=$1; t=$6; w=$9 + $13} /^# median iteration/ {print size, t, $5, w}' "$work/launched.txt" > "$work/l.rows"
+  else
+    awk '{print $1, 0, 0, 0}' "$work/m.rows" > "$work/l.rows"
+  fi
   awk '/^ +[0-9]/ {print $1, $3, $4, $7}' "$work/tcp.txt" > "$work/t.rows"
   awk '/^ +[0-9]/ {print $1, $3, $4, $7}' "$work/sm.txt" > "$work/s.rows"
-  printf '%10s | %12s %10s | %12s %10s | %12s %10s | %14s %14s\n' "bytes" "metaroce us" "median" "MPI TCP us" "median" \
-    "MPI shm us" "median" "metaroce/TCP" "median ratio"
-  join "$work/m.rows" "$work/t.rows" | join - "$work/s.rows" | sort -n | awk '{
-    if ($4 != 0 || $7 != 0 || $10 != 0) { print "wrong results at size " $1 > "/dev/stderr"; bad = 1 }
-    printf "%10d | %12.1f %10.1f | %12.1f %10.1f | %12.1f %10.1f | %14.2f %14.2f\n", $1, $2, $3, $5, $6, $8, $9, $2 / $5, $3 / $6
+  printf '%10s | %12s %10s | %12s %10s | %12s %10s | %12s %10s | %14s %14s %14s\n' "bytes" "metaroce us" "median" \
+    "4 JVMs us" "median" "MPI TCP us" "median" "MPI shm us" "median" "metaroce/TCP" "median ratio" "JVMs median/TCP"
+  # Columns after the joins: size, metaroce (t, median, wrong), launched (t, median, wrong), TCP (3), shm (3).
+  join "$work/m.rows" "$work/l.rows" | join - "$work/t.rows" | join - "$work/s.rows" | sort -n | awk -v launched="$launched" '{
+    if ($4 != 0 || $7 != 0 || $10 != 0 || $13 != 0) { print "wrong results at size " $1 > "/dev/stderr"; bad = 1 }
+    if (launched == 1) {
+      printf "%10d | %12.1f %10.1f | %12.1f %10.1f | %12.1f %10.1f | %12.1f %10.1f | %14.2f %14.2f %14.2f\n", $1, $2, $3, $5, $6, \
+        $8, $9, $11, $12, $2 / $8, $3 / $9, $6 / $9
+    } else {
+      printf "%10d | %12.1f %10.1f | %12s %10s | %12.1f %10.1f | %12.1f %10.1f | %14.2f %14.2f %14s\n", $1, $2, $3, "-", "-", \
+        $8, $9, $11, $12, $2 / $8, $3 / $9, "-"
+    }
   } END { exit bad }'
 done
