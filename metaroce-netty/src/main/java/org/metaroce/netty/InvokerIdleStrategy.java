@@ -19,8 +19,9 @@ import org.metaroce.core.verbs.CompletionQueue;
  * for needs (Open MPI's {@code mpi_yield_when_idle} yields from the first idle round for the same
  * reason). Measured with 4 INVOKER ranks on 2 cores (docs/collectives.md), an 8-byte all-reduce took
  * a median of 190&ndash;200 &micro;s with 20 spins and 10 yields and 122&ndash;141 &micro;s with no
- * spins and 1,000 yields; 200 spins made it 950 &micro;s. Blocking after 1,000 yields rather than 10
- * keeps a rank that waits for a busy peer off the slower wake-up path of {@code epoll_wait}. Where
+ * spins and 1,000 yields; 200 spins made it 950 &micro;s. The number of yields mattered far less
+ * (10 and 1,000 were within the noise of each other at every size); with 1,000 a rank whose peer
+ * answers within about a millisecond is not put to sleep in {@code epoll_wait} first. Where
  * each thread has a processor to itself, spins cost nothing and answer faster: pass them to the
  * four-argument constructor.
  *

@@ -375,7 +375,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             final Capture capture = pcap == null ? null
                 : openCapture(java.nio.file.Path.of(pcap.toString().replace("{rank}", String.valueOf(env.rank()))), false);
             // INVOKER by default here too: four launched ranks on 2 cores, 8-byte all-reduce, median
-            // 124-131 us against 401 us with a driver thread each, as fast as ranks in one process
+            // 120-130 us against 314-447 us with a driver thread each, as fast as ranks in one process
             // (docs/collectives.md).
             final boolean invoker = driverMode.equals("invoker") || driverMode.equals("auto");
             final java.util.function.Function<java.net.InetAddress, DeviceConfig> devices =
