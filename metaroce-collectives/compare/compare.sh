@@ -31,6 +31,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpicc -O2 -o "$work/mpi_allreduce_perf" "$here/mpi_allreduce_perf.c"
 mpi=(mpirun --allow-run-as-root --oversubscribe -np "$ranks" --bind-to none)
+# all_reduce_perf's rows: size ... root (col 5), oop time (col 6), then "# median iteration: out-of-place X us"
+metaroce_rows() {
+  awk '/^ +[0-9]/ {size=$1; t=$6; w=$9 + $13} /^# median iteration/ {print size, t, $5, w}' "$1"
+}
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "# $ranks ranks, float32 sum, -b $b -e $e -f $f, $n iterations after $w warm-up; metaroce --driver $driver"
@@ -52,10 +56,9 @@ for round in $(seq 1 "$rounds"); do
   load_after=$(cut -d' ' -f1 /proc/loadavg)
   grep -q '^# Out of bounds values : 0 OK' "$work/metaroce.txt" || { echo "metaroce: wrong results" >&2; cat "$work/metaroce.txt" >&2; exit 1; }
   echo "# round $round, load average $load_before -> $load_after; $(grep '^# JIT warm-up' "$work/metaroce.txt" | sed 's/^# //')"
-  # metaroce rows: size ... root (col 5), oop time (col 6), then "# median iteration: out-of-place X us"
-  awk '/^ +[0-9]/ {size=$1; t=$6; w=$9 + $13} /^# median iteration/ {print size, t, $5, w}' "$work/metaroce.txt" > "$work/m.rows"
+  metaroce_rows "$work/metaroce.txt" > "$work/m.rows"
   if [ "$launched" = 1 ]; then
-    awk '/^ +[0-9]/ {size=$1; t=$6; w=$9 + $13} /^# median iteration/ {print size, t, $5, w}' "$work/launched.txt" > "$work/l.rows"
+    metaroce_rows "$work/launched.txt" > "$work/l.rows"
   else
     awk '{print $1, 0, 0, 0}' "$work/m.rows" > "$work/l.rows"
   fi

@@ -229,7 +229,7 @@ public final class CommConfig {
      *     {@link #idleStrategy()}
      */
     IdleStrategy driverRankIdleStrategy(final org.metaroce.core.verbs.CompletionQueue cq) {
-        if (idleStrategy == null && !spinWait && !parkWait && (blockWait || !waitChosen)) {
+        if (blocksWhenIdle()) {
             return InvokerIdleStrategy.untilCompletion(cq);
         }
         return idleStrategy();
@@ -256,7 +256,7 @@ public final class CommConfig {
      *     so the rank polls for about a millisecond before it blocks
      */
     public IdleStrategy invokerIdleStrategy(final MetaRoceDevice device) {
-        if (invokerBlocks() && device != null) {
+        if (blocksWhenIdle() && device != null) {
             return new InvokerIdleStrategy(device);
         }
         return timedInvokerIdleStrategy();
@@ -334,11 +334,12 @@ public final class CommConfig {
     }
 
     /**
-     * @return whether an INVOKER rank with this configuration blocks in its device's awaitWork when
-     *     waiting: {@link #blockWait(boolean)} was chosen, or no way of waiting was
-     *     ({@link #invokerIdleStrategy(MetaRoceDevice)})
+     * @return whether a waiting rank with this configuration yields and then blocks: an INVOKER rank
+     *     in its device's awaitWork ({@link #invokerIdleStrategy(MetaRoceDevice)}), a rank with a
+     *     driver thread on its completion queue's doorbell; true when {@link #blockWait(boolean)} or
+     *     no way of waiting was chosen (the spin, park and backoff setters clear {@code blockWait})
      */
-    public boolean invokerBlocks() {
+    public boolean blocksWhenIdle() {
         return (blockWait || !waitChosen) && idleStrategy == null;
     }
 

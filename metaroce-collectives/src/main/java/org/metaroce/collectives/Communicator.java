@@ -330,6 +330,35 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
+    /**
+     * Ends a rank's work before {@link #close()}: a barrier, so every rank has finished its
+     * operations, and then, on an INVOKER device, {@code linger} of driving the device [COLL-029]. A
+     * peer whose last acknowledgement from this rank was lost retransmits, and only a driven device
+     * answers (otherwise the peer ends in RETRY_EXC_ERR); choose a linger of a few of the queue
+     * pairs' retransmission floors. Ranks with driver threads only take the barrier.
+     *
+     * @param linger how long an INVOKER rank keeps driving its device after the barrier
+     */
+    public void finish(final java.time.Duration linger) {
+        barrier();
+        if (device.threadingMode() == org.metaroce.netty.ThreadingMode.INVOKER) {
+            final long end = System.nanoTime() + linger.toNanos();
+            drive(device, () -> System.nanoTime() - end >= 0);
+        }
+    }
+
+    /**
+     * Drives an INVOKER device from the calling (owning) thread until {@code done} or the device
+     * closes, parking 20 us whenever a cycle found nothing to do.
+     */
+    static void drive(final MetaRoceDevice device, final java.util.function.BooleanSupplier done) {
+        while (!done.getAsBoolean() && !device.isClosed()) {
+            if (device.doWork() == 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+            }
+        }
+    }
+
     /** Barrier: returns once every rank has called it (an all-reduce of one integer) [COLL-019]. */
     public void barrier() {
         final String name = "barrier";

@@ -347,11 +347,7 @@ public final class LocalCluster implements AutoCloseable {
      */
     private static void lingerUntil(final MetaRoceDevice device, final java.util.concurrent.atomic.AtomicInteger finished,
                                     final int ranks, final long deadline) {
-        while (finished.get() < ranks && !device.isClosed() && System.nanoTime() - deadline < 0) {
-            if (device.doWork() == 0) {
-                java.util.concurrent.locks.LockSupport.parkNanos(20_000);
-            }
-        }
+        Communicator.drive(device, () -> finished.get() >= ranks || System.nanoTime() - deadline >= 0);
     }
 
     /** Closes every communicator, device, the driver and the rank threads. */

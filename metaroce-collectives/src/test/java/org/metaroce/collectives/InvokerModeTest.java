@@ -121,14 +121,33 @@ class InvokerModeTest {
     }
 
     @Test
+    @DisplayName("COLL-029: finish is a barrier, then an INVOKER rank keeps driving its device for the linger")
+    void finishBarriersThenLingers() throws Exception {
+        System.out.println("InvokerModeTest.finishBarriersThenLingers seed=" + SEED);
+        try (LocalCluster cluster = LocalCluster.startInvoker(3, CollectivesMatrixTest.config(), null)) {
+            final List<Long> lingered = cluster.run(c -> {
+                final ByteBuffer v = ByteBuffer.allocateDirect(8).order(java.nio.ByteOrder.nativeOrder());
+                v.putLong(0, c.rank() + 1);
+                c.allReduce(v, 1, DataType.INT64, ReduceOp.SUM);
+                assertThat(v.getLong(0)).isEqualTo(6);
+                final long start = System.nanoTime();
+                c.finish(Duration.ofMillis(200));
+                return System.nanoTime() - start;
+            }, Duration.ofSeconds(60));
+            // A contract, not a performance target: no rank may return before its linger ran out.
+            assertThat(lingered).allSatisfy(ns -> assertThat(ns).isGreaterThanOrEqualTo(200_000_000L));
+        }
+    }
+
+    @Test
     @DisplayName("COLL-029: ranks busy-poll only when every thread has a core, unless the caller chose")
     void spinOnlyWhenThreadsFitTheCores() throws Exception {
-        assertThat(new CommConfig().invokerBlocks()).as("no wait chosen: INVOKER ranks block").isTrue();
-        assertThat(new CommConfig().spinWait(false).invokerBlocks()).as("an explicit backoff").isFalse();
-        assertThat(new CommConfig().parkWait(true).invokerBlocks()).isFalse();
-        assertThat(new CommConfig().spinWait(true).invokerBlocks()).isFalse();
-        assertThat(new CommConfig().idleStrategy(new org.agrona.concurrent.NoOpIdleStrategy()).invokerBlocks()).isFalse();
-        assertThat(new CommConfig().spinWait(true).blockWait(true).invokerBlocks()).isTrue();
+        assertThat(new CommConfig().blocksWhenIdle()).as("no wait chosen: INVOKER ranks block").isTrue();
+        assertThat(new CommConfig().spinWait(false).blocksWhenIdle()).as("an explicit backoff").isFalse();
+        assertThat(new CommConfig().parkWait(true).blocksWhenIdle()).isFalse();
+        assertThat(new CommConfig().spinWait(true).blocksWhenIdle()).isFalse();
+        assertThat(new CommConfig().idleStrategy(new org.agrona.concurrent.NoOpIdleStrategy()).blocksWhenIdle()).isFalse();
+        assertThat(new CommConfig().spinWait(true).blockWait(true).blocksWhenIdle()).isTrue();
         assertThat(LocalCluster.rankConfig(new CommConfig(), 4, ThreadingMode.INVOKER, 2).spinWaits()).isFalse();
         assertThat(LocalCluster.rankConfig(new CommConfig(), 4, ThreadingMode.INVOKER, 2).blockWaits())
             .as("INVOKER ranks that share cores block in their devices").isTrue();

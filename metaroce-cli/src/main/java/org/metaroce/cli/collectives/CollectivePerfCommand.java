@@ -209,24 +209,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
         return sub;
     }
 
-    /** How long a launched INVOKER rank keeps answering its peers after the closing barrier. */
-    private static final long LINGER_NS = 500_000_000L;
-
     /**
-     * A launched INVOKER rank makes progress only while it calls in [COLL-029]: before it closes, a
-     * barrier (every peer has finished the sweep), then half a second of driving its device, so that a
-     * peer whose last acknowledgement from this rank was lost gets the answer to its retransmission
-     * (the devices' retransmission floor is 10 ms) instead of ending in RETRY_EXC_ERR.
+     * How long a launched INVOKER rank keeps answering its peers after the closing barrier: 50 of
+     * the devices' 10 ms retransmission floors [COLL-029].
      */
-    private static void finishInvoker(final Communicator c) {
-        c.barrier();
-        final long end = System.nanoTime() + LINGER_NS;
-        while (System.nanoTime() - end < 0 && !c.device().isClosed()) {
-            if (c.device().doWork() == 0) {
-                java.util.concurrent.locks.LockSupport.parkNanos(20_000);
-            }
-        }
-    }
+    private static final Duration LINGER = Duration.ofMillis(500);
 
     static long parseSize(final String s) {
         final String t = s.trim().toUpperCase(Locale.ROOT);
@@ -388,7 +375,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 }
                 wrong = sweep.run(c, c.rank() == 0 ? out : null);
                 if (invoker) {
-                    finishInvoker(c);
+                    c.finish(LINGER);
                 }
                 if (c.rank() != 0) {
                     out.printf("rank %d: %d wrong%n", c.rank(), wrong);
@@ -460,7 +447,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 out.printf("#  chunk %d B x %d slots per peer, %d iterations after %d warmup, check %s, ranks %s "
                         + "(%s), %d cores%n", c.config().chunkBytes(), c.config().slots(), iters, warmup,
                     check ? "on" : "off", c.config().spinWaits() ? "spin"
-                        : !c.config().invokerBlocks() ? "back off or park"
+                        : !c.config().blocksWhenIdle() ? "back off or park"
                         : c.device().threadingMode() == org.metaroce.netty.ThreadingMode.INVOKER
                             ? "block in their devices" : "wait on their completion doorbells",
                     c.device().threadingMode(), Runtime.getRuntime().availableProcessors());
