@@ -85,7 +85,9 @@ public final class IncastCommand implements Callable<Integer> {
     int linkMtu;
 
     @Option(names = "--out", paramLabel = "DIR",
-        description = "Write per run a CSV of each sender's rate through the bottleneck over time and an SVG plot.")
+        description = "Write per run a CSV of each sender's rate through the bottleneck over time, an SVG plot, "
+            + "and each client's and server's standard error (progress lines with the congestion state, "
+            + "counters) as incast-CC.clientI.log and .serverI.log.")
     Path out;
 
     @Option(names = "--tool-option", paramLabel = "OPT",
@@ -132,7 +134,7 @@ public final class IncastCommand implements Callable<Integer> {
                 try (Bottleneck b = new Bottleneck(hosts.serverNs, hosts.serverIf, rateBytes, bufferKb * 1024,
                     (long) (rateBytes * markFraction), markKb * 1024, ports)) {
                     outcome = IncastRun.run(hosts, b, new IncastRun.Settings(FaultsCommand.launcher(), senders,
-                        cc.equals("tool") ? null : cc, duration, margin, 500, toolOptions));
+                        cc.equals("tool") ? null : cc, duration, margin, 500, toolOptions, out));
                     reports.add(new IncastReport(cc, rateMbit, outcome, b.sample()));
                 }
                 o.println(reports.get(reports.size() - 1).detail());

@@ -4,6 +4,7 @@
 package org.metaroce.cli.incast;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -44,7 +45,7 @@ final class IncastRun {
      * @param extra more options for both ends (e.g. {@code -s 16384})
      */
     record Settings(List<String> launcher, int senders, String cc, double durationS, double marginS, long sampleMs,
-                    List<String> extra) {
+                    List<String> extra, Path logs) {
     }
 
     /**
@@ -163,9 +164,29 @@ final class IncastRun {
             for (final NamespacedProcess p : servers) {
                 p.destroy();
             }
+            if (s.logs() != null) {
+                keepLogs(s.logs(), s.cc() == null ? "tool" : s.cc(), clients, servers);
+            }
             for (final Path f : files) {
                 Files.deleteIfExists(f);
             }
+        }
+    }
+
+    /**
+     * Keeps each end's standard error (progress lines with the congestion state, counters, errors)
+     * beside the run's CSV: the table says how a run ended, these say why.
+     */
+    private static void keepLogs(final Path dir, final String cc, final List<NamespacedProcess> clients,
+                                 final List<NamespacedProcess> servers) throws IOException {
+        Files.createDirectories(dir);
+        for (int i = 0; i < clients.size(); i++) {
+            Files.writeString(dir.resolve("incast-" + cc + ".client" + i + ".log"), clients.get(i).stderr(),
+                StandardCharsets.UTF_8);
+        }
+        for (int i = 0; i < servers.size(); i++) {
+            Files.writeString(dir.resolve("incast-" + cc + ".server" + i + ".log"), servers.get(i).stderr(),
+                StandardCharsets.UTF_8);
         }
     }
 

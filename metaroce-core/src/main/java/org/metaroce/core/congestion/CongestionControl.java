@@ -57,6 +57,18 @@ public interface CongestionControl {
     void onRetransmitTimeout(long nowNs);
 
     /**
+     * The latest retransmission-timeout episode proved spurious [REL-058]: a packet sent before the
+     * expiry was delivered first, so the packets were late, not lost (a descheduled host, a
+     * collector's pause). The default algorithm may restore the window the expiry took [CC-036];
+     * the others keep their reaction. Called at most once per episode, before the
+     * {@link #onAck} of the acknowledgement that proved it.
+     *
+     * @param nowNs current time
+     */
+    default void onSpuriousTimeout(final long nowNs) {
+    }
+
+    /**
      * A CNP arrived for this QP [CC-020]. Only DCQCN reacts; every other algorithm ignores it and
      * the engine counts it as CNP_IGNORED [CC-007].
      *

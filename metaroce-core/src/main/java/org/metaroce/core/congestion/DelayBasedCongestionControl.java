@@ -101,6 +101,14 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private long appLimitedSinceNs = NOT_APP_LIMITED;
     /** Time of the first RTT sample: a flow has seen no unmarked CE_MEMORY before it [CC-031]. */
     private long firstSampleNs = Long.MIN_VALUE / 2;
+    private static final double NO_UNDO = -1;
+    /**
+     * The window before the first expiry of the current retransmission-timeout episode, which a
+     * proof that the episode was spurious restores [CC-036]; NO_UNDO outside an episode, or once
+     * any other reaction or progress has ended it.
+     */
+    private double windowBeforeTimeout = NO_UNDO;
+    private long undoneTimeouts;
 
     /**
      * @param pmtu the QP's path MTU in bytes
@@ -153,6 +161,11 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     /** @return the congestion window in bytes */
     public double windowBytes() {
         return cwnd;
+    }
+
+    /** @return retransmission timeouts whose window reduction was undone as spurious [CC-036] */
+    public long undoneTimeouts() {
+        return undoneTimeouts;
     }
 
     /** @return multiplicative decreases applied so far (delay, loss, trim or timeout) */
@@ -259,6 +272,11 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         if (packets <= 0 && !ecnEcho) {
             return;
         }
+        if (packets > 0) {
+            // Progress that did not prove the expiry spurious (that comes before this call)
+            // ends the episode: its retransmission was needed, and the reduction stands [CC-036].
+            windowBeforeTimeout = NO_UNDO;
+        }
         if (nowNs - lastDecreaseNs < srttNs) {
             // Inside the SRTT after a decrease: neither increase nor decrease [CC-014].
             return;
@@ -358,6 +376,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         if (nowNs - lastDecreaseNs < srttNs) {
             return;
         }
+        windowBeforeTimeout = NO_UNDO;
         final double reduced = cwnd * (1 - (trimmed ? TRIM_MDF : LOSS_MDF));
         if (!trimmed && ecn && !congestionEvident(nowNs)) {
             cwnd = Math.max(reduced, Math.min(cwnd, LOSS_FLOOR_BDPS * bdpBytes()));
@@ -417,9 +436,34 @@ public final class DelayBasedCongestionControl implements CongestionControl {
 
     @Override
     public void onRetransmitTimeout(final long nowNs) {
+        if (windowBeforeTimeout == NO_UNDO) {
+            // The first expiry of an episode: later ones (the backoff) find the window at one packet.
+            windowBeforeTimeout = cwnd;
+        }
         cwnd = pmtu;
         decreased(nowNs);
         clamp();
+    }
+
+    /**
+     * Restores the window the episode's first expiry took, when nothing but the expiry said the
+     * network is congested (the test of CC-035) [CC-036]. A host that was descheduled for longer
+     * than the RTO, as loaded software hosts and JVM pauses are, otherwise restarts every flow
+     * from one packet and regrows it by the fair increase, one PMTU per round trip: on a 2-core
+     * host under load, four senders through a 400 Mb/s bottleneck ran at about 1 Mb/s each,
+     * with nothing marked and nothing dropped. Where congestion is evident (a mark within
+     * CE_MEMORY, or, when the delay measures the fabric, a path's queue above the target, or no
+     * fresh sample) the late packets were queued, and the reduction stands. TCP's Eifel response
+     * does the same (RFC 4015).
+     */
+    @Override
+    public void onSpuriousTimeout(final long nowNs) {
+        if (windowBeforeTimeout != NO_UNDO && !congestionEvident(nowNs)) {
+            cwnd = Math.max(cwnd, windowBeforeTimeout);
+            undoneTimeouts++;
+            clamp();
+        }
+        windowBeforeTimeout = NO_UNDO;
     }
 
     private void decreased(final long nowNs) {
@@ -435,6 +479,6 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     public String toString() {
         return "DelayBased{cwnd=" + (long) cwnd + " B, maxCwnd=" + (long) maxCwnd() + " B, baseRTT=" + baseRttNs()
             + " ns, srtt=" + srttNs + " ns, T=" + (long) targetNs() + " ns, H=" + (long) unmarkedDelayNs
-            + " ns, decreases=" + decreases + '}';
+            + " ns, decreases=" + decreases + ", undone=" + undoneTimeouts + '}';
     }
 }

@@ -635,9 +635,19 @@ final class Requester implements LossDetector.Losses {
         // The one PSN whose latest transmission this ACK proves arrived: its trigger, when the echo
         // matches that transmission [REL-017], [REL-023].
         provenPsn = opcode == Opcode.ACK && echoMatches ? trigger : sndUna - 1;
+        if (timeoutEpisodeNs != NO_EXPIRY && !echoMatches && inScoreboard(trigger) && scoreboard.isOutstanding(trigger)
+            && !scoreboard.isProbeTwin(trigger) && Psn.before(trigger, cumulative)
+            && echoedTimestamp - (int) timeoutEpisodeNs < 0) {
+            // The ACK that delivers the trigger echoes a transmission from before the expiry, not
+            // the retransmission the expiry made: that transmission arrived, late, not lost
+            // (Eifel, RFC 3522). Without this, the oldest packet, the one the expiry resent, is
+            // the first an ACK after a host's pause delivers, and its latest transmission is the
+            // retransmission, so the episode ended as a real loss [REL-058].
+            timeoutProvedSpurious(nowNs);
+        }
         int delivered = 0;
         for (int psn = sndUna; Psn.before(psn, cumulative); psn++) {
-            if (scoreboard.kind(psn) == KIND_DATA && deliver(psn)) {
+            if (scoreboard.kind(psn) == KIND_DATA && deliver(nowNs, psn)) {
                 delivered++;
             }
         }
@@ -646,12 +656,12 @@ final class Requester implements LossDetector.Losses {
             final int i = Long.numberOfTrailingZeros(bits);
             bits &= bits - 1;
             final int psn = cumulative + 1 + i;
-            if (inScoreboard(psn) && scoreboard.kind(psn) == KIND_DATA && deliver(psn)) {
+            if (inScoreboard(psn) && scoreboard.kind(psn) == KIND_DATA && deliver(nowNs, psn)) {
                 counters.increment(EndpointCounter.SACKED_PACKETS);
                 delivered++;
             }
         }
-        if (opcode == Opcode.ACK && echoMatches && scoreboard.kind(trigger) == KIND_DATA && deliver(trigger)) {
+        if (opcode == Opcode.ACK && echoMatches && scoreboard.kind(trigger) == KIND_DATA && deliver(nowNs, trigger)) {
             delivered++;
         }
         provenPsn = sndUna - 1;
@@ -802,7 +812,7 @@ final class Requester implements LossDetector.Losses {
         }
         wqe.scatter(messageOffset, buffer, offset + Opcode.READ_RESPONSE.headerLength(), payloadLength);
         sampleResponse(arrivalNs, psn);
-        deliver(psn);
+        deliver(nowNs, psn);
         afterDelivery(nowNs, 1);
     }
 
@@ -916,7 +926,7 @@ final class Requester implements LossDetector.Losses {
         final MemoryRegion mr = wqe.sgeRegion[0];
         mr.buffer().putLong((int) mr.offsetOf(wqe.sgeAddr[0]), original);
         sampleResponse(arrivalNs, psn);
-        deliver(psn);
+        deliver(nowNs, psn);
         afterDelivery(nowNs, 1);
     }
 
@@ -951,18 +961,15 @@ final class Requester implements LossDetector.Losses {
     }
 
     /** @return whether the PSN was newly delivered */
-    private boolean deliver(final int psn) {
+    private boolean deliver(final long nowNs, final int psn) {
         if (!scoreboard.isOutstanding(psn)) {
             // Already delivered, or not sent: nothing new.
             return false;
         }
         scoreboard.delivered(psn);
         if (timeoutEpisodeNs != NO_EXPIRY && scoreboard.sentNs(psn) < timeoutEpisodeNs) {
-            // A transmission from before the timer expired was delivered: it was late, not lost,
-            // so the expiry was spurious and its backoff is withdrawn [REL-058].
-            timeoutEpisodeNs = NO_EXPIRY;
-            counters.increment(EndpointCounter.SPURIOUS_TIMEOUTS);
-            rtt.undoBackoff();
+            // A transmission from before the timer expired was delivered: it was late, not lost.
+            timeoutProvedSpurious(nowNs);
         }
         lossDetector.onDelivered(psn, psn == provenPsn);
         final SendWqe wqe = wqeOf(psn);
@@ -971,6 +978,18 @@ final class Requester implements LossDetector.Losses {
             outstandingReadAtomic--;
         }
         return true;
+    }
+
+    /**
+     * The current timeout episode was spurious: its backoff is withdrawn [REL-058], and the
+     * congestion control may give back the window the expiry took, unless something confirms
+     * congestion [CC-036].
+     */
+    private void timeoutProvedSpurious(final long nowNs) {
+        timeoutEpisodeNs = NO_EXPIRY;
+        counters.increment(EndpointCounter.SPURIOUS_TIMEOUTS);
+        rtt.undoBackoff();
+        qp.congestionControl().onSpuriousTimeout(nowNs);
     }
 
     private void afterDelivery(final long nowNs, final int delivered) {

@@ -160,6 +160,61 @@ class DelayBasedCongestionControlTest {
     }
 
     @Test
+    @DisplayName("[CC-036] a spurious timeout gives back the window its first expiry took, unless congestion is evident or the episode ended otherwise")
+    void aSpuriousTimeoutRestoresTheWindowWithoutEvidence() {
+        final long rate = 10_000_000_000L;
+        // Software hosts: H learnt above the fabric target, so only marks confirm [CC-035].
+        final DelayBasedCongestionControl host = hostDelayLearnt(rate);
+        final DelayBasedCongestionControl marked = hostDelayLearnt(rate);
+        final DelayBasedCongestionControl needed = hostDelayLearnt(rate);
+        final DelayBasedCongestionControl fabric = new DelayBasedCongestionControl(PMTU, rate, true);
+        fabric.onAck(0, 1, 10_000, false, 0);
+        long now = 20_100_000;
+        final double before = host.windowBytes();
+        assertThat(before).isGreaterThan(2 * PMTU);
+        marked.onAck(now - 1_000, 0, 110_000, true, 0);
+        for (final DelayBasedCongestionControl cc : new DelayBasedCongestionControl[] {host, marked, needed, fabric}) {
+            cc.onRetransmitTimeout(now);
+            // The backoff's second expiry does not overwrite the window to restore.
+            cc.onRetransmitTimeout(now + 67_000_000);
+            assertThat(cc.windowBytes()).isEqualTo(PMTU);
+        }
+        now += 100_000_000;
+        // needed: the retransmission was acknowledged first; the episode ended with progress.
+        needed.onAck(now, 1, 0, false, 0);
+        for (final DelayBasedCongestionControl cc : new DelayBasedCongestionControl[] {host, marked, needed, fabric}) {
+            cc.onSpuriousTimeout(now);
+        }
+        System.out.println("before " + (long) before + " B; host " + host + "; marked " + marked + "; needed " + needed
+            + "; fabric " + fabric);
+        assertThat(host.windowBytes()).as("late, not lost, nothing marked: restored").isEqualTo(before);
+        assertThat(host.undoneTimeouts()).isEqualTo(1);
+        assertThat(marked.windowBytes()).as("a mark within CE_MEMORY: the reduction stands").isLessThan(2 * PMTU);
+        assertThat(needed.windowBytes()).as("the episode ended with progress first").isLessThan(2 * PMTU);
+        // H = 0 and no fresh delay sample after the pause: the delay measures the fabric, and
+        // with nothing to go on the late packets are taken as queued [CC-035].
+        assertThat(fabric.windowBytes()).as("fabric timestamps, no fresh sample").isLessThan(2 * PMTU);
+        // A second proof for the same episode restores nothing.
+        host.onLoss(now + 1_000_000, 0, false);
+        final double afterLoss = host.windowBytes();
+        host.onSpuriousTimeout(now + 2_000_000);
+        assertThat(host.windowBytes()).isEqualTo(afterLoss);
+    }
+
+    /** A QP whose unmarked delay, 100 us above a 10 us base for 20 ms, was learnt as host delay [CC-029]. */
+    private static DelayBasedCongestionControl hostDelayLearnt(final long rate) {
+        final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, rate, true);
+        long now = 0;
+        cc.onAck(now, 1, 10_000, false, 0);
+        for (int i = 0; i < 200; i++) {
+            now += 100_000;
+            cc.onAck(now, 1, 110_000, false, 0);
+        }
+        assertThat(cc.unmarkedDelayNs()).isGreaterThan(cc.targetQueueingDelayNs());
+        return cc;
+    }
+
+    @Test
     void windowIsClampedAndPacedBelowOnePacket() {
         // [CC-006, CC-016] the window stays within [MIN_CWND, MAX_CWND]; [CC-002] pacing below one packet.
         final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
