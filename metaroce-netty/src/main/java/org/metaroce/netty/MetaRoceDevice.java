@@ -8,10 +8,8 @@ import java.io.UncheckedIOException;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -20,7 +18,6 @@ import java.util.function.Function;
 
 import io.netty.channel.ManualIoEventLoop;
 import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.metaroce.core.JvmAccess;
 import org.metaroce.core.engine.Endpoint;
 import org.slf4j.Logger;
@@ -67,7 +64,7 @@ public final class MetaRoceDevice implements AutoCloseable {
     private final CapturingEndpoint capturingEndpoint;
     /** Records sent packets when a capture is configured, else null; set once the sockets are bound. */
     private volatile CapturingSink capturingSink;
-    private final ManyToOneConcurrentArrayQueue<Runnable> commands;
+    private final CommandQueue commands;
     private final Consumer<Runnable> commandRunner = this::runCommand;
     private final ManualIoEventLoop eventLoop;
     /** The driver thread's loop (DEDICATED: private; SHARED: the shared driver's); null in INVOKER mode. */
@@ -123,7 +120,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         this.peers = new PeerTable(config.transientPeers());
         this.endpoint.peerDirectory(peers);
         this.counters = new DriverCounters(config.entropyPortCount());
-        this.commands = new ManyToOneConcurrentArrayQueue<>(config.commandQueueCapacity());
+        this.commands = new CommandQueue(config.commandQueueCapacity(), endpoint, closed, counters, this::wakeOwner);
         final PcapWriter capture = config.observability().capture();
         this.capturingEndpoint = capture != null && config.observability().captureReceived()
             ? new CapturingEndpoint(endpoint, capture, peers) : null;
@@ -474,14 +471,7 @@ public final class MetaRoceDevice implements AutoCloseable {
      * @return the future result
      */
     public <T> CompletableFuture<T> submit(final Function<Endpoint, T> function) {
-        final Command<T> command = new Command<>(function, endpoint);
-        if (!offer(command)) {
-            command.future.completeExceptionally(new RejectedExecutionException(closed.get()
-                ? "device is closed" : "command queue is full (" + config.commandQueueCapacity() + ")"));
-        } else if (closed.get()) {
-            command.cancel();
-        }
-        return command.future;
+        return commands.submit(function);
     }
 
     /**
@@ -491,20 +481,16 @@ public final class MetaRoceDevice implements AutoCloseable {
      * @return false if the queue is full or the device closed
      */
     public boolean offer(final Runnable command) {
-        if (closed.get()) {
-            counters.increment(DriverCounter.COMMANDS_REJECTED);
-            return false;
-        }
-        if (!commands.offer(command)) {
-            counters.increment(DriverCounter.COMMANDS_REJECTED);
-            return false;
-        }
+        return commands.offer(command);
+    }
+
+    /** Wakes the owning thread for a command just queued; any thread. */
+    private void wakeOwner() {
         if (loop != null) {
             loop.wakeup();
         } else {
             wakeAwaiting();
         }
-        return true;
     }
 
     private void wakeAwaiting() {
@@ -527,8 +513,7 @@ public final class MetaRoceDevice implements AutoCloseable {
      */
     public void execute(final Runnable command) {
         if (!offer(command)) {
-            throw new RejectedExecutionException(closed.get() ? "device is closed"
-                : "command queue is full (" + config.commandQueueCapacity() + ")");
+            throw commands.rejection();
         }
     }
 
@@ -549,26 +534,8 @@ public final class MetaRoceDevice implements AutoCloseable {
             }
             return function.apply(endpoint);
         }
-        final CompletableFuture<T> future = submit(function);
-        try {
-            return future.get(config.callTimeoutNs(), TimeUnit.NANOSECONDS);
-        } catch (final ExecutionException ex) {
-            final Throwable cause = ex.getCause();
-            if (cause instanceof RuntimeException) {
-                throw (RuntimeException) cause;
-            }
-            if (cause instanceof Error) {
-                throw (Error) cause;
-            }
-            throw new IllegalStateException(cause);
-        } catch (final TimeoutException ex) {
-            throw new IllegalStateException("the owning thread did not run the command within "
-                + TimeUnit.NANOSECONDS.toMillis(config.callTimeoutNs()) + " ms"
-                + (mode == ThreadingMode.INVOKER ? " (INVOKER mode: is someone calling doWork()?)" : ""), ex);
-        } catch (final InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for the owning thread", ex);
-        }
+        return commands.call(function, config.callTimeoutNs(),
+            mode == ThreadingMode.INVOKER ? " (INVOKER mode: is someone calling doWork()?)" : "");
     }
 
     private void runCommand(final Runnable command) {
@@ -737,7 +704,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         if (cleanedUp) {
             return 0;
         }
-        int work = commands.drain(commandRunner, config.commandQueueCapacity());
+        int work = commands.drain(commandRunner);
         if (cleanedUp) {
             // A command closed the device.
             return work;
@@ -971,7 +938,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         if (publisher != null) {
             publisher.close();
         }
-        failQueuedCommands();
+        commands.failQueued();
         if (loop != null) {
             loop.unwatch(this);
         }
@@ -993,7 +960,7 @@ public final class MetaRoceDevice implements AutoCloseable {
                 LOG.warn("event loop of {} did not terminate", localAddress);
             }
         }
-        failQueuedCommands();
+        commands.failQueued();
     }
 
     private void runQuietly() {
@@ -1001,15 +968,6 @@ public final class MetaRoceDevice implements AutoCloseable {
             eventLoop.runNow();
         } catch (final Throwable t) {
             LOG.debug("error while shutting down the event loop", t);
-        }
-    }
-
-    private void failQueuedCommands() {
-        Runnable r;
-        while ((r = commands.poll()) != null) {
-            if (r instanceof Command) {
-                ((Command<?>) r).cancel();
-            }
         }
     }
 
@@ -1041,33 +999,5 @@ public final class MetaRoceDevice implements AutoCloseable {
     public String toString() {
         return "MetaRoceDevice{" + localAddress + ", entropyPorts=" + java.util.Arrays.toString(entropyPorts)
             + ", " + transport + ", " + mode + '}';
-    }
-
-    /** A function queued for the owning thread, with the future of its result. */
-    private static final class Command<T> implements Runnable {
-        final CompletableFuture<T> future = new CompletableFuture<>();
-        private final Function<Endpoint, T> function;
-        private final Endpoint endpoint;
-
-        Command(final Function<Endpoint, T> function, final Endpoint endpoint) {
-            this.function = function;
-            this.endpoint = endpoint;
-        }
-
-        @Override
-        public void run() {
-            if (future.isDone()) {
-                return;
-            }
-            try {
-                future.complete(function.apply(endpoint));
-            } catch (final Throwable t) {
-                future.completeExceptionally(t);
-            }
-        }
-
-        void cancel() {
-            future.completeExceptionally(new RejectedExecutionException("device is closed"));
-        }
     }
 }
