@@ -85,6 +85,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         JvmAccess.requireUnsafeExport();
         config.validate();
         this.config = config;
+        // A SHARED device uses its driver's transport: one event loop serves every device on it.
         this.transport = config.threadingMode() == ThreadingMode.SHARED ? config.sharedDriver().transport()
             : resolveTransport(config);
         // Where the transport reads the ECN field, QPs that leave their capabilities unset offer
