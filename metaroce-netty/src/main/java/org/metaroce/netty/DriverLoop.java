@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  */
 final class DriverLoop implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(DriverLoop.class);
-    private static final MetaRoceDevice[] NONE = new MetaRoceDevice[0];
+    private static final DrivenDevice[] NONE = new DrivenDevice[0];
 
     /** Shortest wait in epoll_wait's unit. */
     private static final long MIN_NATIVE_WAIT_NS = 1_000_000L;
@@ -51,7 +51,7 @@ final class DriverLoop implements Runnable {
     private final ReadinessWaiter nativeWaiter;
     private final ManyToOneConcurrentArrayQueue<Runnable> control = new ManyToOneConcurrentArrayQueue<>(256);
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
-    private MetaRoceDevice[] devices = NONE;
+    private DrivenDevice[] devices = NONE;
     private volatile boolean running = true;
     private volatile boolean waiting;
 
@@ -177,22 +177,22 @@ final class DriverLoop implements Runnable {
      *
      * @throws java.io.IOException if its endpoint socket cannot be watched
      */
-    void add(final MetaRoceDevice device) throws java.io.IOException {
+    void add(final DrivenDevice device) throws java.io.IOException {
         if (nativeWaiter != null && device.polledSocket() != null) {
             nativeWaiter.watch(device.polledSocket());
             // A send socket whose buffer filled ends the wait when it drains, not the idle timeout.
             device.watchWritabilityWith(nativeWaiter);
         }
-        final MetaRoceDevice[] now = Arrays.copyOf(devices, devices.length + 1);
+        final DrivenDevice[] now = Arrays.copyOf(devices, devices.length + 1);
         now[now.length - 1] = device;
         devices = now;
     }
 
     /** Loop thread: removes a device. */
-    void remove(final MetaRoceDevice device) {
-        final MetaRoceDevice[] now = new MetaRoceDevice[Math.max(0, devices.length - 1)];
+    void remove(final DrivenDevice device) {
+        final DrivenDevice[] now = new DrivenDevice[Math.max(0, devices.length - 1)];
         int j = 0;
-        for (final MetaRoceDevice d : devices) {
+        for (final DrivenDevice d : devices) {
             if (d != device && j < now.length) {
                 now[j++] = d;
             }
@@ -201,7 +201,7 @@ final class DriverLoop implements Runnable {
     }
 
     /** Loop thread: stops watching a device's endpoint socket; before the socket closes (its descriptor may be reused). */
-    void unwatch(final MetaRoceDevice device) {
+    void unwatch(final DrivenDevice device) {
         if (nativeWaiter != null && device.polledSocket() != null) {
             device.watchWritabilityWith(WritabilityWatch.NONE);
             nativeWaiter.unwatch(device.polledSocket());
@@ -268,17 +268,17 @@ final class DriverLoop implements Runnable {
 
     private int cycle() {
         int work = control.drain(Runnable::run);
-        final MetaRoceDevice[] current = devices;
-        for (final MetaRoceDevice device : current) {
+        final DrivenDevice[] current = devices;
+        for (final DrivenDevice device : current) {
             device.beginIo();
         }
         boolean io = current.length == 0;
-        for (final MetaRoceDevice device : current) {
+        for (final DrivenDevice device : current) {
             io |= device.needsEventLoopIo();
         }
         // POLLED devices read their sockets themselves: the readiness poll only when one needs it.
         work += io ? eventLoop.runNow() : eventLoop.runNonBlockingTasks(0);
-        for (final MetaRoceDevice device : current) {
+        for (final DrivenDevice device : current) {
             work += device.readPolledSocket() + device.protocolCycle();
         }
         return work;
@@ -287,7 +287,7 @@ final class DriverLoop implements Runnable {
     /** Idles after a cycle without work, never past the earliest deadline of the attached endpoints. */
     private void idle() {
         long deadline = Long.MAX_VALUE;
-        for (final MetaRoceDevice device : devices) {
+        for (final DrivenDevice device : devices) {
             deadline = Math.min(deadline, device.nextDeadlineNsOnLoop());
         }
         final long untilDeadline = deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
@@ -299,7 +299,7 @@ final class DriverLoop implements Runnable {
             waiting = true;
             try {
                 if (running && control.isEmpty() && noCommandsQueued()) {
-                    for (final MetaRoceDevice device : devices) {
+                    for (final DrivenDevice device : devices) {
                         device.beginIo();
                     }
                     if (nativeWaiter != null && wait < MIN_NATIVE_WAIT_NS) {
@@ -326,7 +326,7 @@ final class DriverLoop implements Runnable {
     }
 
     private boolean noCommandsQueued() {
-        for (final MetaRoceDevice device : devices) {
+        for (final DrivenDevice device : devices) {
             if (device.hasQueuedCommands()) {
                 return false;
             }
@@ -338,9 +338,9 @@ final class DriverLoop implements Runnable {
         try {
             // Control tasks first: attaching fails (not running), detaching closes its device.
             drainControl();
-            for (final MetaRoceDevice device : devices) {
+            for (final DrivenDevice device : devices) {
                 try {
-                    device.cleanUpOnLoop();
+                    device.release();
                 } catch (final Throwable t) {
                     LOG.error("error while closing {}", device, t);
                 }

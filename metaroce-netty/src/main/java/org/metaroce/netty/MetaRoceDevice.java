@@ -5,22 +5,13 @@ package org.metaroce.netty;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
-import io.netty.channel.ManualIoEventLoop;
-import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.metaroce.core.JvmAccess;
 import org.metaroce.core.engine.Endpoint;
 import org.slf4j.Logger;
@@ -52,12 +43,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class MetaRoceDevice implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MetaRoceDevice.class);
-    private static final AtomicInteger THREAD_IDS = new AtomicInteger();
-    private static final long SETUP_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
-
     private final DeviceConfig config;
     private final Transport transport;
-    private final ThreadingMode mode;
+    private final ReceivePath receivePath;
     private final Endpoint endpoint;
     private final PeerTable peers;
     private final DriverCounters counters;
@@ -67,35 +55,20 @@ public final class MetaRoceDevice implements AutoCloseable {
     private final CapturingEndpoint capturingEndpoint;
     /** Records sent packets when a capture is configured, else null; set once the sockets are bound. */
     private volatile CapturingSink capturingSink;
-    private final ManyToOneConcurrentArrayQueue<Runnable> commands;
-    private final Consumer<Runnable> commandRunner = this::runCommand;
-    private final ManualIoEventLoop eventLoop;
-    /** The driver thread's loop (DEDICATED: private; SHARED: the shared driver's); null in INVOKER mode. */
-    private final DriverLoop loop;
     private final ReceiveDispatcher receiver;
+    private final DeviceSockets sockets;
+    /** Set by whichever thread closes the device (or finds it failed); refuses commands from then on. */
     private final AtomicBoolean closed = new AtomicBoolean();
-    /** What an INVOKER owner blocked in {@link #awaitWork} waits on, so {@link #offer} can wake it. */
-    private volatile int awaitingOn = AWAIT_NONE;
-    private static final int AWAIT_NONE = 0;
-    private static final int AWAIT_EVENT_LOOP = 1;
-    private static final int AWAIT_SOCKET = 2;
-    /** Longest wait in the event loop while a send socket of a POLLED device drains (its reads are not watched then). */
-    private static final long DRAIN_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(1);
-
-    private volatile boolean gsoActive;
-    private UdpSocket endpointSocket;
-    /** The endpoint socket when the owning thread reads it itself (POLLED receive path), else null. */
-    private PolledUdpSocket polledSocket;
-    private ReceivePath receivePath;
+    /** Drives the duty cycles as the threading mode says, and answers what differs between modes. */
+    private final ModeRunner runner;
+    private final CommandQueue commands;
+    private final Consumer<Runnable> commandRunner = this::runCommand;
     private final java.util.function.LongSupplier completionCount;
     /** Cycles since the event loop last polled for I/O (POLLED path). */
     private int eventLoopSkips;
     /** A POLLED device polls the event loop for I/O at least every this many cycles (a power of two). */
     static final int EVENT_LOOP_POLL_EVERY = 64;
-    private UdpSocket[] sendSockets = new UdpSocket[0];
-    private int[] entropyPorts = new int[0];
-    private InetSocketAddress localAddress;
-    private volatile NettySink sink;
+    /** Owning thread: whether the device released its sockets and buffers (after {@link #closed} was set). */
     private boolean cleanedUp;
     private long errorsLogged;
 
@@ -112,9 +85,9 @@ public final class MetaRoceDevice implements AutoCloseable {
         JvmAccess.requireUnsafeExport();
         config.validate();
         this.config = config;
+        // A SHARED device uses its driver's transport: one event loop serves every device on it.
         this.transport = config.threadingMode() == ThreadingMode.SHARED ? config.sharedDriver().transport()
             : resolveTransport(config);
-        this.mode = config.threadingMode();
         // Where the transport reads the ECN field, QPs that leave their capabilities unset offer
         // ECN, so that DEFAULT, the endpoint's default algorithm, runs with marks [CC-034, ENC-016].
         config.endpointConfig().datagramEcn(readsEcn(transport));
@@ -123,7 +96,6 @@ public final class MetaRoceDevice implements AutoCloseable {
         this.peers = new PeerTable(config.transientPeers());
         this.endpoint.peerDirectory(peers);
         this.counters = new DriverCounters(config.entropyPortCount());
-        this.commands = new ManyToOneConcurrentArrayQueue<>(config.commandQueueCapacity());
         final PcapWriter capture = config.observability().capture();
         this.capturingEndpoint = capture != null && config.observability().captureReceived()
             ? new CapturingEndpoint(endpoint, capture, peers) : null;
@@ -131,61 +103,28 @@ public final class MetaRoceDevice implements AutoCloseable {
         if (config.inboundFaults() != null) {
             receiver.injectFaults(config.inboundFaults(), config.maxDatagramBytes());
         }
-        switch (mode) {
-            case INVOKER -> {
-                loop = null;
-                if (transport != Transport.NATIVE && LOG.isDebugEnabled()
-                    && !io.netty.util.concurrent.FastThreadLocalThread.currentThreadWillCleanupFastThreadLocals()) {
-                    // Netty 4.2's Recycler pools only on FastThreadLocalThreads. The per-datagram path
-                    // does not use it (the POLLED endpoint socket is a JDK channel; separate datagrams
-                    // go to sendto from the driver's chunk), so only writes through a channel pipeline
-                    // allocate their bookkeeping: GSO messages, datagrams queued behind a full socket
-                    // buffer, every NIO send. Measured on loopback, bytes allocated per WRITE with both
-                    // devices on one thread, plain thread against FastThreadLocalThread: epoll 4 KiB
-                    // 97 against 96, epoll 64 KiB (one GSO message) 441 against 127, NIO 4 KiB 673
-                    // against 400. Not worth a warning on the thread the README tells users to use.
-                    LOG.debug("INVOKER device built on {}, not a Netty FastThreadLocalThread: writes through "
-                        + "the channel pipeline (UDP GSO messages, datagrams queued behind a full socket buffer, "
-                        + "NIO sends) allocate Netty's bookkeeping objects (about 300 B each) instead of reusing "
-                        + "them; direct sends and the POLLED receive path are unaffected", Thread.currentThread().getName());
-                }
-                eventLoop = new ManualIoEventLoop(Thread.currentThread(), DriverLoop.ioHandlerFactory(transport));
-                nameOwner();
-                try {
-                    receivePath = resolveReceivePath(config, transport, false);
-                    openChannels();
-                } catch (final Throwable t) {
-                    closed.set(true);
-                    cleanUpOnLoop();
-                    throw asUnchecked("cannot open device " + config, t);
-                }
-            }
-            case DEDICATED -> {
-                final String name = config.threadName() != null ? config.threadName()
-                    : "metaroce-driver-" + THREAD_IDS.incrementAndGet();
-                final IdleStrategy idle = config.idleStrategy();
-                receivePath = resolveReceivePath(config, transport, idle instanceof EventLoopIdleStrategy);
-                loop = new DriverLoop(name, transport, idle, config.deadlineSpinNs());
-                eventLoop = loop.eventLoop();
-                attach();
-            }
-            case SHARED -> {
-                loop = config.sharedDriver().loop();
-                receivePath = resolveReceivePath(config, transport, loop.blocksInEventLoop());
-                eventLoop = loop.eventLoop();
-                attach();
-            }
-            default -> throw new IllegalArgumentException("unknown threading mode " + mode);
+        // Before the runner: a receive path the mode cannot serve fails before a driver thread starts.
+        this.receivePath = resolveReceivePath(config, transport, ModeRunner.idlesInEventLoop(config));
+        this.sockets = new DeviceSockets(config, transport, receivePath, peers, counters, receiver);
+        this.runner = ModeRunner.create(config, transport, new OwningSide(), closed, counters);
+        this.commands = new CommandQueue(config.commandQueueCapacity(), endpoint, closed, counters, runner::wakeup);
+        try {
+            runner.start(this::openOnOwningThread);
+        } catch (final Throwable t) {
+            closed.set(true);
+            runner.abandon();
+            throw asUnchecked("cannot open device " + config, t);
         }
         counterPublisher = openCounterFile();
         if (capture != null) {
             if (capturingEndpoint != null) {
-                capturingEndpoint.localAddress(localAddress);
+                capturingEndpoint.localAddress(sockets.localAddress());
             }
-            capturingSink = new CapturingSink(capture, peers, localAddress, entropyPorts);
+            capturingSink = new CapturingSink(capture, peers, sockets.localAddress(), sockets.entropyPorts());
         }
-        LOG.debug("opened {} device on {} with entropy ports {} ({}, gso={}, gro={}, receive path {})", mode,
-            localAddress, java.util.Arrays.toString(entropyPorts), transport, gsoActive, config.gro(), receivePath);
+        LOG.debug("opened {} device on {} with entropy ports {} ({}, gso={}, gro={}, receive path {})", runner.mode(),
+            sockets.localAddress(), java.util.Arrays.toString(sockets.entropyPorts()), transport, sockets.gsoActive(),
+            config.gro(), receivePath);
     }
 
     /**
@@ -203,11 +142,11 @@ public final class MetaRoceDevice implements AutoCloseable {
             CounterDirectory.deleteStale(base);
             CounterDirectory.createProcessDirectory(base);
             return new CounterPublisher(CounterDirectory.deviceFile(base, endpointPort()), obs.countersCapacity(),
-                "device " + localAddress + " entropy ports " + java.util.Arrays.toString(entropyPorts) + " "
-                    + transport + " " + mode, endpoint, counters, entropyPorts, endpointPort(),
+                "device " + localAddress() + " entropy ports " + java.util.Arrays.toString(sockets.entropyPorts()) + " "
+                    + transport + " " + runner.mode(), endpoint, counters, sockets.entropyPorts(), endpointPort(),
                 obs.countersIntervalNs());
         } catch (final RuntimeException ex) {
-            LOG.warn("device {} runs without a counters file: {}", localAddress, ex.toString());
+            LOG.warn("device {} runs without a counters file: {}", localAddress(), ex.toString());
             return null;
         }
     }
@@ -224,7 +163,7 @@ public final class MetaRoceDevice implements AutoCloseable {
             final CounterPublisher publisher = counterPublisher;
             if (publisher != null && !publisher.attach(group)) {
                 LOG.warn("device {}: no room in the counters file for {} counters ({} ...); raise "
-                    + "ObservabilityConfig.countersCapacity", localAddress, group.size(), group.label(0));
+                    + "ObservabilityConfig.countersCapacity", localAddress(), group.size(), group.label(0));
             }
         });
     }
@@ -300,39 +239,19 @@ public final class MetaRoceDevice implements AutoCloseable {
         return receivePath;
     }
 
-    private void attach() {
-        final boolean privateLoop = mode == ThreadingMode.DEDICATED;
-        try {
-            loop.runOnLoop(() -> {
-                if (!loop.isRunning()) {
-                    throw new RejectedExecutionException("driver " + loop.name() + " is stopping");
-                }
-                nameOwner();
-                try {
-                    openChannels();
-                } catch (final Throwable t) {
-                    cleanUpOnLoop();
-                    throw t;
-                }
-                loop.add(this);
-                return null;
-            }, SETUP_TIMEOUT_NS);
-        } catch (final Throwable t) {
-            closed.set(true);
-            if (privateLoop) {
-                loop.stopAndJoin();
-            }
-            throw asUnchecked("cannot open device " + config, t);
-        }
-    }
-
-    /** Makes the calling thread (the owning thread) the only one the endpoint's objects accept. */
-    private void nameOwner() {
+    /**
+     * Owning thread: makes it the only thread the endpoint's objects accept, then opens the sockets
+     * (releasing what opened if one fails).
+     */
+    private void openOnOwningThread() throws Exception {
         if (config.ownerThreadChecks()) {
-            endpoint.owningThread().set(Thread.currentThread(), mode == ThreadingMode.INVOKER
-                ? "an INVOKER device is owned by the thread that built it; call it there"
-                : "hand the call to it with MetaRoceDevice.call/submit/execute, or post with WorkRequestPoster "
-                    + "(DeviceConfig.ownerThreadChecks(false) turns this check off)");
+            endpoint.owningThread().set(Thread.currentThread(), runner.ownerCheckMessage());
+        }
+        try {
+            sockets.open(runner.eventLoop());
+        } catch (final Throwable t) {
+            cleanUpOnLoop();
+            throw t;
         }
     }
 
@@ -351,17 +270,17 @@ public final class MetaRoceDevice implements AutoCloseable {
 
     /** @return the bound endpoint socket address (its port is the endpoint port) */
     public InetSocketAddress localAddress() {
-        return localAddress;
+        return sockets.localAddress();
     }
 
     /** @return the endpoint port */
     public int endpointPort() {
-        return localAddress.getPort();
+        return sockets.localAddress().getPort();
     }
 
     /** @return the entropy values: local ports of the send sockets (a copy), for a QP's PATHS */
     public int[] entropyPorts() {
-        return entropyPorts.clone();
+        return sockets.entropyPorts().clone();
     }
 
     /** @return the transport in use (AUTO resolved) */
@@ -371,7 +290,7 @@ public final class MetaRoceDevice implements AutoCloseable {
 
     /** @return the threading mode */
     public ThreadingMode threadingMode() {
-        return mode;
+        return runner.mode();
     }
 
     /**
@@ -386,14 +305,9 @@ public final class MetaRoceDevice implements AutoCloseable {
         return transport == Transport.NATIVE;
     }
 
-    /** @return the endpoint socket when the owning thread reads it (POLLED path), else null; owning thread */
-    PolledUdpSocket polledSocket() {
-        return polledSocket;
-    }
-
     /** @return whether UDP GSO writes are in use */
     public boolean gsoActive() {
-        return gsoActive;
+        return sockets.gsoActive();
     }
 
     /** @return the driver's counters (readable from any thread) */
@@ -413,12 +327,12 @@ public final class MetaRoceDevice implements AutoCloseable {
 
     /** @return the sink (tests in this package; owning thread only) */
     NettySink sinkForTest() {
-        return sink;
+        return sockets.sink();
     }
 
     /** @return whether the calling thread is the owning thread */
     public boolean isOwningThread() {
-        return eventLoop.inEventLoop();
+        return runner.eventLoop().inEventLoop();
     }
 
     /** @return whether {@link #close()} was called (or the driver failed) */
@@ -474,14 +388,7 @@ public final class MetaRoceDevice implements AutoCloseable {
      * @return the future result
      */
     public <T> CompletableFuture<T> submit(final Function<Endpoint, T> function) {
-        final Command<T> command = new Command<>(function, endpoint);
-        if (!offer(command)) {
-            command.future.completeExceptionally(new RejectedExecutionException(closed.get()
-                ? "device is closed" : "command queue is full (" + config.commandQueueCapacity() + ")"));
-        } else if (closed.get()) {
-            command.cancel();
-        }
-        return command.future;
+        return commands.submit(function);
     }
 
     /**
@@ -491,32 +398,7 @@ public final class MetaRoceDevice implements AutoCloseable {
      * @return false if the queue is full or the device closed
      */
     public boolean offer(final Runnable command) {
-        if (closed.get()) {
-            counters.increment(DriverCounter.COMMANDS_REJECTED);
-            return false;
-        }
-        if (!commands.offer(command)) {
-            counters.increment(DriverCounter.COMMANDS_REJECTED);
-            return false;
-        }
-        if (loop != null) {
-            loop.wakeup();
-        } else {
-            wakeAwaiting();
-        }
-        return true;
-    }
-
-    private void wakeAwaiting() {
-        final int on = awaitingOn;
-        if (on == AWAIT_EVENT_LOOP) {
-            eventLoop.wakeup();
-        } else if (on == AWAIT_SOCKET) {
-            final PolledUdpSocket socket = polledSocket;
-            if (socket != null) {
-                socket.wakeup();
-            }
-        }
+        return commands.offer(command);
     }
 
     /**
@@ -527,8 +409,7 @@ public final class MetaRoceDevice implements AutoCloseable {
      */
     public void execute(final Runnable command) {
         if (!offer(command)) {
-            throw new RejectedExecutionException(closed.get() ? "device is closed"
-                : "command queue is full (" + config.commandQueueCapacity() + ")");
+            throw commands.rejection();
         }
     }
 
@@ -549,26 +430,7 @@ public final class MetaRoceDevice implements AutoCloseable {
             }
             return function.apply(endpoint);
         }
-        final CompletableFuture<T> future = submit(function);
-        try {
-            return future.get(config.callTimeoutNs(), TimeUnit.NANOSECONDS);
-        } catch (final ExecutionException ex) {
-            final Throwable cause = ex.getCause();
-            if (cause instanceof RuntimeException) {
-                throw (RuntimeException) cause;
-            }
-            if (cause instanceof Error) {
-                throw (Error) cause;
-            }
-            throw new IllegalStateException(cause);
-        } catch (final TimeoutException ex) {
-            throw new IllegalStateException("the owning thread did not run the command within "
-                + TimeUnit.NANOSECONDS.toMillis(config.callTimeoutNs()) + " ms"
-                + (mode == ThreadingMode.INVOKER ? " (INVOKER mode: is someone calling doWork()?)" : ""), ex);
-        } catch (final InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for the owning thread", ex);
-        }
+        return commands.call(function, config.callTimeoutNs(), runner.callTimeoutHint());
     }
 
     private void runCommand(final Runnable command) {
@@ -591,8 +453,7 @@ public final class MetaRoceDevice implements AutoCloseable {
      * @throws IllegalStateException in DEDICATED mode, from another thread, or after close
      */
     public int doWork() {
-        checkInvoker();
-        return dutyCycle();
+        return runner.doWork();
     }
 
     /**
@@ -612,18 +473,7 @@ public final class MetaRoceDevice implements AutoCloseable {
      * @throws IllegalStateException in DEDICATED or SHARED mode, from another thread, or after close
      */
     public int doWork(final java.util.function.IntSupplier application) {
-        checkInvoker();
-        beginIo();
-        // A datagram that completes a work request ends the read: the application reacts to it
-        // before the datagrams behind it (often the ACK that travelled with a reply) are read.
-        final int io = runEventLoop() + readPolledSocket(completionCount);
-        final int app = application.getAsInt();
-        final int protocol = protocolCycle();
-        // What the early stop left unread is read now, after the reply left: otherwise a stream
-        // whose every few datagrams complete something reads a handful of ACKs per cycle while the
-        // cycle may emit a thousand packets, the socket backlog grows to seconds, its ACKs overflow
-        // and are dropped, and the requester retransmits what the responder has long acknowledged.
-        return io + app + protocol + readPolledSocket();
+        return runner.doWork(application);
     }
 
     /**
@@ -657,63 +507,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         if (maxWaitNs <= 0) {
             throw new IllegalArgumentException("maxWaitNs must be > 0, got " + maxWaitNs);
         }
-        checkInvoker("awaitWork()");
-        final long deadline = nextDeadlineNs();
-        final long wait = deadline == Long.MAX_VALUE ? maxWaitNs
-            : Math.min(maxWaitNs, deadline - System.nanoTime());
-        if (wait <= 0) {
-            return false;
-        }
-        final PolledUdpSocket socket = polledSocket;
-        // A native device has no socket in the event loop: it always waits on its endpoint socket,
-        // whose epoll also watches the send sockets that wait to drain (the sink registers them).
-        final boolean nativeSockets = transport == Transport.NATIVE;
-        final boolean draining = sink.hasPendingOutbound();
-        final boolean onSocket = socket != null && (nativeSockets || !draining);
-        if (onSocket && wait < TimeUnit.MILLISECONDS.toNanos(1)) {
-            LockSupport.parkNanos(wait);
-            return true;
-        }
-        // Published before the queue is checked: an offer() after the check sees it and wakes us.
-        awaitingOn = onSocket ? AWAIT_SOCKET : AWAIT_EVENT_LOOP;
-        try {
-            if (!commands.isEmpty() || closed.get()) {
-                return false;
-            }
-            if (onSocket) {
-                socket.awaitReadable(wait);
-            } else {
-                // BATCHED: the event loop reads the endpoint socket and delivers what arrives. POLLED
-                // with a send socket draining: wait for it to become writable, not long, since the
-                // endpoint socket is not watched meanwhile.
-                beginIo();
-                eventLoop.run(socket == null ? wait : Math.min(wait, DRAIN_WAIT_NS), 0);
-            }
-            return true;
-        } catch (final java.io.IOException ex) {
-            counters.increment(DriverCounter.RECEIVE_ERRORS);
-            LOG.debug("waiting for the endpoint socket failed: {}", ex.toString());
-            return false;
-        } finally {
-            awaitingOn = AWAIT_NONE;
-        }
-    }
-
-    private void checkInvoker() {
-        checkInvoker("doWork()");
-    }
-
-    private void checkInvoker(final String method) {
-        if (mode != ThreadingMode.INVOKER) {
-            throw new IllegalStateException(method + " is for INVOKER mode; this device is " + mode);
-        }
-        if (!eventLoop.inEventLoop()) {
-            throw new IllegalStateException(method + " must be called by the thread that built the device ("
-                + "INVOKER mode), not " + Thread.currentThread().getName());
-        }
-        if (cleanedUp) {
-            throw new IllegalStateException("device is closed");
-        }
+        return runner.awaitWork(maxWaitNs);
     }
 
     /**
@@ -727,187 +521,127 @@ public final class MetaRoceDevice implements AutoCloseable {
         return publisher == null ? deadline : Math.min(deadline, publisher.nextDeadlineNs());
     }
 
-    /** Marks the start of a duty cycle: datagrams read from now on get a fresh timestamp. */
-    void beginIo() {
-        receiver.beginCycle();
-    }
-
-    /** Owning thread: runs queued commands, polls the endpoint into the sink and flushes. */
-    int protocolCycle() {
-        if (cleanedUp) {
-            return 0;
+    /**
+     * The device as its runner and a {@link DriverLoop} see it: the steps of a duty cycle, run by
+     * the owning thread. A nested class, so that these steps stay out of the public API.
+     */
+    private final class OwningSide implements DrivenDevice {
+        @Override
+        public void beginIo() {
+            receiver.beginCycle();
         }
-        int work = commands.drain(commandRunner, config.commandQueueCapacity());
-        if (cleanedUp) {
-            // A command closed the device.
+
+        @Override
+        public boolean needsEventLoopIo() {
+            if (transport == Transport.NATIVE) {
+                return false; // no socket of the device is in the event loop
+            }
+            // With the POLLED path the readiness poll (one epoll_wait or select) is needed only
+            // while a send socket waits to become writable again; else every EVENT_LOOP_POLL_EVERY
+            // cycles as a safety net.
+            final NettySink sink = sockets.sink();
+            return sockets.polledSocket() == null || sink == null || sink.hasPendingOutbound()
+                || (++eventLoopSkips & (EVENT_LOOP_POLL_EVERY - 1)) == 0;
+        }
+
+        @Override
+        public int readPolledSocket() {
+            return readPolled(null);
+        }
+
+        @Override
+        public int readPolledSocketUntilCompletion() {
+            return readPolled(completionCount);
+        }
+
+        private int readPolled(final java.util.function.LongSupplier stopOnCompletion) {
+            final PolledUdpSocket socket = sockets.polledSocket();
+            return socket == null || cleanedUp ? 0
+                : receiver.readFrom(socket, config.maxDatagramsPerRead(), stopOnCompletion);
+        }
+
+        @Override
+        public int protocolCycle() {
+            if (cleanedUp) {
+                return 0;
+            }
+            int work = commands.drain(commandRunner);
+            if (cleanedUp) {
+                // A command closed the device.
+                return work;
+            }
+            final long nowNs = System.nanoTime();
+            final NettySink sink = sockets.sink();
+            sink.beginCycle();
+            try {
+                final CapturingSink capturing = capturingSink;
+                work += endpoint.poll(nowNs, capturing == null ? sink : capturing.wrap(sink));
+            } catch (final Throwable t) {
+                counters.increment(DriverCounter.ENGINE_ERRORS);
+                logError("endpoint.poll threw", t);
+            }
+            work += sink.flush();
+            counters.increment(DriverCounter.DUTY_CYCLES);
+            final CounterPublisher publisher = counterPublisher;
+            if (publisher != null) {
+                publisher.onDutyCycle(nowNs);
+            }
             return work;
         }
-        final long nowNs = System.nanoTime();
-        sink.beginCycle();
-        try {
-            final CapturingSink capturing = capturingSink;
-            work += endpoint.poll(nowNs, capturing == null ? sink : capturing.wrap(sink));
-        } catch (final Throwable t) {
-            counters.increment(DriverCounter.ENGINE_ERRORS);
-            logError("endpoint.poll threw", t);
+
+        @Override
+        public long nextDeadlineNs() {
+            return MetaRoceDevice.this.nextDeadlineNs();
         }
-        work += sink.flush();
-        counters.increment(DriverCounter.DUTY_CYCLES);
-        final CounterPublisher publisher = counterPublisher;
-        if (publisher != null) {
-            publisher.onDutyCycle(nowNs);
+
+        @Override
+        public long nextDeadlineNsOnLoop() {
+            return cleanedUp ? Long.MAX_VALUE : MetaRoceDevice.this.nextDeadlineNs();
         }
-        return work;
-    }
 
-    /** Owning thread: the endpoint's next deadline, or {@link Long#MAX_VALUE} once closed. */
-    long nextDeadlineNsOnLoop() {
-        return cleanedUp ? Long.MAX_VALUE : nextDeadlineNs();
-    }
-
-    /** @return whether commands wait for the owning thread */
-    boolean hasQueuedCommands() {
-        return !commands.isEmpty();
-    }
-
-    private int dutyCycle() {
-        beginIo();
-        final int io = runEventLoop() + readPolledSocket();
-        return io + protocolCycle();
-    }
-
-    /**
-     * Owning thread: runs Netty's event loop. With the POLLED receive path no socket of the device
-     * is read by the event loop, so the readiness poll (one {@code epoll_wait} or {@code select}) is
-     * needed only while a send socket waits to become writable again; otherwise only queued tasks
-     * run, and the poll happens every {@value #EVENT_LOOP_POLL_EVERY} cycles as a safety net.
-     *
-     * @return I/O events and tasks handled
-     */
-    private int runEventLoop() {
-        return needsEventLoopIo() ? eventLoop.runNow() : eventLoop.runNonBlockingTasks(0);
-    }
-
-    /**
-     * Owning thread: where the sink registers send sockets whose buffer filled, so that the
-     * readiness wait the driver thread blocks in ends when they drain (see {@link WritabilityWatch}).
-     */
-    void watchWritabilityWith(final WritabilityWatch watch) {
-        if (sink != null) {
-            sink.watchWritabilityWith(watch);
+        @Override
+        public boolean hasQueuedCommands() {
+            return !commands.isEmpty();
         }
-    }
 
-    /** Owning thread: whether this cycle must poll the event loop for I/O (see {@link #runEventLoop()}). */
-    boolean needsEventLoopIo() {
-        if (transport == Transport.NATIVE) {
-            return false; // no socket of the device is in the event loop
+        @Override
+        public boolean hasPendingOutbound() {
+            return sockets.sink().hasPendingOutbound();
         }
-        return polledSocket == null || sink == null || sink.hasPendingOutbound()
-            || (++eventLoopSkips & (EVENT_LOOP_POLL_EVERY - 1)) == 0;
-    }
 
-    /**
-     * Owning thread: reads the endpoint socket of the POLLED receive path (nothing on the BATCHED
-     * path, where the event loop delivers datagrams).
-     *
-     * @return datagrams read
-     */
-    int readPolledSocket() {
-        return readPolledSocket(null);
-    }
-
-    private int readPolledSocket(final java.util.function.LongSupplier stopOnCompletion) {
-        final PolledUdpSocket socket = polledSocket;
-        return socket == null || cleanedUp ? 0
-            : receiver.readFrom(socket, config.maxDatagramsPerRead(), stopOnCompletion);
-    }
-
-    // ------------------------------------------------------------------ sockets
-
-    private void openChannels() throws Exception {
-        // Initialises the I/O handler on the owning thread before anything registers with it.
-        eventLoop.runNow();
-        if (transport == Transport.NATIVE) {
-            openNativeSockets();
-            return;
+        @Override
+        public PolledUdpSocket polledSocket() {
+            return sockets.polledSocket();
         }
-        // Writes that fail later in Netty's pipeline are the sink's to count (and may turn GSO off).
-        final NettyUdpTransport netty = new NettyUdpTransport(eventLoop, transport, config, counters, failure -> {
-            final NettySink current = sink;
-            if (current != null) {
-                current.sendFailed(failure);
-            } else {
-                counters.sendFailed(failure);
+
+        @Override
+        public void watchWritabilityWith(final WritabilityWatch watch) {
+            final NettySink sink = sockets.sink();
+            if (sink != null) {
+                sink.watchWritabilityWith(watch);
             }
-        });
-        final InetSocketAddress endpointBind = new InetSocketAddress(config.bindAddress(), config.endpointPort());
-        // IP_TOS (IPV6_TCLASS on IPv6 sockets): DSCP in the upper six bits, ECN Not-ECT.
-        final SocketOptions endpointOptions = new SocketOptions(endpointBind, config.receiveBufferBytes(),
-            config.sendBufferBytes(), config.controlDscp() << 2);
-        if (receivePath == ReceivePath.POLLED) {
-            polledSocket = new JdkUdpTransport(config.maxDatagramBytes()).open(endpointOptions, receiver);
-            endpointSocket = polledSocket;
-        } else {
-            endpointSocket = netty.open(endpointOptions, receiver);
         }
-        localAddress = endpointSocket.localAddress();
 
-        // Send sockets: never read (everything arrives on the endpoint port [ENC-002]).
-        final int[] requested = config.requestedEntropyPorts();
-        final int[] ports = new int[requested.length];
-        sendSockets = new UdpSocket[requested.length];
-        // GSO when asked for and every send socket can (there is at least one).
-        boolean gso = config.gso();
-        for (int i = 0; i < requested.length; i++) {
-            final UdpSocket socket = netty.open(new SocketOptions(new InetSocketAddress(config.bindAddress(),
-                requested[i]), 4096, config.sendBufferBytes(), config.dataDscp() << 2), null);
-            sendSockets[i] = socket;
-            ports[i] = socket.localAddress().getPort();
-            gso &= socket.capabilities().gso();
+        @Override
+        public boolean isReleased() {
+            return cleanedUp;
         }
-        entropyPorts = ports;
-        sink = new NettySink(netty, config.sinkChunkBytes(), config.maxPacketsPerCycle(), peers, counters, sendSockets,
-            entropyPorts, endpointSocket, gso, config.gsoMinSegments(), config.connectEntropySockets(),
-            config.preserveSendOrder());
-        gsoActive = gso;
+
+        @Override
+        public void release() {
+            cleanUpOnLoop();
+        }
+
+        @Override
+        public InetSocketAddress localAddress() {
+            return sockets.localAddress();
+        }
+
+        @Override
+        public String toString() {
+            return MetaRoceDevice.this.toString();
+        }
     }
-
-    /**
-     * The native transport: every socket a native one read or written by the owning thread, the
-     * endpoint socket polled; packets leave ECT(0) [ENC-015] with the data or control DSCP
-     * [ENC-012, ENC-013].
-     */
-    private void openNativeSockets() throws java.io.IOException {
-        final UdpTransport nat = NativeTransportLoader.transport(config.maxDatagramBytes(), config.receiveBatch(),
-            config.gro());
-        final InetSocketAddress endpointBind = new InetSocketAddress(config.bindAddress(), config.endpointPort());
-        polledSocket = (PolledUdpSocket) nat.open(new SocketOptions(endpointBind, config.receiveBufferBytes(),
-            config.sendBufferBytes(), config.controlDscp() << 2 | ECT_0), receiver);
-        endpointSocket = polledSocket;
-        localAddress = endpointSocket.localAddress();
-        final int[] requested = config.requestedEntropyPorts();
-        final int[] ports = new int[requested.length];
-        sendSockets = new UdpSocket[requested.length];
-        for (int i = 0; i < requested.length; i++) {
-            final UdpSocket socket = nat.open(new SocketOptions(new InetSocketAddress(config.bindAddress(),
-                requested[i]), 4096, config.sendBufferBytes(), config.dataDscp() << 2 | ECT_0), null);
-            sendSockets[i] = socket;
-            ports[i] = socket.localAddress().getPort();
-        }
-        entropyPorts = ports;
-        sink = new NettySink(nat, config.sinkChunkBytes(), config.maxPacketsPerCycle(), peers, counters, sendSockets,
-            entropyPorts, endpointSocket, config.gso(), config.gsoMinSegments(), config.connectEntropySockets(),
-            config.preserveSendOrder());
-        if (mode == ThreadingMode.INVOKER && polledSocket instanceof WritabilityWatch ownWait) {
-            // awaitWork blocks in the endpoint socket's epoll_wait: a full send socket ends it too.
-            sink.watchWritabilityWith(ownWait);
-        }
-        gsoActive = config.gso();
-    }
-
-    /** The ECN codepoint ECT(0) (RFC 3168), in the low two bits of IP_TOS / IPV6_TCLASS. */
-    private static final int ECT_0 = 2;
 
     // ------------------------------------------------------------------ shutdown
 
@@ -919,51 +653,22 @@ public final class MetaRoceDevice implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (mode == ThreadingMode.INVOKER) {
-            if (!eventLoop.inEventLoop()) {
-                throw new IllegalStateException("close() of an INVOKER device must be called by its owning thread");
-            }
-            closed.set(true);
-            cleanUpOnLoop();
-            return;
-        }
-        closed.set(true);
-        final boolean privateLoop = mode == ThreadingMode.DEDICATED;
-        if (Thread.currentThread() == loop.thread()) {
-            // Called from a command or a handler on the driver thread.
-            cleanUpOnLoop();
-            loop.remove(this);
-            if (privateLoop) {
-                loop.stop();
-            }
-            return;
-        }
-        try {
-            loop.runOnLoop(() -> {
-                cleanUpOnLoop();
-                loop.remove(this);
-                return null;
-            }, SETUP_TIMEOUT_NS);
-        } catch (final RejectedExecutionException ex) {
-            // The driver has stopped: it closed every device it had.
-        } catch (final Exception ex) {
-            LOG.warn("error while closing {}", this, ex);
-        }
-        if (privateLoop) {
-            loop.stopAndJoin();
-        }
+        runner.close();
     }
 
     /**
      * Owning thread: fails queued commands, closes the sockets, releases buffers and, in INVOKER
-     * mode, shuts the device's own event loop down. Idempotent.
+     * mode, shuts the device's own event loop down. Idempotent. The order matters: the sink lets go
+     * of its buffers before the sockets close, a driver's wait stops watching the endpoint socket
+     * before its descriptor can be reused, and commands queued meanwhile fail at the very end.
      */
-    void cleanUpOnLoop() {
+    private void cleanUpOnLoop() {
         if (cleanedUp) {
             return;
         }
         cleanedUp = true;
         closed.set(true);
+        final NettySink sink = sockets.sink();
         if (sink != null) {
             sink.close();
         }
@@ -971,46 +676,11 @@ public final class MetaRoceDevice implements AutoCloseable {
         if (publisher != null) {
             publisher.close();
         }
-        failQueuedCommands();
-        if (loop != null) {
-            loop.unwatch(this);
-        }
-        if (endpointSocket != null) {
-            endpointSocket.close();
-        }
-        for (final UdpSocket socket : sendSockets) {
-            if (socket != null) {
-                socket.close();
-            }
-        }
-        final long deadline = System.nanoTime() + SETUP_TIMEOUT_NS;
-        if (mode == ThreadingMode.INVOKER) {
-            eventLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            while (!eventLoop.isTerminated() && System.nanoTime() - deadline < 0) {
-                runQuietly();
-            }
-            if (!eventLoop.isTerminated()) {
-                LOG.warn("event loop of {} did not terminate", localAddress);
-            }
-        }
-        failQueuedCommands();
-    }
-
-    private void runQuietly() {
-        try {
-            eventLoop.runNow();
-        } catch (final Throwable t) {
-            LOG.debug("error while shutting down the event loop", t);
-        }
-    }
-
-    private void failQueuedCommands() {
-        Runnable r;
-        while ((r = commands.poll()) != null) {
-            if (r instanceof Command) {
-                ((Command<?>) r).cancel();
-            }
-        }
+        commands.failQueued();
+        runner.unwatchSockets();
+        sockets.close();
+        runner.releaseEventLoop();
+        commands.failQueued();
     }
 
     private void logError(final String what, final Throwable t) {
@@ -1039,35 +709,7 @@ public final class MetaRoceDevice implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "MetaRoceDevice{" + localAddress + ", entropyPorts=" + java.util.Arrays.toString(entropyPorts)
-            + ", " + transport + ", " + mode + '}';
-    }
-
-    /** A function queued for the owning thread, with the future of its result. */
-    private static final class Command<T> implements Runnable {
-        final CompletableFuture<T> future = new CompletableFuture<>();
-        private final Function<Endpoint, T> function;
-        private final Endpoint endpoint;
-
-        Command(final Function<Endpoint, T> function, final Endpoint endpoint) {
-            this.function = function;
-            this.endpoint = endpoint;
-        }
-
-        @Override
-        public void run() {
-            if (future.isDone()) {
-                return;
-            }
-            try {
-                future.complete(function.apply(endpoint));
-            } catch (final Throwable t) {
-                future.completeExceptionally(t);
-            }
-        }
-
-        void cancel() {
-            future.completeExceptionally(new RejectedExecutionException("device is closed"));
-        }
+        return "MetaRoceDevice{" + sockets.localAddress() + ", entropyPorts="
+            + java.util.Arrays.toString(sockets.entropyPorts()) + ", " + transport + ", " + runner.mode() + '}';
     }
 }
