@@ -91,6 +91,9 @@ public final class MetaRoceDevice implements AutoCloseable {
         // Where the transport reads the ECN field, QPs that leave their capabilities unset offer
         // ECN, so that DEFAULT, the endpoint's default algorithm, runs with marks [CC-034, ENC-016].
         config.endpointConfig().datagramEcn(readsEcn(transport));
+        // Whatever the transport, a packet waits in this host's sockets and for its threads, and
+        // the timestamps include that wait: with ECN, DEFAULT decides on marks alone [CC-037].
+        config.endpointConfig().softwareEndpoint(true);
         this.endpoint = new Endpoint(config.endpointConfig(), config.randomSource());
         this.completionCount = endpoint::completionsPushed;
         this.peers = new PeerTable(config.transientPeers());

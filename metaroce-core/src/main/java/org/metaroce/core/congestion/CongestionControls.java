@@ -34,12 +34,15 @@ public final class CongestionControls {
      * @param fixedWindowPackets FIXED's window when CONGESTION_WINDOW is not set
      * @param hostDelayAllowanceNs the default algorithm's HOST_DELAY_ALLOWANCE
      * @param baseRttMaxNs the default algorithm's BASE_RTT_MAX, 0 for none
+     * @param softwareEndpoint whether the endpoint's timestamps include its own host's delay, which
+     *     with ECN has the default algorithm run on marks alone [CC-034], [CC-037]
      * @return a new instance
      */
     public static CongestionControl create(final CongestionControlAlgorithm algorithm, final int pmtu,
                                            final long linkRateBitsPerSecond, final boolean ecn,
                                            final int initialWindowPackets, final int fixedWindowPackets,
-                                           final long hostDelayAllowanceNs, final long baseRttMaxNs) {
+                                           final long hostDelayAllowanceNs, final long baseRttMaxNs,
+                                           final boolean softwareEndpoint) {
         return switch (algorithm) {
             case FIXED -> new FixedWindowCongestionControl(
                 initialWindowPackets > 0 ? initialWindowPackets : fixedWindowPackets);
@@ -47,7 +50,7 @@ public final class CongestionControls {
             case RECEIVER_CREDIT -> new ReceiverCreditCongestionControl(pmtu, linkRateBitsPerSecond);
             case DEFAULT -> new DelayBasedCongestionControl(pmtu, linkRateBitsPerSecond, ecn,
                 initialWindowPackets > 0 ? (double) initialWindowPackets * pmtu : 0, hostDelayAllowanceNs)
-                .baseRttMaxNs(baseRttMaxNs);
+                .baseRttMaxNs(baseRttMaxNs).softwareEndpoint(softwareEndpoint);
         };
     }
 }

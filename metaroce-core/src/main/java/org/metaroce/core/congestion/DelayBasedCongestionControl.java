@@ -108,6 +108,8 @@ public final class DelayBasedCongestionControl implements CongestionControl {
      * any other reaction or progress has ended it.
      */
     private double windowBeforeTimeout = NO_UNDO;
+    /** The marked fraction on a software endpoint with ECN [CC-037]; null where delay decides. */
+    private MarkedFraction marks;
     private long undoneTimeouts;
 
     /**
@@ -156,6 +158,24 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         }
         this.baseRttMaxNs = ns;
         return this;
+    }
+
+    /**
+     * Declares a software endpoint [CC-034]: its timestamps include its own host's delay (a
+     * packet's wait in a socket or for a descheduled thread). With ECN negotiated the algorithm
+     * then runs on marks alone [CC-037]; without ECN this changes nothing.
+     *
+     * @param software whether this endpoint's timestamps include its host's delay
+     * @return this
+     */
+    public DelayBasedCongestionControl softwareEndpoint(final boolean software) {
+        this.marks = software && ecn ? new MarkedFraction() : null;
+        return this;
+    }
+
+    /** @return α, the smoothed marked fraction of a software endpoint with ECN, or NaN [CC-037] */
+    public double markedFraction() {
+        return marks == null ? Double.NaN : marks.alpha();
     }
 
     /** @return the congestion window in bytes */
@@ -277,12 +297,14 @@ public final class DelayBasedCongestionControl implements CongestionControl {
             // ends the episode: its retransmission was needed, and the reduction stands [CC-036].
             windowBeforeTimeout = NO_UNDO;
         }
+        // Every acknowledgement counts towards the round trip's marked fraction [CC-037].
+        final double markFactor = marks == null ? 1 : marks.onAck(nowNs, srttNs, ecnEcho);
         if (nowNs - lastDecreaseNs < srttNs) {
             // Inside the SRTT after a decrease: neither increase nor decrease [CC-014].
             return;
         }
         final long delay = delaySignalNs(nowNs);
-        if (delay == 0) {
+        if (delay == 0 && marks == null) {
             return;
         }
         final double q = Math.max(0, delay - baseRttNs());
@@ -299,6 +321,19 @@ public final class DelayBasedCongestionControl implements CongestionControl {
             unmarkedDelayNs += (q - unmarkedDelayNs) / 8;
         }
         final boolean mayGrow = !applicationLimited(nowNs);
+        if (marks != null) {
+            // A software endpoint: delay measures the hosts, marks alone measure the network.
+            // Once per marked round trip the window shrinks by α/2; otherwise it grows by the
+            // fair increase, one PMTU per round trip [CC-037].
+            if (markFactor < 1) {
+                cwnd *= markFactor;
+                decreased(nowNs);
+            } else if (!ce && mayGrow) {
+                cwnd += pmtu * acked / cwnd;
+            }
+            clamp();
+            return;
+        }
         if (q < target) {
             if (!ce && mayGrow) {
                 // Additive, scaled by headroom: an increase proportional to cwnd would keep the
@@ -403,6 +438,10 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         if (nowNs - lastCeNs < CE_MEMORY_SRTTS * srttNs) {
             return true;
         }
+        if (marks != null) {
+            // A software endpoint's delay is the hosts' whatever H says [CC-037].
+            return false;
+        }
         if (unmarkedDelayNs >= targetQueueingDelayNs()) {
             return false;
         }
@@ -479,6 +518,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     public String toString() {
         return "DelayBased{cwnd=" + (long) cwnd + " B, maxCwnd=" + (long) maxCwnd() + " B, baseRTT=" + baseRttNs()
             + " ns, srtt=" + srttNs + " ns, T=" + (long) targetNs() + " ns, H=" + (long) unmarkedDelayNs
-            + " ns, decreases=" + decreases + ", undone=" + undoneTimeouts + '}';
+            + " ns, decreases=" + decreases + ", undone=" + undoneTimeouts
+            + (marks == null ? "" : String.format(java.util.Locale.ROOT, ", marks-only alpha=%.3f", marks.alpha())) + '}';
     }
 }

@@ -34,6 +34,7 @@ public final class EndpointConfig {
     private long retryTimeoutNs = DEFAULT_RETRY_TIMEOUT_NS;
     private CongestionControlAlgorithm congestionControl = CongestionControlAlgorithm.DEFAULT;
     private boolean delayOnlyFallback = true;
+    private boolean softwareEndpoint;
     private boolean datagramEcn;
     private long linkRateBitsPerSecond = 100_000_000_000L;
     private long cnpIntervalNs = 50_000;
@@ -359,6 +360,24 @@ public final class EndpointConfig {
         return this;
     }
 
+    public boolean softwareEndpoint() {
+        return softwareEndpoint;
+    }
+
+    /**
+     * @param software whether this endpoint's timestamps include its own host's delay (a packet's
+     *     wait in a socket buffer or for a descheduled thread), as a user-space endpoint's do: with
+     *     ECN negotiated the default algorithm then decides on marks alone, shrinking by half the
+     *     smoothed marked fraction once per marked round trip [CC-037]. Set by the driver over real
+     *     sockets; false by default, for the simulator and the in-memory wire, whose timestamps see
+     *     only the (simulated) fabric
+     * @return this
+     */
+    public EndpointConfig softwareEndpoint(final boolean software) {
+        this.softwareEndpoint = software;
+        return this;
+    }
+
     public long linkRateBitsPerSecond() {
         return linkRateBitsPerSecond;
     }
@@ -435,7 +454,7 @@ public final class EndpointConfig {
         return "EndpointConfig{window=" + receiveWindowPackets + ", ackEvery=" + ackCoalescePackets
             + ", ackDelayNs=" + ackCoalesceDelayNs + ", readChunk=" + readChunkPackets + ", minRtoNs=" + minRtoNs
             + ", maxRtoNs=" + maxRtoNs + ", minTlpNs=" + minTailProbeNs + ", minReoWndNs=" + minReorderWindowNs
-            + ", retryTimeoutNs=" + retryTimeoutNs + ", cc=" + congestionControl + (delayOnlyFallback ? "" : " (no delay-only fallback)") + ", linkRate=" + linkRateBitsPerSecond
+            + ", retryTimeoutNs=" + retryTimeoutNs + ", cc=" + congestionControl + (delayOnlyFallback ? "" : " (no delay-only fallback)") + (softwareEndpoint ? " (software endpoint)" : "") + ", linkRate=" + linkRateBitsPerSecond
             + '}';
     }
 }

@@ -504,7 +504,8 @@ public final class QueuePair {
         congestionControl = CongestionControls.create(algorithm, pathMtu, config.linkRateBitsPerSecond(),
             (capabilities & ConnectHeader.CAP_ECN) != 0,
             attrs.isSet(QpAttributeMask.CONGESTION_WINDOW) ? attrs.congestionWindowPackets() : 0,
-            config.receiveWindowPackets(), config.hostDelayAllowanceNs(), config.baseRttMaxNs());
+            config.receiveWindowPackets(), config.hostDelayAllowanceNs(), config.baseRttMaxNs(),
+            config.softwareEndpoint());
         if (ccFallbackReason != null) {
             counters.increment(EndpointCounter.CC_FALLBACKS);
             endpoint.raise(AsyncEventType.CC_FALLBACK, this);
