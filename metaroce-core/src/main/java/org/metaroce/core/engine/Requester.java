@@ -4,7 +4,6 @@
 package org.metaroce.core.engine;
 
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 import org.metaroce.core.reliability.Psn;
 import org.metaroce.core.reliability.RttEstimator;
 import org.metaroce.core.verbs.MemoryRegion;
@@ -23,7 +22,6 @@ import org.metaroce.core.wire.MessageHeader;
 import org.metaroce.core.wire.NackHeader;
 import org.metaroce.core.wire.NackReason;
 import org.metaroce.core.wire.Opcode;
-import org.metaroce.core.wire.WireConstants;
 
 /**
  * The sending half of a queue pair (specification sections 5 and 6): the send queue, PSN
@@ -39,6 +37,9 @@ import org.metaroce.core.wire.WireConstants;
  * The tail-loss probe's timing (the probe timeout, its backoff within an episode and PROBE_WAIT)
  * is a {@link ProbeTimer}: this class asks it when a probe is due, chooses the packet the probe
  * resends, and tells it of progress, repairs, probes, RTO expiries and spurious probes.
+ * A request packet's bytes (opcode, offsets, flags and headers) come from a
+ * {@link RequestEncoder}: this class chooses the path, claims and commits the sink's room and
+ * records the transmission.
  */
 final class Requester implements LossDetector.Losses {
     // The scoreboard's states and slot kinds under short names: the ACK and timer paths read them.
@@ -74,6 +75,7 @@ final class Requester implements LossDetector.Losses {
     private final Scoreboard scoreboard;
     private final LossDetector lossDetector;
     private final ProbeTimer probeTimer;
+    private final RequestEncoder encoder;
     /** The PSN field and Transmit Timestamp of the latest KEEPALIVE this QP sent [WIRE-065]. */
     private int probePsn;
     private int probeTimestamp;
@@ -124,10 +126,6 @@ final class Requester implements LossDetector.Losses {
      */
     private long stalledSinceNs;
     private long lastTransmitNs;
-    /** Contiguous lost READ slots the next READ re-request covers [REL-046]. */
-    private int readRunLength = 1;
-    /** Response slots of the READ segment emitNew is starting (set before its transmit). */
-    private int newReadChunk = 1;
     /**
      * An RTO expiry or a tail probe has granted one retransmission that may leave although the
      * window is full [CC-001]. Without it a window cut to one packet by the RTO [CC-003] stays
@@ -158,6 +156,7 @@ final class Requester implements LossDetector.Losses {
         scoreboard = new Scoreboard(config.receiveWindowPackets());
         lossDetector = new LossDetector(scoreboard, config, this);
         probeTimer = new ProbeTimer(config);
+        encoder = new RequestEncoder(qp.writer());
     }
 
     /** Called on RTR→RTS: the first PSN this side sends and the timers' parameters. */
@@ -351,8 +350,7 @@ final class Requester implements LossDetector.Losses {
                     run++;
                 }
             }
-            readRunLength = run;
-            if (!transmit(nowNs, sink, psn, true)) {
+            if (!transmit(nowNs, sink, psn, true, run)) {
                 break;
             }
             final EndpointCounter cause = scoreboard.lossCause(psn);
@@ -409,7 +407,6 @@ final class Requester implements LossDetector.Losses {
                     need = (int) room;
                 }
             }
-            newReadChunk = need;
             if (scoreboard.inFlight() > 0 && scoreboard.inFlight() + need > window) {
                 break;
             }
@@ -439,7 +436,7 @@ final class Requester implements LossDetector.Losses {
                 scoreboard.assign(sndNxt + i, nextToStart, wqe.psnsAssigned + i, kind);
             }
             final boolean wasIdle = scoreboard.inFlight() == 0;
-            if (!transmit(nowNs, sink, firstNewPsn, false)) {
+            if (!transmit(nowNs, sink, firstNewPsn, false, need)) {
                 break;
             }
             if (wasIdle) {
@@ -465,79 +462,28 @@ final class Requester implements LossDetector.Losses {
     }
 
     /**
-     * Builds and commits the packet for {@code psn} (a first transmission or a retransmission) and
-     * records it in the scoreboard.
+     * Sends the packet for {@code psn} (a first transmission or a retransmission): chooses its path,
+     * claims the sink's room, has the {@link RequestEncoder} write it, commits it and records it in
+     * the scoreboard.
      *
+     * @param readSegments for a READ, the response slots its READ_REQUEST covers: a first request's
+     *     whole chunk, or a re-request's contiguous run of lost slots [REL-046]; 1 otherwise
      * @return false when the sink had no room
      */
-    private boolean transmit(final long nowNs, final TransmitSink sink, final int psn, final boolean retransmit) {
+    private boolean transmit(final long nowNs, final TransmitSink sink, final int psn, final boolean retransmit,
+                             final int readSegments) {
         final SendWqe wqe = wqeOf(psn);
-        final int index = scoreboard.index(psn);
-        final int mtu = qp.pathMtu();
-        final Opcode opcode;
-        int payload = 0;
-        final long messageOffset;
-        long dmaLength = 0;
-        boolean last;
-        switch (wqe.opcode) {
-            case SEND -> opcode = Opcode.SEND;
-            case SEND_WITH_IMM -> opcode = Opcode.SEND_WITH_IMM;
-            case RDMA_WRITE -> opcode = Opcode.WRITE;
-            case RDMA_WRITE_WITH_IMM -> opcode = Opcode.WRITE_WITH_IMM;
-            case RDMA_READ -> opcode = Opcode.READ_REQUEST;
-            case ATOMIC_FETCH_ADD -> opcode = Opcode.FETCH_ADD;
-            default -> opcode = Opcode.CMP_SWAP;
-        }
-        if (opcode == Opcode.READ_REQUEST) {
-            messageOffset = (long) index * mtu;
-            // A first request asks for a whole chunk; a retransmission re-requests one lost segment.
-            final int segments = retransmit ? readRunLength : newReadChunk;
-            dmaLength = Math.min((long) segments * mtu, wqe.length - messageOffset);
-            last = messageOffset + dmaLength == wqe.length;
-        } else if (wqe.isAtomic()) {
-            messageOffset = 0;
-            last = true;
-        } else {
-            messageOffset = (long) index * mtu;
-            payload = (int) Math.min(mtu, wqe.length - messageOffset);
-            last = index == wqe.psnCount - 1;
-        }
-        final int maxLength = opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH;
+        final int maxLength = encoder.layout(wqe, scoreboard.index(psn), readSegments, qp.pathMtu());
         final int pathId = retransmit && scoreboard.transmissions(psn) > 0
             ? qp.paths().forRetransmission(nowNs, scoreboard.path(psn)) : qp.paths().next(nowNs);
-        final int offset = sink.claim(maxLength, qp.paths().entropy(pathId));
+        final int entropy = qp.paths().entropy(pathId);
+        final int offset = sink.claim(maxLength, entropy);
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }
-        final MutableDirectBuffer buffer = sink.buffer();
-        int flags = last ? Flags.LAST | Flags.ACK_REQ : 0;
-        if (retransmit) {
-            flags |= Flags.RETRANSMIT | Flags.ACK_REQ;
-        }
-        if (last && (wqe.sendFlags & SendFlags.SOLICITED) != 0) {
-            flags |= Flags.SOLICITED;
-        }
-        final PacketWriter w = qp.writer();
-        w.header(buffer, offset, opcode, flags, qp.destQpn(), psn, payload, pathId, nowNs, qp.qpn());
-        w.msg(buffer, offset, opcode).msn(wqe.msn).messageOffset(messageOffset)
-            .messageLength(wqe.isAtomic() ? 8 : wqe.length).rsn(wqe.rsn);
-        if (opcode.rethOffset() != Opcode.ABSENT) {
-            w.reth(buffer, offset, opcode).virtualAddress(wqe.remoteAddr).rkey(wqe.rkey)
-                .dmaLength(opcode == Opcode.READ_REQUEST ? dmaLength : wqe.length);
-        }
-        if (opcode.immOffset() != Opcode.ABSENT) {
-            w.imm(buffer, offset, opcode).immediateData(wqe.immData);
-        }
-        if (opcode.atomicOffset() != Opcode.ABSENT) {
-            w.atomic(buffer, offset, opcode).virtualAddress(wqe.remoteAddr).rkey(wqe.rkey)
-                .swapOrAdd(opcode == Opcode.FETCH_ADD ? wqe.compareAdd : wqe.swap)
-                .compare(opcode == Opcode.FETCH_ADD ? 0 : wqe.compareAdd);
-        }
-        if (payload > 0) {
-            wqe.gather(messageOffset, buffer, offset + opcode.headerLength(), payload);
-        }
-        final int length = w.seal(buffer, offset, opcode, payload);
-        qp.commit(sink, offset, length, qp.paths().entropy(pathId));
+        final int length = encoder.write(sink.buffer(), offset, psn, retransmit, pathId, nowNs, qp.destQpn(),
+            qp.qpn());
+        qp.commit(sink, offset, length, entropy);
         qp.congestionControl().onPacketSent(nowNs, length, pathId);
 
         lastTransmitNs = nowNs;
