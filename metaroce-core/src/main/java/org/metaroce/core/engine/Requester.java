@@ -37,9 +37,11 @@ import org.metaroce.core.wire.Opcode;
  * The tail-loss probe's timing (the probe timeout, its backoff within an episode and PROBE_WAIT)
  * is a {@link ProbeTimer}: this class asks it when a probe is due, chooses the packet the probe
  * resends, and tells it of progress, repairs, probes, RTO expiries and spurious probes.
- * A request packet's bytes (opcode, offsets, flags and headers) come from a
- * {@link RequestEncoder}: this class chooses the path, claims and commits the sink's room and
- * records the transmission.
+ * Selective repeat or go-back-N is a {@link LossRecovery}, chosen at RTS: this class asks it
+ * whether RACK and the tail-loss probe run, what an RTO expiry marks lost and whether a READ
+ * response out of PSN order is dropped. A request packet's bytes (opcode, offsets, flags and
+ * headers) come from a {@link RequestEncoder}: this class chooses the path, claims and commits the
+ * sink's room and records the transmission.
  */
 final class Requester implements LossDetector.Losses {
     // The scoreboard's states and slot kinds under short names: the ACK and timer paths read them.
@@ -76,6 +78,8 @@ final class Requester implements LossDetector.Losses {
     private final LossDetector lossDetector;
     private final ProbeTimer probeTimer;
     private final RequestEncoder encoder;
+    /** Selective repeat or go-back-N, chosen at each {@link #start} from the negotiated capabilities. */
+    private LossRecovery recovery = LossRecovery.SELECTIVE_REPEAT;
     /** The PSN field and Transmit Timestamp of the latest KEEPALIVE this QP sent [WIRE-065]. */
     private int probePsn;
     private int probeTimestamp;
@@ -140,9 +144,6 @@ final class Requester implements LossDetector.Losses {
     private long rnrResumeNs = Long.MAX_VALUE;
     /** The time of the latest emit: pacing deadlines are only reported when still ahead of it. */
     private long lastEmitNs = Long.MIN_VALUE;
-    /** Go-back-N: the missing READ_RESPONSE PSN already re-requested since the last progress [REL-055]. */
-    private boolean gbnReRequested;
-    private int gbnReRequestedPsn;
 
     Requester(final QueuePair qp, final int sendQueueDepth, final int maxSge, final EndpointConfig config,
               final EndpointCounters counters) {
@@ -172,6 +173,7 @@ final class Requester implements LossDetector.Losses {
             config.ackCoalesceDelayNs());
         lossDetector.start(rtt, min);
         probeTimer.start(rtt);
+        recovery = LossRecovery.of(qp.isGoBackN(), scoreboard, counters);
     }
 
     /** Applies a new TIMEOUT (initial RTO and floor) from a modify of an RTS or SQD queue pair. */
@@ -720,7 +722,7 @@ final class Requester implements LossDetector.Losses {
             countStrayResponse(arrivalNs, psn, KIND_READ);
             return;
         }
-        if (qp.isGoBackN() && scoreboard.state(psn) != DELIVERED && outOfOrderResponse(psn)) {
+        if (recovery.dropsResponse(psn, sndUna, sndNxt)) {
             return;
         }
         lossDetector.onResponse(nowNs, psn);
@@ -807,34 +809,6 @@ final class Requester implements LossDetector.Losses {
         if (rttNs > 0 && rttNs < 1_000_000_000L) {
             rtt.onSample(rttNs);
         }
-    }
-
-    /**
-     * Go-back-N: a READ_RESPONSE is accepted only in PSN order. One after a missing response is
-     * dropped, and the READ is re-requested from the first missing response, once per missing PSN
-     * until progress or an RTO [REL-055].
-     *
-     * @return whether the response was out of order (and dropped)
-     */
-    private boolean outOfOrderResponse(final int psn) {
-        for (int p = sndUna; p != psn; p++) {
-            if (scoreboard.kind(p) == KIND_READ && scoreboard.state(p) != DELIVERED) {
-                counters.increment(EndpointCounter.SEQUENCE_GAP);
-                if (scoreboard.state(p) == IN_FLIGHT && !(gbnReRequested && gbnReRequestedPsn == p)) {
-                    gbnReRequested = true;
-                    gbnReRequestedPsn = p;
-                    final long wqe = scoreboard.wqe(p);
-                    for (int q = p; q != sndNxt && scoreboard.wqe(q) == wqe
-                        && scoreboard.kind(q) == KIND_READ; q++) {
-                        if (scoreboard.state(q) == IN_FLIGHT) {
-                            scoreboard.lost(q, EndpointCounter.RETRANSMITS_GO_BACK_N);
-                        }
-                    }
-                }
-                return true;
-            }
-        }
-        return false;
     }
 
     /** See {@link #onReadResponse}. */
@@ -926,7 +900,7 @@ final class Requester implements LossDetector.Losses {
             // Whatever was delivered decided the expiry's outcome (spurious, or its retransmission
             // arrived and time-based detection now finds the rest lost).
             timeoutEpisodeNs = NO_EXPIRY;
-            gbnReRequested = false;
+            recovery.endEpisode();
             probeTimer.endEpisode();
             consecutiveTimeouts = 0;
             // Progress proves the path works again: the next expiry waits the plain RTO [REL-028].
@@ -948,7 +922,7 @@ final class Requester implements LossDetector.Losses {
      * probes that come soon pay [REL-024, REL-065].
      */
     private void detectLosses(final long nowNs) {
-        if (lossDetector.detectLosses(nowNs, sndUna, sndNxt, qp.isGoBackN(), qp.paths())) {
+        if (recovery.rack() && lossDetector.detectLosses(nowNs, sndUna, sndNxt, qp.paths())) {
             probeTimer.onLossEpisodes();
         }
     }
@@ -1044,31 +1018,28 @@ final class Requester implements LossDetector.Losses {
             // time-based rule (REL-023) declares every older transmission lost at once. Go-back-N
             // resends everything from the oldest undelivered PSN instead [REL-054]: its responder
             // discarded whatever followed a gap.
-            final boolean goBackN = qp.isGoBackN();
-            gbnReRequested = false;
+            final boolean resendAll = recovery.timeoutResendsAll();
             for (int psn = sndUna; psn != sndNxt; psn++) {
                 if (scoreboard.state(psn) == IN_FLIGHT) {
-                    if (goBackN) {
-                        scoreboard.lost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
-                    } else {
-                        markRequestLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
-                    }
+                    markRequestLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
                     if (scoreboard.kind(psn) != KIND_READ) {
                         penalise(nowNs, scoreboard.path(psn));
                     }
-                    if (!goBackN) {
+                    if (!resendAll) {
                         break;
                     }
                 }
             }
-            timeoutEpisodeNs = goBackN ? NO_EXPIRY : nowNs;
+            // A later delivery of an earlier transmission shows an expiry that resent the oldest
+            // packet alone spurious [REL-058]; go-back-N's resent everything and keeps its backoff.
+            timeoutEpisodeNs = resendAll ? NO_EXPIRY : nowNs;
             progressNs = nowNs;
+            recovery.endEpisode();
             probeTimer.endEpisode();
             fullWindowRetransmitAllowed = true;
             return;
         }
-        final long probeDue = probeTimer.dueNs(progressNs, lastTransmitNs, rto, scoreboard.rnrWaitCount() > 0,
-            qp.isGoBackN());
+        final long probeDue = probeDueNs();
         if (probeDue != Long.MAX_VALUE && nowNs >= probeDue) {
             final int probes = probeTimer.onProbe();
             qp.trace(nowNs, TraceEvent.TAIL_PROBE, sndUna, probes, 0, 0);
@@ -1138,10 +1109,15 @@ final class Requester implements LossDetector.Losses {
         }
         if (scoreboard.inFlight() > 0) {
             deadline = Math.min(deadline, progressNs + rtt.rtoNs());
-            deadline = Math.min(deadline, probeTimer.dueNs(progressNs, lastTransmitNs, rtt.rtoNs(),
-                scoreboard.rnrWaitCount() > 0, qp.isGoBackN()));
+            deadline = Math.min(deadline, probeDueNs());
         }
         return deadline;
+    }
+
+    /** @return when the next tail probe is due, MAX_VALUE when none is ({@link ProbeTimer#dueNs}) [REL-026] */
+    private long probeDueNs() {
+        return recovery.tailProbe()
+            ? probeTimer.dueNs(progressNs, lastTransmitNs, rtt.rtoNs(), scoreboard.rnrWaitCount() > 0) : Long.MAX_VALUE;
     }
 
     boolean hasWork() {
