@@ -29,9 +29,10 @@ import org.metaroce.core.reliability.RttEstimator;
  * retransmission, a reset) and asks it to scan. The scan reads the {@link Scoreboard}, marks what
  * it finds lost there and hands each such PSN to a {@link Losses} sink, in PSN order, so that the
  * requester attributes it to a path and to congestion control at once; the requester's send
- * window, go-back-N mode and path selector come in as arguments, since only the requester and its
- * queue pair know them. The requester's tail-loss probe (PROBE_WAIT, [REL-065]) shrinks with the
- * reorder window: the scan reports when it shrank, and the requester halves its probe wait.
+ * window and path selector come in as arguments, since only the requester and its queue pair know
+ * them. Under go-back-N the requester never asks it to scan ({@link LossRecovery#rack}, [REL-054]).
+ * The requester's tail-loss probe (PROBE_WAIT, [REL-065]) shrinks with the reorder window: the
+ * scan reports when it shrank, and the requester halves its probe wait.
  *
  * <p>Primitive fields only, and the sink is fixed at construction, so that nothing is allocated
  * per ACK or per timer.
@@ -169,17 +170,14 @@ final class LossDetector {
      * [REL-023] and [REL-045] declare lost now, and arms the deadline for the earliest one that
      * would become lost later.
      *
-     * @param goBackN whether the queue pair runs go-back-N, which uses neither RACK nor the tail-loss probe
      * @param paths the queue pair's paths, whose SRTT spread bounds reoWnd from below [REL-024]
      * @return whether this scan ended the {@link #EPISODES_TO_SHRINK}th loss episode without a
      *     spurious retransmission, so that reoWnd returned to its floor and the requester is to halve
      *     its probe wait [REL-065]
      */
-    boolean detectLosses(final long nowNs, final int sndUna, final int sndNxt, final boolean goBackN,
-                         final PathSelector paths) {
+    boolean detectLosses(final long nowNs, final int sndUna, final int sndNxt, final PathSelector paths) {
         lossCheckDeadlineNs = Long.MAX_VALUE;
-        if (rackTxSeq < 0 || scoreboard.inFlight() == 0 || goBackN) {
-            // Go-back-N uses neither RACK nor the tail-loss probe [REL-054].
+        if (rackTxSeq < 0 || scoreboard.inFlight() == 0) {
             return false;
         }
         final long reorderWindow = reorderWindowNs(paths);

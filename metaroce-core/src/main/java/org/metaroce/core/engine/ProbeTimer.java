@@ -24,8 +24,9 @@ import org.metaroce.core.reliability.RttEstimator;
  * It answers <em>when</em>; the {@link Requester} decides which packet a due probe resends, marks
  * it lost, and tells it what happened (progress, a repair, a probe, an RTO expiry, a spurious
  * probe). The requester's retransmission-timer state (the last progress and the last
- * transmission), the RTO, go-back-N mode and whether RNR waits are outstanding come in as
- * arguments, since the requester and its queue pair own them.
+ * transmission), the RTO and whether RNR waits are outstanding come in as arguments, since the
+ * requester owns them. Under go-back-N the requester never asks when a probe is due
+ * ({@link LossRecovery#tailProbe}, [REL-054]).
  *
  * <p>Primitive fields only, so that nothing is allocated per ACK or per timer.
  */
@@ -141,11 +142,9 @@ final class ProbeTimer {
      * @param lastTransmitNs the requester's last transmission
      * @param rtoNs the current RTO
      * @param rnrWaiting whether packets wait out an RNR delay
-     * @param goBackN whether the queue pair runs go-back-N, which uses no tail-loss probe [REL-054]
      */
-    long dueNs(final long progressNs, final long lastTransmitNs, final long rtoNs, final boolean rnrWaiting,
-               final boolean goBackN) {
-        final long probe = nextProbeNs(rtoNs, rnrWaiting, goBackN);
+    long dueNs(final long progressNs, final long lastTransmitNs, final long rtoNs, final boolean rnrWaiting) {
+        final long probe = nextProbeNs(rtoNs, rnrWaiting);
         return probe > 0 ? Math.max(progressNs, lastTransmitNs) + probe : Long.MAX_VALUE;
     }
 
@@ -162,12 +161,12 @@ final class ProbeTimer {
     /**
      * The wait before the next tail probe of this episode: PTO doubled for each probe already
      * sent, or 0 when no probe is due before the retransmission timer (RNR waits, no RTT sample,
-     * go-back-N, or the doubled PTO has reached the RTO) [REL-026]. A lost probe, or a lost answer
+     * or the doubled PTO has reached the RTO) [REL-026]. A lost probe, or a lost answer
      * to it, is then retried within round trips instead of waiting for the timer, whose floor may
      * be tens of milliseconds (a perftest-style QP timeout).
      */
-    long nextProbeNs(final long rtoNs, final boolean rnrWaiting, final boolean goBackN) {
-        final long probe = timeoutNs(goBackN);
+    long nextProbeNs(final long rtoNs, final boolean rnrWaiting) {
+        final long probe = timeoutNs();
         if (rnrWaiting || probe <= 0 || probes >= MAX_BACKOFFS) {
             return 0;
         }
@@ -177,11 +176,11 @@ final class ProbeTimer {
 
     /**
      * The probe timeout PTO: max(2 × SRTT, PROBE_WAIT) plus the ACK coalescing delay, within
-     * [minimum probe time, RTO]; 0 when the tail-loss probe is off, before the first RTT sample or
-     * under go-back-N [REL-026, REL-065].
+     * [minimum probe time, RTO]; 0 when the tail-loss probe is off or before the first RTT sample
+     * [REL-026, REL-065].
      */
-    long timeoutNs(final boolean goBackN) {
-        if (config.minTailProbeNs() == 0 || !rtt.hasSample() || goBackN) {
+    long timeoutNs() {
+        if (config.minTailProbeNs() == 0 || !rtt.hasSample()) {
             // Without an RTT sample a probe would only guess; the retransmission timer covers it.
             return 0;
         }

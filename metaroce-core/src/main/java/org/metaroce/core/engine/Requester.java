@@ -4,7 +4,6 @@
 package org.metaroce.core.engine;
 
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 import org.metaroce.core.reliability.Psn;
 import org.metaroce.core.reliability.RttEstimator;
 import org.metaroce.core.verbs.MemoryRegion;
@@ -23,7 +22,6 @@ import org.metaroce.core.wire.MessageHeader;
 import org.metaroce.core.wire.NackHeader;
 import org.metaroce.core.wire.NackReason;
 import org.metaroce.core.wire.Opcode;
-import org.metaroce.core.wire.WireConstants;
 
 /**
  * The sending half of a queue pair (specification sections 5 and 6): the send queue, PSN
@@ -39,6 +37,11 @@ import org.metaroce.core.wire.WireConstants;
  * The tail-loss probe's timing (the probe timeout, its backoff within an episode and PROBE_WAIT)
  * is a {@link ProbeTimer}: this class asks it when a probe is due, chooses the packet the probe
  * resends, and tells it of progress, repairs, probes, RTO expiries and spurious probes.
+ * Selective repeat or go-back-N is a {@link LossRecovery}, chosen at RTS: this class asks it
+ * whether RACK and the tail-loss probe run, what an RTO expiry marks lost and whether a READ
+ * response out of PSN order is dropped. A request packet's bytes (opcode, offsets, flags and
+ * headers) come from a {@link RequestEncoder}: this class chooses the path, claims and commits the
+ * sink's room and records the transmission.
  */
 final class Requester implements LossDetector.Losses {
     // The scoreboard's states and slot kinds under short names: the ACK and timer paths read them.
@@ -74,6 +77,9 @@ final class Requester implements LossDetector.Losses {
     private final Scoreboard scoreboard;
     private final LossDetector lossDetector;
     private final ProbeTimer probeTimer;
+    private final RequestEncoder encoder;
+    /** Selective repeat or go-back-N, chosen at each {@link #start} from the negotiated capabilities. */
+    private LossRecovery recovery = LossRecovery.SELECTIVE_REPEAT;
     /** The PSN field and Transmit Timestamp of the latest KEEPALIVE this QP sent [WIRE-065]. */
     private int probePsn;
     private int probeTimestamp;
@@ -124,10 +130,6 @@ final class Requester implements LossDetector.Losses {
      */
     private long stalledSinceNs;
     private long lastTransmitNs;
-    /** Contiguous lost READ slots the next READ re-request covers [REL-046]. */
-    private int readRunLength = 1;
-    /** Response slots of the READ segment emitNew is starting (set before its transmit). */
-    private int newReadChunk = 1;
     /**
      * An RTO expiry or a tail probe has granted one retransmission that may leave although the
      * window is full [CC-001]. Without it a window cut to one packet by the RTO [CC-003] stays
@@ -142,9 +144,6 @@ final class Requester implements LossDetector.Losses {
     private long rnrResumeNs = Long.MAX_VALUE;
     /** The time of the latest emit: pacing deadlines are only reported when still ahead of it. */
     private long lastEmitNs = Long.MIN_VALUE;
-    /** Go-back-N: the missing READ_RESPONSE PSN already re-requested since the last progress [REL-055]. */
-    private boolean gbnReRequested;
-    private int gbnReRequestedPsn;
 
     Requester(final QueuePair qp, final int sendQueueDepth, final int maxSge, final EndpointConfig config,
               final EndpointCounters counters) {
@@ -158,6 +157,7 @@ final class Requester implements LossDetector.Losses {
         scoreboard = new Scoreboard(config.receiveWindowPackets());
         lossDetector = new LossDetector(scoreboard, config, this);
         probeTimer = new ProbeTimer(config);
+        encoder = new RequestEncoder(qp.writer());
     }
 
     /** Called on RTR→RTS: the first PSN this side sends and the timers' parameters. */
@@ -173,6 +173,7 @@ final class Requester implements LossDetector.Losses {
             config.ackCoalesceDelayNs());
         lossDetector.start(rtt, min);
         probeTimer.start(rtt);
+        recovery = LossRecovery.of(qp.isGoBackN(), scoreboard, counters);
     }
 
     /** Applies a new TIMEOUT (initial RTO and floor) from a modify of an RTS or SQD queue pair. */
@@ -351,8 +352,7 @@ final class Requester implements LossDetector.Losses {
                     run++;
                 }
             }
-            readRunLength = run;
-            if (!transmit(nowNs, sink, psn, true)) {
+            if (!transmit(nowNs, sink, psn, true, run)) {
                 break;
             }
             final EndpointCounter cause = scoreboard.lossCause(psn);
@@ -409,7 +409,6 @@ final class Requester implements LossDetector.Losses {
                     need = (int) room;
                 }
             }
-            newReadChunk = need;
             if (scoreboard.inFlight() > 0 && scoreboard.inFlight() + need > window) {
                 break;
             }
@@ -439,7 +438,7 @@ final class Requester implements LossDetector.Losses {
                 scoreboard.assign(sndNxt + i, nextToStart, wqe.psnsAssigned + i, kind);
             }
             final boolean wasIdle = scoreboard.inFlight() == 0;
-            if (!transmit(nowNs, sink, firstNewPsn, false)) {
+            if (!transmit(nowNs, sink, firstNewPsn, false, need)) {
                 break;
             }
             if (wasIdle) {
@@ -465,79 +464,28 @@ final class Requester implements LossDetector.Losses {
     }
 
     /**
-     * Builds and commits the packet for {@code psn} (a first transmission or a retransmission) and
-     * records it in the scoreboard.
+     * Sends the packet for {@code psn} (a first transmission or a retransmission): chooses its path,
+     * claims the sink's room, has the {@link RequestEncoder} write it, commits it and records it in
+     * the scoreboard.
      *
+     * @param readSegments for a READ, the response slots its READ_REQUEST covers: a first request's
+     *     whole chunk, or a re-request's contiguous run of lost slots [REL-046]; 1 otherwise
      * @return false when the sink had no room
      */
-    private boolean transmit(final long nowNs, final TransmitSink sink, final int psn, final boolean retransmit) {
+    private boolean transmit(final long nowNs, final TransmitSink sink, final int psn, final boolean retransmit,
+                             final int readSegments) {
         final SendWqe wqe = wqeOf(psn);
-        final int index = scoreboard.index(psn);
-        final int mtu = qp.pathMtu();
-        final Opcode opcode;
-        int payload = 0;
-        final long messageOffset;
-        long dmaLength = 0;
-        boolean last;
-        switch (wqe.opcode) {
-            case SEND -> opcode = Opcode.SEND;
-            case SEND_WITH_IMM -> opcode = Opcode.SEND_WITH_IMM;
-            case RDMA_WRITE -> opcode = Opcode.WRITE;
-            case RDMA_WRITE_WITH_IMM -> opcode = Opcode.WRITE_WITH_IMM;
-            case RDMA_READ -> opcode = Opcode.READ_REQUEST;
-            case ATOMIC_FETCH_ADD -> opcode = Opcode.FETCH_ADD;
-            default -> opcode = Opcode.CMP_SWAP;
-        }
-        if (opcode == Opcode.READ_REQUEST) {
-            messageOffset = (long) index * mtu;
-            // A first request asks for a whole chunk; a retransmission re-requests one lost segment.
-            final int segments = retransmit ? readRunLength : newReadChunk;
-            dmaLength = Math.min((long) segments * mtu, wqe.length - messageOffset);
-            last = messageOffset + dmaLength == wqe.length;
-        } else if (wqe.isAtomic()) {
-            messageOffset = 0;
-            last = true;
-        } else {
-            messageOffset = (long) index * mtu;
-            payload = (int) Math.min(mtu, wqe.length - messageOffset);
-            last = index == wqe.psnCount - 1;
-        }
-        final int maxLength = opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH;
+        final int maxLength = encoder.layout(wqe, scoreboard.index(psn), readSegments, qp.pathMtu());
         final int pathId = retransmit && scoreboard.transmissions(psn) > 0
             ? qp.paths().forRetransmission(nowNs, scoreboard.path(psn)) : qp.paths().next(nowNs);
-        final int offset = sink.claim(maxLength, qp.paths().entropy(pathId));
+        final int entropy = qp.paths().entropy(pathId);
+        final int offset = sink.claim(maxLength, entropy);
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }
-        final MutableDirectBuffer buffer = sink.buffer();
-        int flags = last ? Flags.LAST | Flags.ACK_REQ : 0;
-        if (retransmit) {
-            flags |= Flags.RETRANSMIT | Flags.ACK_REQ;
-        }
-        if (last && (wqe.sendFlags & SendFlags.SOLICITED) != 0) {
-            flags |= Flags.SOLICITED;
-        }
-        final PacketWriter w = qp.writer();
-        w.header(buffer, offset, opcode, flags, qp.destQpn(), psn, payload, pathId, nowNs, qp.qpn());
-        w.msg(buffer, offset, opcode).msn(wqe.msn).messageOffset(messageOffset)
-            .messageLength(wqe.isAtomic() ? 8 : wqe.length).rsn(wqe.rsn);
-        if (opcode.rethOffset() != Opcode.ABSENT) {
-            w.reth(buffer, offset, opcode).virtualAddress(wqe.remoteAddr).rkey(wqe.rkey)
-                .dmaLength(opcode == Opcode.READ_REQUEST ? dmaLength : wqe.length);
-        }
-        if (opcode.immOffset() != Opcode.ABSENT) {
-            w.imm(buffer, offset, opcode).immediateData(wqe.immData);
-        }
-        if (opcode.atomicOffset() != Opcode.ABSENT) {
-            w.atomic(buffer, offset, opcode).virtualAddress(wqe.remoteAddr).rkey(wqe.rkey)
-                .swapOrAdd(opcode == Opcode.FETCH_ADD ? wqe.compareAdd : wqe.swap)
-                .compare(opcode == Opcode.FETCH_ADD ? 0 : wqe.compareAdd);
-        }
-        if (payload > 0) {
-            wqe.gather(messageOffset, buffer, offset + opcode.headerLength(), payload);
-        }
-        final int length = w.seal(buffer, offset, opcode, payload);
-        qp.commit(sink, offset, length, qp.paths().entropy(pathId));
+        final int length = encoder.write(sink.buffer(), offset, psn, retransmit, pathId, nowNs, qp.destQpn(),
+            qp.qpn());
+        qp.commit(sink, offset, length, entropy);
         qp.congestionControl().onPacketSent(nowNs, length, pathId);
 
         lastTransmitNs = nowNs;
@@ -784,7 +732,7 @@ final class Requester implements LossDetector.Losses {
             countStrayResponse(arrivalNs, psn, KIND_READ);
             return;
         }
-        if (qp.isGoBackN() && scoreboard.state(psn) != DELIVERED && outOfOrderResponse(psn)) {
+        if (recovery.dropsResponse(psn, sndUna, sndNxt)) {
             return;
         }
         lossDetector.onResponse(nowNs, psn);
@@ -871,34 +819,6 @@ final class Requester implements LossDetector.Losses {
         if (rttNs > 0 && rttNs < 1_000_000_000L) {
             rtt.onSample(rttNs);
         }
-    }
-
-    /**
-     * Go-back-N: a READ_RESPONSE is accepted only in PSN order. One after a missing response is
-     * dropped, and the READ is re-requested from the first missing response, once per missing PSN
-     * until progress or an RTO [REL-055].
-     *
-     * @return whether the response was out of order (and dropped)
-     */
-    private boolean outOfOrderResponse(final int psn) {
-        for (int p = sndUna; p != psn; p++) {
-            if (scoreboard.kind(p) == KIND_READ && scoreboard.state(p) != DELIVERED) {
-                counters.increment(EndpointCounter.SEQUENCE_GAP);
-                if (scoreboard.state(p) == IN_FLIGHT && !(gbnReRequested && gbnReRequestedPsn == p)) {
-                    gbnReRequested = true;
-                    gbnReRequestedPsn = p;
-                    final long wqe = scoreboard.wqe(p);
-                    for (int q = p; q != sndNxt && scoreboard.wqe(q) == wqe
-                        && scoreboard.kind(q) == KIND_READ; q++) {
-                        if (scoreboard.state(q) == IN_FLIGHT) {
-                            scoreboard.lost(q, EndpointCounter.RETRANSMITS_GO_BACK_N);
-                        }
-                    }
-                }
-                return true;
-            }
-        }
-        return false;
     }
 
     /** See {@link #onReadResponse}. */
@@ -999,7 +919,7 @@ final class Requester implements LossDetector.Losses {
             // Whatever was delivered decided the expiry's outcome (spurious, or its retransmission
             // arrived and time-based detection now finds the rest lost).
             timeoutEpisodeNs = NO_EXPIRY;
-            gbnReRequested = false;
+            recovery.endEpisode();
             probeTimer.endEpisode();
             consecutiveTimeouts = 0;
             // Progress proves the path works again: the next expiry waits the plain RTO [REL-028].
@@ -1021,7 +941,7 @@ final class Requester implements LossDetector.Losses {
      * probes that come soon pay [REL-024, REL-065].
      */
     private void detectLosses(final long nowNs) {
-        if (lossDetector.detectLosses(nowNs, sndUna, sndNxt, qp.isGoBackN(), qp.paths())) {
+        if (recovery.rack() && lossDetector.detectLosses(nowNs, sndUna, sndNxt, qp.paths())) {
             probeTimer.onLossEpisodes();
         }
     }
@@ -1117,31 +1037,28 @@ final class Requester implements LossDetector.Losses {
             // time-based rule (REL-023) declares every older transmission lost at once. Go-back-N
             // resends everything from the oldest undelivered PSN instead [REL-054]: its responder
             // discarded whatever followed a gap.
-            final boolean goBackN = qp.isGoBackN();
-            gbnReRequested = false;
+            final boolean resendAll = recovery.timeoutResendsAll();
             for (int psn = sndUna; psn != sndNxt; psn++) {
                 if (scoreboard.state(psn) == IN_FLIGHT) {
-                    if (goBackN) {
-                        scoreboard.lost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
-                    } else {
-                        markRequestLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
-                    }
+                    markRequestLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
                     if (scoreboard.kind(psn) != KIND_READ) {
                         penalise(nowNs, scoreboard.path(psn));
                     }
-                    if (!goBackN) {
+                    if (!resendAll) {
                         break;
                     }
                 }
             }
-            timeoutEpisodeNs = goBackN ? NO_EXPIRY : nowNs;
+            // A later delivery of an earlier transmission shows an expiry that resent the oldest
+            // packet alone spurious [REL-058]; go-back-N's resent everything and keeps its backoff.
+            timeoutEpisodeNs = resendAll ? NO_EXPIRY : nowNs;
             progressNs = nowNs;
+            recovery.endEpisode();
             probeTimer.endEpisode();
             fullWindowRetransmitAllowed = true;
             return;
         }
-        final long probeDue = probeTimer.dueNs(progressNs, lastTransmitNs, rto, scoreboard.rnrWaitCount() > 0,
-            qp.isGoBackN());
+        final long probeDue = probeDueNs();
         if (probeDue != Long.MAX_VALUE && nowNs >= probeDue) {
             final int probes = probeTimer.onProbe();
             qp.trace(nowNs, TraceEvent.TAIL_PROBE, sndUna, probes, 0, 0);
@@ -1211,10 +1128,15 @@ final class Requester implements LossDetector.Losses {
         }
         if (scoreboard.inFlight() > 0) {
             deadline = Math.min(deadline, progressNs + rtt.rtoNs());
-            deadline = Math.min(deadline, probeTimer.dueNs(progressNs, lastTransmitNs, rtt.rtoNs(),
-                scoreboard.rnrWaitCount() > 0, qp.isGoBackN()));
+            deadline = Math.min(deadline, probeDueNs());
         }
         return deadline;
+    }
+
+    /** @return when the next tail probe is due, MAX_VALUE when none is ({@link ProbeTimer#dueNs}) [REL-026] */
+    private long probeDueNs() {
+        return recovery.tailProbe()
+            ? probeTimer.dueNs(progressNs, lastTransmitNs, rtt.rtoNs(), scoreboard.rnrWaitCount() > 0) : Long.MAX_VALUE;
     }
 
     boolean hasWork() {

@@ -63,7 +63,7 @@ class LossDetectorTest {
         assertThat(detector.reorderWindowNs(paths)).isEqualTo(MIN_RTO_NS / 4);
         send(0, KIND_DATA, 0);
         send(1, KIND_DATA, 1_000);
-        assertThat(detector.detectLosses(10_000_000, 0, 2, false, paths)).isFalse();
+        assertThat(detector.detectLosses(10_000_000, 0, 2, paths)).isFalse();
         assertThat(lost).isEmpty();
         assertThat(detector.deadlineNs()).isEqualTo(Long.MAX_VALUE);
     }
@@ -79,17 +79,17 @@ class LossDetectorTest {
         send(3, KIND_DATA, 3_000);
         deliver(2, false);
 
-        detector.detectLosses(RTT_NS + window - 1, 0, 4, false, paths);
+        detector.detectLosses(RTT_NS + window - 1, 0, 4, paths);
         assertThat(lost).isEmpty();
         // The timer is armed for the earliest packet that would become lost [REL-023].
         assertThat(detector.deadlineNs()).isEqualTo(RTT_NS + window);
 
-        detector.detectLosses(RTT_NS + window, 0, 4, false, paths);
+        detector.detectLosses(RTT_NS + window, 0, 4, paths);
         assertThat(lost).containsExactly(0);
         assertThat(detector.deadlineNs()).isEqualTo(1_000 + RTT_NS + window);
 
         // PSN 3 was sent after the delivered one: never lost by this rule.
-        detector.detectLosses(10_000_000, 0, 4, false, paths);
+        detector.detectLosses(10_000_000, 0, 4, paths);
         assertThat(lost).containsExactly(0, 1);
         assertThat(detector.deadlineNs()).isEqualTo(Long.MAX_VALUE);
     }
@@ -103,7 +103,7 @@ class LossDetectorTest {
         sb.sent(0, 2_000, seq++, 0, false);
         // Delivered by a cumulative or SACK report: the original may have arrived [REL-023].
         deliver(0, false);
-        detector.detectLosses(10_000_000, 0, 2, false, paths);
+        detector.detectLosses(10_000_000, 0, 2, paths);
         assertThat(lost).isEmpty();
 
         send(2, KIND_DATA, 4_000);
@@ -111,7 +111,7 @@ class LossDetectorTest {
         sb.sent(1, 5_000, seq++, 0, false);
         // Proven by the trigger's echo: PSN 2, sent before that copy, is overdue.
         deliver(1, true);
-        detector.detectLosses(10_000_000, 0, 3, false, paths);
+        detector.detectLosses(10_000_000, 0, 3, paths);
         assertThat(lost).containsExactly(2);
     }
 
@@ -127,25 +127,23 @@ class LossDetectorTest {
         assertThat(detector.respondedAtOrAfter(0)).isTrue();
         assertThat(detector.respondedAtOrAfter(2)).isFalse();
 
-        detector.detectLosses(50_000, 0, 2, false, paths);
+        detector.detectLosses(50_000, 0, 2, paths);
         assertThat(detector.deadlineNs()).isEqualTo(50_000 + window);
-        detector.detectLosses(50_000 + window, 0, 2, false, paths);
+        detector.detectLosses(50_000 + window, 0, 2, paths);
         assertThat(lost).containsExactly(0);
     }
 
     @Test
-    void goBackNAndAResetDetectNothing() {
+    void aResetDetectsNothing() {
         sample(RTT_NS);
         send(0, KIND_DATA, 0);
         send(1, KIND_DATA, 1_000);
         deliver(1, false);
-        assertThat(detector.detectLosses(10_000_000, 0, 2, true, paths)).isFalse();
-        assertThat(lost).isEmpty();
         detector.onResponse(2_000, 1);
 
         detector.reset();
         assertThat(detector.respondedAtOrAfter(0)).isFalse();
-        detector.detectLosses(10_000_000, 0, 2, false, paths);
+        detector.detectLosses(10_000_000, 0, 2, paths);
         assertThat(lost).isEmpty();
         assertThat(detector.deadlineNs()).isEqualTo(Long.MAX_VALUE);
     }
@@ -164,7 +162,7 @@ class LossDetectorTest {
         send(1, KIND_DATA, 1_000);
         deliver(1, false);
         final long window = detector.reorderWindowNs(paths);
-        detector.detectLosses(RTT_NS + window, 0, 2, false, paths);
+        detector.detectLosses(RTT_NS + window, 0, 2, paths);
         assertThat(lost).as("judged with the new SRTT, not the old connection's 1 ms").containsExactly(0);
     }
 
@@ -186,7 +184,7 @@ class LossDetectorTest {
             send(psn, KIND_DATA, 0);
             send(psn + 1, KIND_DATA, 0);
             deliver(psn + 1, false);
-            final boolean shrank = detector.detectLosses(10_000_000, psn, psn + 2, false, paths);
+            final boolean shrank = detector.detectLosses(10_000_000, psn, psn + 2, paths);
             // The 16th episode without a spurious retransmission: the requester halves PROBE_WAIT [REL-065].
             assertThat(shrank).as("episode %d", episode).isEqualTo(episode == LossDetector.EPISODES_TO_SHRINK);
             assertThat(detector.reorderWindowNs(paths)).isEqualTo(shrank ? floor : RTT_NS);

@@ -27,39 +27,37 @@ class ProbeTimerTest {
     }
 
     private long due() {
-        return timer.dueNs(1_000, 5_000, rtt.rtoNs(), false, false);
+        return timer.dueNs(1_000, 5_000, rtt.rtoNs(), false);
     }
 
     @Test
-    void noProbeBeforeTheFirstRttSampleNorUnderGoBackNNorWhileRnrWaits() {
-        assertThat(timer.timeoutNs(false)).isZero();
+    void noProbeBeforeTheFirstRttSampleNorWhileRnrWaits() {
+        assertThat(timer.timeoutNs()).isZero();
         assertThat(due()).isEqualTo(Long.MAX_VALUE);
         rtt.onSample(100_000);
-        assertThat(timer.timeoutNs(true)).isZero();
-        assertThat(timer.dueNs(1_000, 5_000, rtt.rtoNs(), false, true)).isEqualTo(Long.MAX_VALUE);
-        assertThat(timer.dueNs(1_000, 5_000, rtt.rtoNs(), true, false)).isEqualTo(Long.MAX_VALUE);
+        assertThat(timer.dueNs(1_000, 5_000, rtt.rtoNs(), true)).isEqualTo(Long.MAX_VALUE);
     }
 
     @Test
     void noProbeWhenTheMinimumProbeTimeIsZero() {
         config.minTailProbeNs(0);
         rtt.onSample(100_000);
-        assertThat(timer.timeoutNs(false)).isZero();
+        assertThat(timer.timeoutNs()).isZero();
         assertThat(due()).isEqualTo(Long.MAX_VALUE);
     }
 
     @Test
     void ptoIsTwiceSrttPlusCoalescingWithinTheMinimumAndTheRto() {
         rtt.onSample(100_000);
-        assertThat(timer.timeoutNs(false)).isEqualTo(2 * 100_000 + 10_000);
+        assertThat(timer.timeoutNs()).isEqualTo(2 * 100_000 + 10_000);
         // Runs from the later of the last progress and the last transmission.
         assertThat(due()).isEqualTo(5_000 + 210_000);
-        assertThat(timer.dueNs(9_000, 5_000, rtt.rtoNs(), false, false)).isEqualTo(9_000 + 210_000);
+        assertThat(timer.dueNs(9_000, 5_000, rtt.rtoNs(), false)).isEqualTo(9_000 + 210_000);
 
         final RttEstimator fast = new RttEstimator(10_000_000, 10_000_000, 100_000_000);
         fast.onSample(2_000);
         timer.start(fast);
-        assertThat(timer.timeoutNs(false)).as("floor").isEqualTo(20_000);
+        assertThat(timer.timeoutNs()).as("floor").isEqualTo(20_000);
 
         final RttEstimator slow = new RttEstimator(1_000_000, 100_000, 100_000_000);
         for (int i = 0; i < 50; i++) {
@@ -68,7 +66,7 @@ class ProbeTimerTest {
         }
         assertThat(slow.rtoNs()).isLessThan(2 * slow.srttNs());
         timer.start(slow);
-        assertThat(timer.timeoutNs(false)).as("capped by the RTO").isEqualTo(slow.rtoNs());
+        assertThat(timer.timeoutNs()).as("capped by the RTO").isEqualTo(slow.rtoNs());
     }
 
     @Test
@@ -93,7 +91,7 @@ class ProbeTimerTest {
         rtt.onSample(100_000);
         timer.onSpuriousProbe(1_000_000, 600_000);
         assertThat(timer.probeWaitNs()).isEqualTo(800_000);
-        assertThat(timer.timeoutNs(false)).isEqualTo(800_000 + 10_000);
+        assertThat(timer.timeoutNs()).isEqualTo(800_000 + 10_000);
         // A second, shorter proof of the same episode changes nothing.
         timer.onSpuriousProbe(1_000_000, 900_000);
         assertThat(timer.probeWaitNs()).isEqualTo(800_000);

@@ -1,0 +1,116 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
+package org.metaroce.core.engine;
+
+import org.agrona.MutableDirectBuffer;
+import org.metaroce.core.verbs.SendFlags;
+import org.metaroce.core.wire.Flags;
+import org.metaroce.core.wire.Opcode;
+import org.metaroce.core.wire.WireConstants;
+
+/**
+ * Turns one request packet of a send work request into its bytes (specification 3 and 5): the
+ * opcode of the work request's operation, the packet's Message Offset and payload [OPS-002], a
+ * READ_REQUEST's requested range [OPS-020], the flags LAST [WIRE-015], ACK_REQ, RETRANSMIT
+ * [WIRE-016] and SOLICITED, and the headers, written with the endpoint's {@link PacketWriter}. A
+ * retransmission differs from the original only in its flags, Transmit Timestamp and Path ID
+ * [REL-031].
+ *
+ * <p>It knows neither the scoreboard nor the window: the {@link Requester} gives it the work
+ * request and the packet's index, PSN, transmission kind and path, and keeps the path choice, the
+ * claim and commit of the sink's room and the record of the transmission. That takes two steps,
+ * because the room to claim depends on the packet and the claim on the path (its entropy value):
+ * {@link #layout} fixes the packet and returns the most bytes it takes, {@link #write} writes the
+ * packet last laid out into the room claimed for it.
+ *
+ * <p>Primitive fields only, so that nothing is allocated per packet.
+ */
+final class RequestEncoder {
+    private final PacketWriter writer;
+
+    // The packet last laid out.
+    private SendWqe wqe;
+    private Opcode opcode;
+    private long messageOffset;
+    private int payload;
+    /** The bytes a READ_REQUEST asks for [OPS-020]. */
+    private long dmaLength;
+    private boolean last;
+
+    RequestEncoder(final PacketWriter writer) {
+        this.writer = writer;
+    }
+
+    /**
+     * Lays out packet {@code index} of {@code wqe}.
+     *
+     * @param readSegments for a READ, the response PSNs the READ_REQUEST asks for (a first request
+     *     a whole chunk, a re-request one lost run [REL-046]); ignored otherwise
+     * @param mtu the path MTU
+     * @return the most bytes the packet takes, integrity check included
+     */
+    int layout(final SendWqe wqe, final int index, final int readSegments, final int mtu) {
+        this.wqe = wqe;
+        opcode = switch (wqe.opcode) {
+            case SEND -> Opcode.SEND;
+            case SEND_WITH_IMM -> Opcode.SEND_WITH_IMM;
+            case RDMA_WRITE -> Opcode.WRITE;
+            case RDMA_WRITE_WITH_IMM -> Opcode.WRITE_WITH_IMM;
+            case RDMA_READ -> Opcode.READ_REQUEST;
+            case ATOMIC_FETCH_ADD -> Opcode.FETCH_ADD;
+            case ATOMIC_CMP_SWAP -> Opcode.CMP_SWAP;
+        };
+        payload = 0;
+        dmaLength = 0;
+        if (opcode == Opcode.READ_REQUEST) {
+            messageOffset = (long) index * mtu;
+            dmaLength = Math.min((long) readSegments * mtu, wqe.length - messageOffset);
+            last = messageOffset + dmaLength == wqe.length;
+        } else if (wqe.isAtomic()) {
+            messageOffset = 0;
+            last = true;
+        } else {
+            messageOffset = (long) index * mtu;
+            payload = (int) Math.min(mtu, wqe.length - messageOffset);
+            last = index == wqe.psnCount - 1;
+        }
+        return opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH;
+    }
+
+    /**
+     * Writes the packet last laid out at {@code offset} and seals it.
+     *
+     * @param retransmit whether the PSN was sent before: RETRANSMIT and ACK_REQ are set [WIRE-016]
+     * @return the packet's length
+     */
+    int write(final MutableDirectBuffer buffer, final int offset, final int psn, final boolean retransmit,
+              final int pathId, final long nowNs, final int destQpn, final int sourceQpn) {
+        int flags = last ? Flags.LAST | Flags.ACK_REQ : 0;
+        if (retransmit) {
+            flags |= Flags.RETRANSMIT | Flags.ACK_REQ;
+        }
+        if (last && (wqe.sendFlags & SendFlags.SOLICITED) != 0) {
+            flags |= Flags.SOLICITED;
+        }
+        writer.header(buffer, offset, opcode, flags, destQpn, psn, payload, pathId, nowNs, sourceQpn);
+        writer.msg(buffer, offset, opcode).msn(wqe.msn).messageOffset(messageOffset)
+            .messageLength(wqe.isAtomic() ? 8 : wqe.length).rsn(wqe.rsn);
+        if (opcode.rethOffset() != Opcode.ABSENT) {
+            writer.reth(buffer, offset, opcode).virtualAddress(wqe.remoteAddr).rkey(wqe.rkey)
+                .dmaLength(opcode == Opcode.READ_REQUEST ? dmaLength : wqe.length);
+        }
+        if (opcode.immOffset() != Opcode.ABSENT) {
+            writer.imm(buffer, offset, opcode).immediateData(wqe.immData);
+        }
+        if (opcode.atomicOffset() != Opcode.ABSENT) {
+            writer.atomic(buffer, offset, opcode).virtualAddress(wqe.remoteAddr).rkey(wqe.rkey)
+                .swapOrAdd(opcode == Opcode.FETCH_ADD ? wqe.compareAdd : wqe.swap)
+                .compare(opcode == Opcode.FETCH_ADD ? 0 : wqe.compareAdd);
+        }
+        if (payload > 0) {
+            wqe.gather(messageOffset, buffer, offset + opcode.headerLength(), payload);
+        }
+        return writer.seal(buffer, offset, opcode, payload);
+    }
+}
