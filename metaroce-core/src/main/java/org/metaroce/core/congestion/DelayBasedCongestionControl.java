@@ -283,8 +283,12 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         }
         if (ecnEcho) {
             lastCeNs = nowNs;
-            // A marked queue is in the fabric: the delay seen so far was not the hosts' [CC-031].
-            unmarkedDelayNs = 0;
+            if (marks == null) {
+                // A marked queue is in the fabric: the delay seen so far was not the hosts' [CC-031].
+                // On a software endpoint the delay is the hosts' whatever is marked, and H keeps
+                // MAX_CWND above the window its host's round trip needs [CC-037].
+                unmarkedDelayNs = 0;
+            }
         }
         if (rttNs > 0 && firstSampleNs == Long.MIN_VALUE / 2) {
             firstSampleNs = nowNs;

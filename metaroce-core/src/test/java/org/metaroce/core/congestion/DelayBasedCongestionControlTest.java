@@ -201,6 +201,59 @@ class DelayBasedCongestionControlTest {
         assertThat(host.windowBytes()).isEqualTo(afterLoss);
     }
 
+    @Test
+    @DisplayName("[CC-037] on a software endpoint with ECN one mark costs one decrease of alpha/2, not a halving per SRTT for CE_MEMORY")
+    void aSoftwareEndpointDecidesOnMarksAlone() {
+        final long rate = 10_000_000_000L;
+        final DelayBasedCongestionControl delay = new DelayBasedCongestionControl(PMTU, rate, true);
+        final DelayBasedCongestionControl software = new DelayBasedCongestionControl(PMTU, rate, true)
+            .softwareEndpoint(true);
+        final DelayBasedCongestionControl noEcn = new DelayBasedCongestionControl(PMTU, rate, false)
+            .softwareEndpoint(true);
+        assertThat(noEcn.markedFraction()).as("without ECN nothing changes").isNaN();
+        long now = 0;
+        // Host delay: every sample 1 ms above a 10 us base, far above the target; 100 ACKs per SRTT.
+        for (final DelayBasedCongestionControl cc : new DelayBasedCongestionControl[] {delay, software}) {
+            cc.onAck(0, 1, 10_000, false, 0);
+        }
+        final double[] atMark = new double[2];
+        final double[] afterMemory = new double[2];
+        for (int i = 1; i <= 2_000; i++) {
+            now = i * 10_000L;
+            if (i == 1_000) {
+                atMark[0] = delay.windowBytes();
+                atMark[1] = software.windowBytes();
+            }
+            for (final DelayBasedCongestionControl cc : new DelayBasedCongestionControl[] {delay, software}) {
+                // One mark, at 10 ms; every other ACK unmarked, for 20 SRTTs.
+                cc.onAck(now, 1, 1_010_000, i == 1_000, 0);
+            }
+            if (i == 1_500) {
+                // Five SRTTs after the mark: CE_MEMORY (4 SRTTs) is over.
+                afterMemory[0] = delay.windowBytes();
+                afterMemory[1] = software.windowBytes();
+            }
+        }
+        System.out.printf("window at the mark / 5 SRTTs later: delay-decided %.0f / %.0f B, marks-only %.0f / %.0f B;"
+            + " %s; %s%n", atMark[0], afterMemory[0], atMark[1], afterMemory[1], delay, software);
+        assertThat(software.markedFraction()).isLessThan(1.0);
+        // The delay quadrants take every SRTT of CE_MEMORY after the mark as a queue at a marking
+        // switch (q >= T): four halvings or more, and the mark reset H, so MAX_CWND fell to
+        // 1.5 x LINK_RATE x baseRTT [CC-031].
+        assertThat(delay.decreases()).isGreaterThanOrEqualTo(4);
+        assertThat(software.decreases()).isEqualTo(1);
+        assertThat(afterMemory[0]).isLessThan(atMark[0] / 2);
+        // Marks alone: one decrease of alpha/2, regrown by the fair increase within CE_MEMORY.
+        assertThat(afterMemory[1]).isGreaterThan(atMark[1] * 0.9);
+        assertThat(software.unmarkedDelayNs()).as("H survives the mark on a software endpoint")
+            .isGreaterThan(900_000);
+        // Only a mark confirms a loss; the standing delay, far above baseRTT + T, does not [CC-035].
+        final double before = software.windowBytes();
+        software.onLoss(now + 2_000_000, 0, false);
+        assertThat(software.windowBytes()).as("no mark for CE_MEMORY, delay is the hosts': the floor")
+            .isGreaterThan(before * 0.5 + 1);
+    }
+
     /** A QP whose unmarked delay, 100 us above a 10 us base for 20 ms, was learnt as host delay [CC-029]. */
     private static DelayBasedCongestionControl hostDelayLearnt(final long rate) {
         final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, rate, true);
