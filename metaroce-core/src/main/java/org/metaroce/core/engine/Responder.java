@@ -3,8 +3,6 @@
 
 package org.metaroce.core.engine;
 
-import java.util.Arrays;
-
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.metaroce.core.reliability.Psn;
@@ -37,8 +35,11 @@ import org.metaroce.core.wire.WireConstants;
  * atomics with a replay cache [REL-047], and the ACK/NACK stream back to the requester, whose
  * timing and triggering packets the {@link AckScheduler} decides [REL-008..REL-011].
  *
- * <p>A checked atomic goes to its {@link AtomicExecutor}, which holds, executes and answers it;
- * the order between READs and atomics [OPS-029] is kept here, since only here are both known.
+ * <p>This class checks each request (window, access, rkey: the steps of 6.3 that every opcode
+ * shares) and hands a checked READ to its {@link ReadResponder} and a checked atomic to its
+ * {@link AtomicExecutor}, which hold them and write their responses. The order between the two
+ * kinds [OPS-029] is kept here, since only here are both known: each part is told the cumulative
+ * PSN and the other's oldest held PSN.
  */
 final class Responder {
     private static final int MAX_FATAL_REPEATS = 8;
@@ -95,22 +96,11 @@ final class Responder {
     private MemoryRegion cachedRegion;
     private int cachedRkey;
 
-    // READs accepted and not yet fully answered, in PSN order [OPS-029]; fields by the queue's slot.
-    private final PsnOrderedQueue reads;
-    private final MemoryRegion[] readRegion;
-    private final long[] readRegionOffset;
-    private final long[] readMessageOffset;
-    private final long[] readMessageLength;
-    private final int[] readMsn;
-    private final int[] readCount;
-    private final int[] readNext;
-    private final long[] readBytes;
-    /** Whether the held READ re-executes a duplicate request (responses carry RETRANSMIT) [REL-044]. */
-    private final boolean[] readRepeat;
-
+    /** Held READs and their READ_RESPONSEs [OPS-029, REL-044]. */
+    private final ReadResponder reads;
     /** Held atomics, their execution and responses, and the replay cache [OPS-029, REL-047]. */
     private final AtomicExecutor atomics;
-    /** How the atomic part, and this class, send a packet: the QP's path and addresses. */
+    /** How the READ and atomic parts, and this class, send a packet: the QP's path and addresses. */
     private final PeerOut out = new PeerOut();
 
     Responder(final QueuePair qp, final int recvQueueDepth, final int maxRecvSge, final int maxDestRdAtomic,
@@ -125,17 +115,7 @@ final class Responder {
             recvRing[i] = new RecvWqe(maxRecvSge);
             recvRing[i].reset();
         }
-        final int readJobs = Math.max(4, 2 * maxDestRdAtomic);
-        reads = new PsnOrderedQueue(readJobs);
-        readRegion = new MemoryRegion[readJobs];
-        readRegionOffset = new long[readJobs];
-        readMessageOffset = new long[readJobs];
-        readMessageLength = new long[readJobs];
-        readMsn = new int[readJobs];
-        readCount = new int[readJobs];
-        readNext = new int[readJobs];
-        readBytes = new long[readJobs];
-        readRepeat = new boolean[readJobs];
+        reads = new ReadResponder(Math.max(4, 2 * maxDestRdAtomic));
         atomics = new AtomicExecutor(Math.max(4, 2 * maxDestRdAtomic));
     }
 
@@ -500,7 +480,7 @@ final class Responder {
         final long messageLength = MessageHeader.messageLength(buffer, msg);
         final long dmaLength = RdmaHeader.dmaLength(buffer, reth);
         final int mtu = qp.pathMtu();
-        final int count = (int) Math.max(1, (dmaLength + mtu - 1) / mtu);
+        final int count = ReadResponder.responseCount(dmaLength, mtu);
         final int lastPsn = psn + count - 1;
         final int lastClass = window.classify(lastPsn);
         if (lastClass == ReceiveWindow.BEYOND_WINDOW || lastClass == ReceiveWindow.OUT_OF_RANGE) {
@@ -517,7 +497,7 @@ final class Responder {
         }
         if (!anyNew) {
             counters.increment(EndpointCounter.DUPLICATE_REQUESTS);
-            if (reads.contains(psn)) {
+            if (reads.isHeld(psn)) {
                 // Already held or being answered: the answer is on its way [REL-044].
                 acks.duplicateOfHeld(psn, flags, BaseHeader.timestamp(buffer, offset),
                     BaseHeader.pathId(buffer, offset), packetArrivalNs, ce);
@@ -543,16 +523,8 @@ final class Responder {
         }
         // Held in PSN order so they execute in PSN order [OPS-029]. A repeated request is simply
         // executed again: READ is idempotent [REL-044].
-        final int j = reads.insert(psn);
-        readRegion[j] = mr;
-        readRegionOffset[j] = mr == null ? 0 : mr.offsetOf(va);
-        readMessageOffset[j] = messageOffset;
-        readMessageLength[j] = messageLength;
-        readMsn[j] = MessageHeader.msn(buffer, msg);
-        readCount[j] = count;
-        readNext[j] = 0;
-        readBytes[j] = dmaLength;
-        readRepeat[j] = !anyNew;
+        reads.hold(psn, mr, mr == null ? 0 : mr.offsetOf(va), messageOffset, messageLength,
+            MessageHeader.msn(buffer, msg), count, dmaLength, !anyNew);
         accepted = true;
         final boolean hadGap = window.hasGap();
         final int d = psn - window.expectedPsn();
@@ -564,12 +536,6 @@ final class Responder {
         acks.acceptedRead(nowNs, psn, flags, BaseHeader.timestamp(buffer, offset), BaseHeader.pathId(buffer, offset),
             packetArrivalNs, ce, !anyNew, d, hadGap);
         afterAdvance();
-    }
-
-    /** Forgets the oldest held READ: answered, or failed. */
-    private void removeRead() {
-        readRegion[reads.slotAt(0)] = null;
-        reads.removeHead();
     }
 
     /** Checks an atomic and holds it until every earlier PSN has arrived [OPS-029]. */
@@ -601,8 +567,8 @@ final class Responder {
      * READ has been answered, so atomics and READs take effect in PSN order [OPS-029].
      */
     private void executeReadyAtomics() {
-        final boolean readHeld = !reads.isEmpty();
-        atomics.executeReady(window.expectedPsn(), readHeld, readHeld ? reads.psnAt(0) : 0);
+        final boolean readHeld = reads.hasHeld();
+        atomics.executeReady(window.expectedPsn(), readHeld, readHeld ? reads.oldestPsn() : 0);
     }
 
     /**
@@ -724,7 +690,6 @@ final class Responder {
 
     /** Forgets the held READs and atomics, and the regions they hold on to. */
     private void dropHeldRequests() {
-        Arrays.fill(readRegion, null);
         reads.clear();
         atomics.dropHeld();
     }
@@ -789,8 +754,12 @@ final class Responder {
             counters.increment(EndpointCounter.ATOMIC_RESPONSES_OUT);
             emitted++;
         }
-        while (!reads.isEmpty() && emitted < budget && readExecutable()) {
-            if (!emitReadResponse(nowNs, sink)) {
+        while (reads.hasHeld() && emitted < budget && readExecutable()) {
+            if (reads.oldestLostItsRegion()) {
+                failReadWithoutRegion(nowNs);
+            } else if (reads.emitResponse(nowNs, sink, out, qp.pathMtu())) {
+                counters.increment(EndpointCounter.READ_RESPONSES_OUT);
+            } else {
                 return emitted;
             }
             emitted++;
@@ -801,8 +770,25 @@ final class Responder {
 
     /** The oldest held READ may run once every earlier PSN arrived and earlier atomics ran [OPS-029]. */
     private boolean readExecutable() {
-        final int psn = reads.psnAt(0);
-        return Psn.before(psn, window.expectedPsn()) && (!atomics.hasHeld() || Psn.before(psn, atomics.oldestHeldPsn()));
+        final boolean atomicHeld = atomics.hasHeld();
+        return reads.oldestMayRun(window.expectedPsn(), atomicHeld, atomicHeld ? atomics.oldestHeldPsn() : 0);
+    }
+
+    /**
+     * The oldest READ's region was deregistered while it was being answered: the requester gets
+     * REM_ACCESS_ERR, with the READ_REQUEST's PSN as NACK PSN whatever response was next [MEM-006].
+     */
+    private void failReadWithoutRegion(final long nowNs) {
+        final int psn = reads.oldestPsn();
+        reads.forgetOldest();
+        counters.increment(EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
+        // No packet caused it directly: the READ_REQUEST's PSN is the trigger, with no echo.
+        acks.queue(NackReason.REMOTE_ACCESS.code(), psn, 0, psn, 0, 0, nowNs, 0);
+        fatalReason = NackReason.REMOTE_ACCESS.code();
+        fatalPsn = psn;
+        qp.recordFailure("a READ at PSN " + Integer.toUnsignedString(psn) + " lost its source region while being "
+            + "answered: NACK REMOTE_ACCESS [MEM-014]");
+        qp.enterError(AsyncEventType.QP_ACCESS_ERR);
     }
 
     /**
@@ -860,52 +846,6 @@ final class Responder {
             .credit(credit).echoedPathId(echoedPathId).ackFlags(ackFlags);
     }
 
-    private boolean emitReadResponse(final long nowNs, final TransmitSink sink) {
-        final int mtu = qp.pathMtu();
-        final int r = reads.slotAt(0);
-        final int k = readNext[r];
-        final long within = (long) k * mtu;
-        final int payload = (int) Math.min(mtu, readBytes[r] - within);
-        final Opcode opcode = Opcode.READ_RESPONSE;
-        final MemoryRegion mr = readRegion[r];
-        if (mr != null && !mr.isValid()) {
-            // Deregistered while the READ was being answered: the requester gets REM_ACCESS_ERR, with
-            // the READ_REQUEST's PSN as NACK PSN whatever response was next [MEM-006].
-            final int psn = reads.psnAt(0);
-            removeRead();
-            counters.increment(EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
-            // No packet caused it directly: the READ_REQUEST's PSN is the trigger, with no echo.
-            acks.queue(NackReason.REMOTE_ACCESS.code(), psn, 0, psn, 0, 0, nowNs, 0);
-            fatalReason = NackReason.REMOTE_ACCESS.code();
-            fatalPsn = psn;
-            qp.recordFailure("a READ at PSN " + Integer.toUnsignedString(psn) + " lost its source region while being "
-                + "answered: NACK REMOTE_ACCESS [MEM-014]");
-            qp.enterError(AsyncEventType.QP_ACCESS_ERR);
-            return true;
-        }
-        final int offset = out.claim(sink, nowNs, opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH);
-        if (offset == TransmitSink.NO_ROOM) {
-            return false;
-        }
-        final MutableDirectBuffer buffer = sink.buffer();
-        final long messageOffset = readMessageOffset[r] + within;
-        final int flags = (messageOffset + payload == readMessageLength[r] ? Flags.LAST : 0)
-            | (readRepeat[r] ? Flags.RETRANSMIT : 0);
-        final PacketWriter w = out.header(buffer, offset, opcode, flags, reads.psnAt(0) + k, payload, nowNs);
-        w.msg(buffer, offset, opcode).msn(readMsn[r]).messageOffset(messageOffset)
-            .messageLength(readMessageLength[r]).rsn(0);
-        if (payload > 0 && mr != null) {
-            buffer.putBytes(offset + opcode.headerLength(), mr.buffer(), (int) (readRegionOffset[r] + messageOffset),
-                payload);
-        }
-        out.commit(sink, offset, opcode, payload);
-        counters.increment(EndpointCounter.READ_RESPONSES_OUT);
-        if (++readNext[r] == readCount[r]) {
-            removeRead();
-        }
-        return true;
-    }
-
     /** @return whether ACKs or NACKs of its own wait to be emitted (the only packets it sends in ERR) */
     boolean hasOwnPackets() {
         return acks.hasOwn();
@@ -916,7 +856,7 @@ final class Responder {
      *     ACK of its own, CNP, atomic or READ response): it may then follow the QP's requests [REL-008]
      */
     boolean onlyCoalescedAckPending() {
-        return acks.ackPending() && !acks.hasOwn() && !cnpPending && !atomics.hasResponses() && reads.isEmpty();
+        return acks.ackPending() && !acks.hasOwn() && !cnpPending && !atomics.hasResponses() && !reads.hasHeld();
     }
 
     long nextDeadlineNs() {
@@ -926,7 +866,7 @@ final class Responder {
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
             return Long.MAX_VALUE;
         }
-        if (cnpPending || atomics.hasResponses() || (!reads.isEmpty() && readExecutable())) {
+        if (cnpPending || atomics.hasResponses() || (reads.hasHeld() && readExecutable())) {
             return Long.MIN_VALUE;
         }
         return acks.ackDeadlineNs();

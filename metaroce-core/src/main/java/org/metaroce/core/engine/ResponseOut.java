@@ -7,7 +7,7 @@ import org.agrona.MutableDirectBuffer;
 import org.metaroce.core.wire.Opcode;
 
 /**
- * How the responder's parts (the {@link AtomicExecutor}) send a response
+ * How the responder's parts ({@link ReadResponder}, {@link AtomicExecutor}) send a response
  * packet without holding the queue pair: the responder's path choice, the Base Header's addresses
  * and the queue pair's packet accounting stay behind this interface. One packet at a time:
  * {@link #claim}, then {@link #header} and the part's own headers and payload, then
