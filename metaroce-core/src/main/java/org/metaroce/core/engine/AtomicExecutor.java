@@ -167,14 +167,16 @@ final class AtomicExecutor {
 
     /**
      * A retransmitted atomic is answered from the cache, never executed twice [REL-047]; one whose
-     * PSN is not retained gets nothing here (only the duplicate ACK of REL-042).
+     * PSN is not retained gets nothing here (only the duplicate ACK of REL-042). Nor does one that
+     * finds every slot in use: the held atomics' responses need the ring's room when they execute,
+     * and the requester's timer resends the duplicate.
      *
      * @return whether a replayed response was queued
      */
     boolean replay(final int psn) {
         for (int i = 0; i < slots; i++) {
             if (cacheValid[i] && cachePsn[i] == psn) {
-                if (outCount < slots) {
+                if (!isFull()) {
                     queueResponse(psn, cacheMsn[i], cacheValue[i], true);
                     return true;
                 }

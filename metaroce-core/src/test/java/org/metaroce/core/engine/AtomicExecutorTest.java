@@ -155,6 +155,36 @@ class AtomicExecutorTest {
         assertThat(atomics.isFull()).isFalse();
     }
 
+    /**
+     * A replay may not take the room a held atomic's response will need: responses share one ring
+     * of SLOTS entries, and every held atomic queues one when it executes. (Replays used to check
+     * only the ring's count: with two atomics held behind a gap, two replays filled the ring, and
+     * the held atomics' responses then overwrote the oldest unwritten ones — the first atomic's
+     * own response was never sent and the last went out twice.)
+     */
+    @Test
+    void aReplayNeverTakesTheRoomOfAHeldAtomicsResponse() {
+        fetchAdd(BASE, 1, 0, 1);
+        atomics.executeReady(BASE + 1, false, 0);
+        // BASE + 1 is missing: these two wait behind it.
+        fetchAdd(BASE + 2, 3, 0, 1);
+        fetchAdd(BASE + 3, 4, 0, 1);
+        atomics.executeReady(BASE + 1, false, 0);
+        assertThat(atomics.replay(BASE)).isTrue();
+        // One response and one replay unwritten, two atomics held: every slot is spoken for.
+        assertThat(atomics.isFull()).isTrue();
+        assertThat(atomics.replay(BASE)).isFalse();
+        atomics.executeReady(BASE + 4, false, 0);
+        emitAll();
+        assertThat(out.sent()).isEqualTo(4);
+        assertThat(out.psn(0)).isEqualTo(BASE);
+        assertThat(out.flags(0)).isEqualTo(Flags.LAST);
+        assertThat(out.psn(1)).isEqualTo(BASE);
+        assertThat(out.flags(1)).isEqualTo(Flags.LAST | Flags.RETRANSMIT);
+        assertThat(out.psn(2)).isEqualTo(BASE + 2);
+        assertThat(out.psn(3)).isEqualTo(BASE + 3);
+    }
+
     @Test
     void aFlushForgetsHeldAtomicsAndResponsesButAResetAlsoForgetsTheResults() {
         fetchAdd(BASE, 1, 0, 1);
