@@ -3,11 +3,8 @@
 
 package org.metaroce.core.engine;
 
-import java.util.Arrays;
-
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.metaroce.core.reliability.Psn;
 import org.metaroce.core.reliability.ReceiveWindow;
 import org.metaroce.core.verbs.AccessFlags;
@@ -37,6 +34,12 @@ import org.metaroce.core.wire.WireConstants;
  * atomics executed in PSN order once everything before them has arrived [OPS-029], exactly-once
  * atomics with a replay cache [REL-047], and the ACK/NACK stream back to the requester, whose
  * timing and triggering packets the {@link AckScheduler} decides [REL-008..REL-011].
+ *
+ * <p>This class checks each request (window, access, rkey: the steps of 6.3 that every opcode
+ * shares) and hands a checked READ to its {@link ReadResponder} and a checked atomic to its
+ * {@link AtomicExecutor}, which hold them and write their responses. The order between the two
+ * kinds [OPS-029] is kept here, since only here are both known: each part is told the cumulative
+ * PSN and the other's oldest held PSN.
  */
 final class Responder {
     private static final int MAX_FATAL_REPEATS = 8;
@@ -93,41 +96,12 @@ final class Responder {
     private MemoryRegion cachedRegion;
     private int cachedRkey;
 
-    // READs accepted and not yet fully answered, in PSN order [OPS-029]; fields by the queue's slot.
-    private final PsnOrderedQueue reads;
-    private final MemoryRegion[] readRegion;
-    private final long[] readRegionOffset;
-    private final long[] readMessageOffset;
-    private final long[] readMessageLength;
-    private final int[] readMsn;
-    private final int[] readCount;
-    private final int[] readNext;
-    private final long[] readBytes;
-    /** Whether the held READ re-executes a duplicate request (responses carry RETRANSMIT) [REL-044]. */
-    private final boolean[] readRepeat;
-
-    // Atomics accepted and not yet executed, in PSN order, fields by the queue's slot; executed
-    // ones wait in the response queue.
-    private final int atomicSlots;
-    private final PsnOrderedQueue held;
-    private final int[] heldMsn;
-    private final boolean[] heldCompareSwap;
-    private final MemoryRegion[] heldRegion;
-    private final int[] heldIndex;
-    private final long[] heldSwapAdd;
-    private final long[] heldCompare;
-    private final int[] atomicOutPsn;
-    private final int[] atomicOutMsn;
-    private final long[] atomicOutValue;
-    /** Whether the queued ATOMIC_RESPONSE replays a retained result (sent with RETRANSMIT) [REL-047]. */
-    private final boolean[] atomicOutReplay;
-    private int atomicOutHead;
-    private int atomicOutCount;
-    private final int[] cachePsn;
-    private final int[] cacheMsn;
-    private final long[] cacheValue;
-    private final boolean[] cacheValid;
-    private int cacheNext;
+    /** Held READs and their READ_RESPONSEs [OPS-029, REL-044]. */
+    private final ReadResponder reads;
+    /** Held atomics, their execution and responses, and the replay cache [OPS-029, REL-047]. */
+    private final AtomicExecutor atomics;
+    /** How the READ and atomic parts, and this class, send a packet: the QP's path and addresses. */
+    private final PeerOut out = new PeerOut();
 
     Responder(final QueuePair qp, final int recvQueueDepth, final int maxRecvSge, final int maxDestRdAtomic,
               final EndpointConfig config, final EndpointCounters counters) {
@@ -141,33 +115,8 @@ final class Responder {
             recvRing[i] = new RecvWqe(maxRecvSge);
             recvRing[i].reset();
         }
-        final int readJobs = Math.max(4, 2 * maxDestRdAtomic);
-        reads = new PsnOrderedQueue(readJobs);
-        readRegion = new MemoryRegion[readJobs];
-        readRegionOffset = new long[readJobs];
-        readMessageOffset = new long[readJobs];
-        readMessageLength = new long[readJobs];
-        readMsn = new int[readJobs];
-        readCount = new int[readJobs];
-        readNext = new int[readJobs];
-        readBytes = new long[readJobs];
-        readRepeat = new boolean[readJobs];
-        atomicSlots = Math.max(4, 2 * maxDestRdAtomic);
-        held = new PsnOrderedQueue(atomicSlots);
-        heldMsn = new int[atomicSlots];
-        heldCompareSwap = new boolean[atomicSlots];
-        heldRegion = new MemoryRegion[atomicSlots];
-        heldIndex = new int[atomicSlots];
-        heldSwapAdd = new long[atomicSlots];
-        heldCompare = new long[atomicSlots];
-        atomicOutPsn = new int[atomicSlots];
-        atomicOutMsn = new int[atomicSlots];
-        atomicOutValue = new long[atomicSlots];
-        atomicOutReplay = new boolean[atomicSlots];
-        cachePsn = new int[atomicSlots];
-        cacheMsn = new int[atomicSlots];
-        cacheValue = new long[atomicSlots];
-        cacheValid = new boolean[atomicSlots];
+        reads = new ReadResponder(Math.max(4, 2 * maxDestRdAtomic));
+        atomics = new AtomicExecutor(Math.max(4, 2 * maxDestRdAtomic));
     }
 
     void start(final int expectedPsn) {
@@ -299,8 +248,8 @@ final class Responder {
         }
         if (cls == ReceiveWindow.DUPLICATE) {
             counters.increment(EndpointCounter.DUPLICATE_REQUESTS);
-            if (opcode == Opcode.FETCH_ADD || opcode == Opcode.CMP_SWAP) {
-                replayAtomic(psn);
+            if ((opcode == Opcode.FETCH_ADD || opcode == Opcode.CMP_SWAP) && atomics.replay(psn)) {
+                counters.increment(EndpointCounter.ATOMIC_REPLAYS);
             }
             // Every duplicate gets an ACK of its own with the DUPLICATE flag [REL-042]: coalesced
             // into another packet's ACK the flag would be lost, and it is how the requester learns
@@ -531,7 +480,7 @@ final class Responder {
         final long messageLength = MessageHeader.messageLength(buffer, msg);
         final long dmaLength = RdmaHeader.dmaLength(buffer, reth);
         final int mtu = qp.pathMtu();
-        final int count = (int) Math.max(1, (dmaLength + mtu - 1) / mtu);
+        final int count = ReadResponder.responseCount(dmaLength, mtu);
         final int lastPsn = psn + count - 1;
         final int lastClass = window.classify(lastPsn);
         if (lastClass == ReceiveWindow.BEYOND_WINDOW || lastClass == ReceiveWindow.OUT_OF_RANGE) {
@@ -548,7 +497,7 @@ final class Responder {
         }
         if (!anyNew) {
             counters.increment(EndpointCounter.DUPLICATE_REQUESTS);
-            if (reads.contains(psn)) {
+            if (reads.isHeld(psn)) {
                 // Already held or being answered: the answer is on its way [REL-044].
                 acks.duplicateOfHeld(psn, flags, BaseHeader.timestamp(buffer, offset),
                     BaseHeader.pathId(buffer, offset), packetArrivalNs, ce);
@@ -574,16 +523,8 @@ final class Responder {
         }
         // Held in PSN order so they execute in PSN order [OPS-029]. A repeated request is simply
         // executed again: READ is idempotent [REL-044].
-        final int j = reads.insert(psn);
-        readRegion[j] = mr;
-        readRegionOffset[j] = mr == null ? 0 : mr.offsetOf(va);
-        readMessageOffset[j] = messageOffset;
-        readMessageLength[j] = messageLength;
-        readMsn[j] = MessageHeader.msn(buffer, msg);
-        readCount[j] = count;
-        readNext[j] = 0;
-        readBytes[j] = dmaLength;
-        readRepeat[j] = !anyNew;
+        reads.hold(psn, mr, mr == null ? 0 : mr.offsetOf(va), messageOffset, messageLength,
+            MessageHeader.msn(buffer, msg), count, dmaLength, !anyNew);
         accepted = true;
         final boolean hadGap = window.hasGap();
         final int d = psn - window.expectedPsn();
@@ -595,12 +536,6 @@ final class Responder {
         acks.acceptedRead(nowNs, psn, flags, BaseHeader.timestamp(buffer, offset), BaseHeader.pathId(buffer, offset),
             packetArrivalNs, ce, !anyNew, d, hadGap);
         afterAdvance();
-    }
-
-    /** Forgets the oldest held READ: answered, or failed. */
-    private void removeRead() {
-        readRegion[reads.slotAt(0)] = null;
-        reads.removeHead();
     }
 
     /** Checks an atomic and holds it until every earlier PSN has arrived [OPS-029]. */
@@ -618,17 +553,12 @@ final class Responder {
         if (mr == null) {
             return false;
         }
-        if (held.size() + atomicOutCount >= atomicSlots) {
+        if (atomics.isFull()) {
             counters.increment(EndpointCounter.RESPONDER_BUSY);
             return false;
         }
-        final int j = held.insert(psn);
-        heldMsn[j] = MessageHeader.msn(buffer, offset + opcode.msgOffset());
-        heldCompareSwap[j] = opcode == Opcode.CMP_SWAP;
-        heldRegion[j] = mr;
-        heldIndex[j] = (int) mr.offsetOf(va);
-        heldSwapAdd[j] = AtomicHeader.swapOrAdd(buffer, a);
-        heldCompare[j] = AtomicHeader.compare(buffer, a);
+        atomics.hold(psn, MessageHeader.msn(buffer, offset + opcode.msgOffset()), opcode == Opcode.CMP_SWAP, mr,
+            (int) mr.offsetOf(va), AtomicHeader.swapOrAdd(buffer, a), AtomicHeader.compare(buffer, a));
         return true;
     }
 
@@ -637,60 +567,8 @@ final class Responder {
      * READ has been answered, so atomics and READs take effect in PSN order [OPS-029].
      */
     private void executeReadyAtomics() {
-        while (!held.isEmpty()) {
-            final int psn = held.psnAt(0);
-            if (!Psn.before(psn, window.expectedPsn())) {
-                return;
-            }
-            if (!reads.isEmpty() && Psn.before(reads.psnAt(0), psn)) {
-                return;
-            }
-            final int h = held.slotAt(0);
-            final UnsafeBuffer target = heldRegion[h].buffer();
-            final int index = heldIndex[h];
-            final long original;
-            if (!heldCompareSwap[h]) {
-                original = target.getAndAddLong(index, heldSwapAdd[h]);
-            } else {
-                final long compare = heldCompare[h];
-                final long swap = heldSwapAdd[h];
-                long seen;
-                do {
-                    seen = target.getLongVolatile(index);
-                } while (seen == compare && !target.compareAndSetLong(index, compare, swap));
-                original = seen;
-            }
-            cachePsn[cacheNext] = psn;
-            cacheMsn[cacheNext] = heldMsn[h];
-            cacheValue[cacheNext] = original;
-            cacheValid[cacheNext] = true;
-            cacheNext = (cacheNext + 1) % atomicSlots;
-            queueAtomicResponse(psn, heldMsn[h], original, false);
-            heldRegion[h] = null;
-            held.removeHead();
-        }
-    }
-
-    /** A retransmitted atomic is answered from the cache, never executed twice [REL-047]. */
-    private void replayAtomic(final int psn) {
-        for (int i = 0; i < atomicSlots; i++) {
-            if (cacheValid[i] && cachePsn[i] == psn) {
-                if (atomicOutCount < atomicSlots) {
-                    queueAtomicResponse(psn, cacheMsn[i], cacheValue[i], true);
-                    counters.increment(EndpointCounter.ATOMIC_REPLAYS);
-                }
-                return;
-            }
-        }
-    }
-
-    private void queueAtomicResponse(final int psn, final int msn, final long value, final boolean replay) {
-        final int j = (atomicOutHead + atomicOutCount) % atomicSlots;
-        atomicOutReplay[j] = replay;
-        atomicOutPsn[j] = psn;
-        atomicOutMsn[j] = msn;
-        atomicOutValue[j] = value;
-        atomicOutCount++;
+        final boolean readHeld = reads.hasHeld();
+        atomics.executeReady(window.expectedPsn(), readHeld, readHeld ? reads.oldestPsn() : 0);
     }
 
     /**
@@ -799,7 +677,7 @@ final class Responder {
             advanceRecvHead();
         }
         dropHeldRequests();
-        atomicOutCount = 0;
+        atomics.dropResponses();
         acks.cancelAck();
         cnpPending = false;
         // Only the fatal NACK (if any) may still leave [REL-052].
@@ -812,10 +690,8 @@ final class Responder {
 
     /** Forgets the held READs and atomics, and the regions they hold on to. */
     private void dropHeldRequests() {
-        Arrays.fill(readRegion, null);
         reads.clear();
-        Arrays.fill(heldRegion, null);
-        held.clear();
+        atomics.dropHeld();
     }
 
     /** Drops all receives without completions (modify to RESET). */
@@ -827,7 +703,7 @@ final class Responder {
         recvHeadRsn = 0;
         recvHeadSlot = 0;
         dropHeldRequests();
-        atomicOutCount = 0;
+        atomics.dropResponses();
         acks.clearOwn();
         acks.cancelAck();
         fatalReason = 0;
@@ -839,7 +715,7 @@ final class Responder {
         lastCnpNs = Long.MIN_VALUE;
         lastRequestNs = Long.MIN_VALUE;
         cachedRegion = null;
-        java.util.Arrays.fill(cacheValid, false);
+        atomics.forgetResults();
     }
 
     // ------------------------------------------------------------------ emission
@@ -871,14 +747,19 @@ final class Responder {
             acks.ackSent();
             emitted++;
         }
-        while (atomicOutCount > 0 && emitted < budget) {
-            if (!emitAtomicResponse(nowNs, sink)) {
+        while (atomics.hasResponses() && emitted < budget) {
+            if (!atomics.emitResponse(nowNs, sink, out)) {
                 return emitted;
             }
+            counters.increment(EndpointCounter.ATOMIC_RESPONSES_OUT);
             emitted++;
         }
-        while (!reads.isEmpty() && emitted < budget && readExecutable()) {
-            if (!emitReadResponse(nowNs, sink)) {
+        while (reads.hasHeld() && emitted < budget && readExecutable()) {
+            if (reads.oldestLostItsRegion()) {
+                failReadWithoutRegion(nowNs);
+            } else if (reads.emitResponse(nowNs, sink, out, qp.pathMtu())) {
+                counters.increment(EndpointCounter.READ_RESPONSES_OUT);
+            } else {
                 return emitted;
             }
             emitted++;
@@ -889,8 +770,25 @@ final class Responder {
 
     /** The oldest held READ may run once every earlier PSN arrived and earlier atomics ran [OPS-029]. */
     private boolean readExecutable() {
-        final int psn = reads.psnAt(0);
-        return Psn.before(psn, window.expectedPsn()) && (held.isEmpty() || Psn.before(psn, held.psnAt(0)));
+        final boolean atomicHeld = atomics.hasHeld();
+        return reads.oldestMayRun(window.expectedPsn(), atomicHeld, atomicHeld ? atomics.oldestHeldPsn() : 0);
+    }
+
+    /**
+     * The oldest READ's region was deregistered while it was being answered: the requester gets
+     * REM_ACCESS_ERR, with the READ_REQUEST's PSN as NACK PSN whatever response was next [MEM-006].
+     */
+    private void failReadWithoutRegion(final long nowNs) {
+        final int psn = reads.oldestPsn();
+        reads.forgetOldest();
+        counters.increment(EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
+        // No packet caused it directly: the READ_REQUEST's PSN is the trigger, with no echo.
+        acks.queue(NackReason.REMOTE_ACCESS.code(), psn, 0, psn, 0, 0, nowNs, 0);
+        fatalReason = NackReason.REMOTE_ACCESS.code();
+        fatalPsn = psn;
+        qp.recordFailure("a READ at PSN " + Integer.toUnsignedString(psn) + " lost its source region while being "
+            + "answered: NACK REMOTE_ACCESS [MEM-014]");
+        qp.enterError(AsyncEventType.QP_ACCESS_ERR);
     }
 
     /**
@@ -904,14 +802,12 @@ final class Responder {
                             final long triggerArrivalNs, final int echoedPathId, final int ackFlags) {
         final boolean nack = reason != 0;
         final Opcode opcode = nack ? Opcode.NACK : Opcode.ACK;
-        final int pathId = qp.paths().nextForResponder(nowNs);
-        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
+        final int offset = out.claim(sink, nowNs, opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH);
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }
         final MutableDirectBuffer buffer = sink.buffer();
-        final PacketWriter w = qp.writer();
-        w.header(buffer, offset, opcode, 0, qp.destQpn(), triggerPsn, 0, pathId, nowNs, qp.qpn());
+        final PacketWriter w = out.header(buffer, offset, opcode, 0, triggerPsn, 0, nowNs);
         writeAckState(w, buffer, offset, opcode, nowNs, echoedTimestamp, nowNs - triggerArrivalNs, echoedPathId,
             ackFlags);
         if (nack) {
@@ -920,24 +816,19 @@ final class Responder {
         } else {
             counters.increment(EndpointCounter.ACKS_OUT);
         }
-        final int length = w.seal(buffer, offset, opcode, 0);
-        qp.commit(sink, offset, length, qp.paths().entropy(pathId));
+        out.commit(sink, offset, opcode, 0);
         return true;
     }
 
     /** A CNP: Destination QPN the peer, PSN of the CE-marked packet, no extension headers [CC-020], [WIRE-065]. */
     private boolean emitCnp(final long nowNs, final TransmitSink sink) {
         final Opcode opcode = Opcode.CNP;
-        final int pathId = qp.paths().nextForResponder(nowNs);
-        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
+        final int offset = out.claim(sink, nowNs, opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH);
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }
-        final MutableDirectBuffer buffer = sink.buffer();
-        final PacketWriter w = qp.writer();
-        w.header(buffer, offset, opcode, 0, qp.destQpn(), cnpPsn, 0, pathId, nowNs, qp.qpn());
-        final int length = w.seal(buffer, offset, opcode, 0);
-        qp.commit(sink, offset, length, qp.paths().entropy(pathId));
+        out.header(sink.buffer(), offset, opcode, 0, cnpPsn, 0, nowNs);
+        out.commit(sink, offset, opcode, 0);
         counters.increment(EndpointCounter.CNPS_OUT);
         cnpPending = false;
         return true;
@@ -955,77 +846,6 @@ final class Responder {
             .credit(credit).echoedPathId(echoedPathId).ackFlags(ackFlags);
     }
 
-    private boolean emitAtomicResponse(final long nowNs, final TransmitSink sink) {
-        final Opcode opcode = Opcode.ATOMIC_RESPONSE;
-        final int pathId = qp.paths().nextForResponder(nowNs);
-        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
-        if (offset == TransmitSink.NO_ROOM) {
-            return false;
-        }
-        final MutableDirectBuffer buffer = sink.buffer();
-        final PacketWriter w = qp.writer();
-        final int j = atomicOutHead;
-        w.header(buffer, offset, opcode, Flags.LAST | (atomicOutReplay[j] ? Flags.RETRANSMIT : 0), qp.destQpn(),
-            atomicOutPsn[j], 0, pathId, nowNs, qp.qpn());
-        w.msg(buffer, offset, opcode).msn(atomicOutMsn[j]).messageOffset(0).messageLength(8).rsn(0);
-        w.aack(buffer, offset, opcode).originalData(atomicOutValue[j]);
-        final int length = w.seal(buffer, offset, opcode, 0);
-        qp.commit(sink, offset, length, qp.paths().entropy(pathId));
-        counters.increment(EndpointCounter.ATOMIC_RESPONSES_OUT);
-        atomicOutHead = (atomicOutHead + 1) % atomicSlots;
-        atomicOutCount--;
-        return true;
-    }
-
-    private boolean emitReadResponse(final long nowNs, final TransmitSink sink) {
-        final int mtu = qp.pathMtu();
-        final int r = reads.slotAt(0);
-        final int k = readNext[r];
-        final long within = (long) k * mtu;
-        final int payload = (int) Math.min(mtu, readBytes[r] - within);
-        final Opcode opcode = Opcode.READ_RESPONSE;
-        final MemoryRegion mr = readRegion[r];
-        if (mr != null && !mr.isValid()) {
-            // Deregistered while the READ was being answered: the requester gets REM_ACCESS_ERR, with
-            // the READ_REQUEST's PSN as NACK PSN whatever response was next [MEM-006].
-            final int psn = reads.psnAt(0);
-            removeRead();
-            counters.increment(EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
-            // No packet caused it directly: the READ_REQUEST's PSN is the trigger, with no echo.
-            acks.queue(NackReason.REMOTE_ACCESS.code(), psn, 0, psn, 0, 0, nowNs, 0);
-            fatalReason = NackReason.REMOTE_ACCESS.code();
-            fatalPsn = psn;
-            qp.recordFailure("a READ at PSN " + Integer.toUnsignedString(psn) + " lost its source region while being "
-                + "answered: NACK REMOTE_ACCESS [MEM-014]");
-            qp.enterError(AsyncEventType.QP_ACCESS_ERR);
-            return true;
-        }
-        final int pathId = qp.paths().nextForResponder(nowNs);
-        final int offset = sink.claim(opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH, qp.paths().entropy(pathId));
-        if (offset == TransmitSink.NO_ROOM) {
-            return false;
-        }
-        final MutableDirectBuffer buffer = sink.buffer();
-        final PacketWriter w = qp.writer();
-        final long messageOffset = readMessageOffset[r] + within;
-        final int flags = (messageOffset + payload == readMessageLength[r] ? Flags.LAST : 0)
-            | (readRepeat[r] ? Flags.RETRANSMIT : 0);
-        w.header(buffer, offset, opcode, flags, qp.destQpn(), reads.psnAt(0) + k, payload, pathId, nowNs, qp.qpn());
-        w.msg(buffer, offset, opcode).msn(readMsn[r]).messageOffset(messageOffset)
-            .messageLength(readMessageLength[r]).rsn(0);
-        if (payload > 0 && mr != null) {
-            buffer.putBytes(offset + opcode.headerLength(), mr.buffer(), (int) (readRegionOffset[r] + messageOffset),
-                payload);
-        }
-        final int length = w.seal(buffer, offset, opcode, payload);
-        qp.commit(sink, offset, length, qp.paths().entropy(pathId));
-        counters.increment(EndpointCounter.READ_RESPONSES_OUT);
-        if (++readNext[r] == readCount[r]) {
-            removeRead();
-        }
-        return true;
-    }
-
     /** @return whether ACKs or NACKs of its own wait to be emitted (the only packets it sends in ERR) */
     boolean hasOwnPackets() {
         return acks.hasOwn();
@@ -1036,7 +856,7 @@ final class Responder {
      *     ACK of its own, CNP, atomic or READ response): it may then follow the QP's requests [REL-008]
      */
     boolean onlyCoalescedAckPending() {
-        return acks.ackPending() && !acks.hasOwn() && !cnpPending && atomicOutCount == 0 && reads.isEmpty();
+        return acks.ackPending() && !acks.hasOwn() && !cnpPending && !atomics.hasResponses() && !reads.hasHeld();
     }
 
     long nextDeadlineNs() {
@@ -1046,9 +866,38 @@ final class Responder {
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
             return Long.MAX_VALUE;
         }
-        if (cnpPending || atomicOutCount > 0 || (!reads.isEmpty() && readExecutable())) {
+        if (cnpPending || atomics.hasResponses() || (reads.hasHeld() && readExecutable())) {
             return Long.MIN_VALUE;
         }
         return acks.ackDeadlineNs();
+    }
+
+    /**
+     * Every packet this responder sends goes to the peer's queue pair on the path the responder's
+     * own sequence picks next [MP-017, MP-022]; the path chosen at claim is kept until commit. The QP's paths are read at
+     * each packet: a modify to RTR replaces them.
+     */
+    private final class PeerOut implements ResponseOut {
+        private int pathId;
+
+        @Override
+        public int claim(final TransmitSink sink, final long nowNs, final int maxLength) {
+            pathId = qp.paths().nextForResponder(nowNs);
+            return sink.claim(maxLength, qp.paths().entropy(pathId));
+        }
+
+        @Override
+        public PacketWriter header(final MutableDirectBuffer buffer, final int offset, final Opcode opcode,
+                                   final int flags, final int psn, final int payloadLength, final long nowNs) {
+            final PacketWriter w = qp.writer();
+            w.header(buffer, offset, opcode, flags, qp.destQpn(), psn, payloadLength, pathId, nowNs, qp.qpn());
+            return w;
+        }
+
+        @Override
+        public void commit(final TransmitSink sink, final int offset, final Opcode opcode, final int payloadLength) {
+            final int length = qp.writer().seal(sink.buffer(), offset, opcode, payloadLength);
+            qp.commit(sink, offset, length, qp.paths().entropy(pathId));
+        }
     }
 }
