@@ -327,13 +327,17 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         final boolean mayGrow = !applicationLimited(nowNs);
         if (marks != null) {
             // A software endpoint: delay measures the hosts, marks alone measure the network.
-            // Once per marked round trip the window shrinks by α/2; otherwise it grows by the
-            // fair increase, one PMTU per round trip [CC-037].
+            // Once per marked round trip the window shrinks by α/2; otherwise it grows by one
+            // PMTU per round trip while a mark is recent (AIMD converges to fair shares), by
+            // FAST_AI while none is: the hosts' scheduling makes the loop that clocks the ACKs
+            // far longer than the SRTT of the timestamps, and one PMTU per window of ACKs left a
+            // rig of eight senders at 0.81-0.82 of its bottleneck instead of 0.88-0.98 [CC-037].
             if (markFactor < 1) {
                 cwnd *= markFactor;
                 decreased(nowNs);
             } else if (!ce && mayGrow) {
-                cwnd += pmtu * acked / cwnd;
+                final boolean recentMark = nowNs - lastCeNs < CE_MEMORY_SRTTS * srttNs;
+                cwnd += Math.min((recentMark ? 1 : FAST_AI) * pmtu * acked / cwnd, acked);
             }
             clamp();
             return;
