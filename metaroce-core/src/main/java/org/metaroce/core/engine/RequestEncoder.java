@@ -78,6 +78,11 @@ final class RequestEncoder {
         return opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH;
     }
 
+    /** @return whether a message of this opcode completes a receive that SOLICITED concerns [OPS-040] */
+    private static boolean solicitable(final Opcode opcode) {
+        return opcode == Opcode.SEND || opcode == Opcode.SEND_WITH_IMM || opcode == Opcode.WRITE_WITH_IMM;
+    }
+
     /**
      * Writes the packet last laid out at {@code offset} and seals it.
      *
@@ -90,7 +95,9 @@ final class RequestEncoder {
         if (retransmit) {
             flags |= Flags.RETRANSMIT | Flags.ACK_REQ;
         }
-        if (last && (wqe.sendFlags & SendFlags.SOLICITED) != 0) {
+        if ((wqe.sendFlags & SendFlags.SOLICITED) != 0 && solicitable(opcode)) {
+            // Every packet of the message, so that all carry the same flags [OPS-003, OPS-040]: a
+            // responder may take the flag from any of them (and a middle packet may arrive last).
             flags |= Flags.SOLICITED;
         }
         writer.header(buffer, offset, opcode, flags, destQpn, psn, payload, pathId, nowNs, sourceQpn);

@@ -6,6 +6,7 @@ package org.metaroce.core.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.metaroce.core.verbs.SendFlags;
 import org.metaroce.core.verbs.WrOpcode;
@@ -160,6 +161,24 @@ class RequestEncoderTest {
         assertThat(BaseHeader.opcode(buffer, AT)).isEqualTo(Opcode.CMP_SWAP.value());
         assertThat(AtomicHeader.swapOrAdd(buffer, AT + Opcode.CMP_SWAP.atomicOffset())).isEqualTo(9);
         assertThat(AtomicHeader.compare(buffer, AT + Opcode.CMP_SWAP.atomicOffset())).isEqualTo(5);
+    }
+
+    @Test
+    @DisplayName("[OPS-040] [OPS-003] SOLICITED on every packet of a solicited SEND, SEND_WITH_IMM or WRITE_WITH_IMM, and on no other packet")
+    void solicitedIsOnEveryPacketOfASolicitedMessageOnly() {
+        for (final WrOpcode op : new WrOpcode[] {WrOpcode.SEND, WrOpcode.SEND_WITH_IMM, WrOpcode.RDMA_WRITE_WITH_IMM}) {
+            final SendWqe wqe = wqe(op, 3 * MTU, SendFlags.SOLICITED);
+            for (int i = 0; i < 3; i++) {
+                encode(wqe, i, 1, AT, 50 + i, false, 0, 0);
+                assertThat(BaseHeader.flags(buffer, AT) & Flags.SOLICITED).as(op + " packet " + i).isNotZero();
+            }
+        }
+        // A WRITE completes no receive: the flag has no meaning there and is not sent [OPS-040].
+        final SendWqe write = wqe(WrOpcode.RDMA_WRITE, 3 * MTU, SendFlags.SOLICITED);
+        for (int i = 0; i < 3; i++) {
+            encode(write, i, 1, AT, 60 + i, false, 0, 0);
+            assertThat(BaseHeader.flags(buffer, AT) & Flags.SOLICITED).as("WRITE packet " + i).isZero();
+        }
     }
 
     @Test
