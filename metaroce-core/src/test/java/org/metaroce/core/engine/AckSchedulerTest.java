@@ -5,9 +5,8 @@ package org.metaroce.core.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.lang.management.ManagementFactory;
-
 import org.junit.jupiter.api.Test;
+import org.metaroce.core.AllocationMeter;
 import org.metaroce.core.wire.AckHeader;
 import org.metaroce.core.wire.Flags;
 import org.metaroce.core.wire.NackReason;
@@ -314,26 +313,11 @@ class AckSchedulerTest {
 
     @Test
     void theDataPathDoesNotAllocate() {
-        final com.sun.management.ThreadMXBean bean =
-            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         final AckScheduler s = scheduler();
         final long[] sink = new long[1];
         final int rounds = 200_000;
-        for (int i = 0; i < rounds; i++) {
-            exercise(s, i, sink);
-        }
-        // Steady state: the fewest bytes of three measured rounds, as CongestionControlAllocationTest
-        // does — a round can see the JVM's own transient work on this thread, an allocation here
-        // shows in every round.
-        long fewest = Long.MAX_VALUE;
-        for (int round = 0; round < 3; round++) {
-            final long before = bean.getCurrentThreadAllocatedBytes();
-            for (int i = 0; i < rounds; i++) {
-                exercise(s, i, sink);
-            }
-            fewest = Math.min(fewest, bean.getCurrentThreadAllocatedBytes() - before);
-        }
-        assertThat(fewest).as("bytes allocated by %d rounds of calls", rounds).isZero();
+        final AllocationMeter.Measurement m = AllocationMeter.fewestBytes(rounds, i -> exercise(s, i, sink));
+        assertThat(m.fewest()).as("bytes allocated by %d rounds of calls: %s", rounds, m).isZero();
         assertThat(sink[0]).isNotZero();
     }
 

@@ -5,11 +5,10 @@ package org.metaroce.core.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.lang.management.ManagementFactory;
-
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
+import org.metaroce.core.AllocationMeter;
 import org.metaroce.core.SeededRandomSource;
 import org.metaroce.core.verbs.AccessFlags;
 import org.metaroce.core.verbs.MemoryKeySpace;
@@ -201,23 +200,9 @@ class ReadResponderTest {
 
     @Test
     void theDataPathDoesNotAllocate() {
-        final com.sun.management.ThreadMXBean bean =
-            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         final int rounds = 50_000;
-        for (int i = 0; i < rounds; i++) {
-            exercise(i * 5);
-        }
-        // The fewest bytes of three measured rounds, as AckSchedulerTest: a round can see the JVM's
-        // own transient work on this thread, an allocation here shows in every round.
-        long fewest = Long.MAX_VALUE;
-        for (int round = 0; round < 3; round++) {
-            final long before = bean.getCurrentThreadAllocatedBytes();
-            for (int i = 0; i < rounds; i++) {
-                exercise(i * 5);
-            }
-            fewest = Math.min(fewest, bean.getCurrentThreadAllocatedBytes() - before);
-        }
-        assertThat(fewest).as("bytes allocated by %d rounds", rounds).isZero();
+        final AllocationMeter.Measurement m = AllocationMeter.fewestBytes(rounds, i -> exercise(i * 5));
+        assertThat(m.fewest()).as("bytes allocated by %d rounds: %s", rounds, m).isZero();
         assertThat(reads.hasHeld()).isFalse();
     }
 }
