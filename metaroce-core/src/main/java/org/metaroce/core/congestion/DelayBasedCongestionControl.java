@@ -23,7 +23,11 @@ package org.metaroce.core.congestion;
  *       max(1 − β(q − T)/q, 1 − MAX_MDF) [CC-012], [CC-013]; with ECN visible, the quadrants of
  *       [CC-012];</li>
  *   <li>at most one decrease per SRTT, and ACKs inside that time neither increase nor decrease
- *       [CC-014]; loss halves, a trim takes a quarter at once, an RTO resets to one packet [CC-015];</li>
+ *       [CC-014]; loss halves, a trim takes a quarter at once, an RTO resets to one packet [CC-015],
+ *       and an RTO that proves spurious gives the window back unless congestion is evident [CC-036];</li>
+ *   <li>on a software endpoint with ECN ({@link #softwareEndpoint}), whose delay is its hosts',
+ *       marks alone decide: DCTCP's smoothed marked fraction α per round trip, cwnd × (1 − α/2)
+ *       once per marked round trip ({@code MarkedFraction}) [CC-037];</li>
  *   <li>cwnd stays within [PMTU / 100, 1.5 × BDP], BDP = LINK_RATE × (baseRTT + HOST_DELAY_ALLOWANCE)
  *       [CC-016].</li>
  * </ul>
