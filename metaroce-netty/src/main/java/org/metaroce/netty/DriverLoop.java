@@ -347,16 +347,7 @@ final class DriverLoop implements Runnable {
             }
             devices = NONE;
             drainControl();
-            eventLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!eventLoop.isTerminated() && System.nanoTime() - deadline < 0) {
-                try {
-                    eventLoop.runNow();
-                } catch (final Throwable t) {
-                    LOG.debug("error while shutting down the event loop", t);
-                }
-            }
-            if (!eventLoop.isTerminated()) {
+            if (!shutDown(eventLoop, TimeUnit.SECONDS.toNanos(10))) {
                 LOG.warn("event loop of driver {} did not terminate", name);
             }
         } finally {
@@ -370,5 +361,24 @@ final class DriverLoop implements Runnable {
                 terminated.complete(null);
             }
         }
+    }
+
+    /**
+     * Shuts down a manual event loop from its own thread, running it until it has terminated, for
+     * at most {@code timeoutNs} (a driver's loop, or an INVOKER device's own).
+     *
+     * @return whether it terminated
+     */
+    static boolean shutDown(final ManualIoEventLoop loop, final long timeoutNs) {
+        final long deadline = System.nanoTime() + timeoutNs;
+        loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        while (!loop.isTerminated() && System.nanoTime() - deadline < 0) {
+            try {
+                loop.runNow();
+            } catch (final Throwable t) {
+                LOG.debug("error while shutting down the event loop", t);
+            }
+        }
+        return loop.isTerminated();
     }
 }

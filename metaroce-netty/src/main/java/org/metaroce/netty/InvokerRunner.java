@@ -217,16 +217,7 @@ final class InvokerRunner implements ModeRunner {
 
     @Override
     public void releaseEventLoop() {
-        final long deadline = System.nanoTime() + SETUP_TIMEOUT_NS;
-        eventLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        while (!eventLoop.isTerminated() && System.nanoTime() - deadline < 0) {
-            try {
-                eventLoop.runNow();
-            } catch (final Throwable t) {
-                LOG.debug("error while shutting down the event loop", t);
-            }
-        }
-        if (!eventLoop.isTerminated()) {
+        if (!DriverLoop.shutDown(eventLoop, SETUP_TIMEOUT_NS)) {
             LOG.warn("event loop of {} did not terminate", device.localAddress());
         }
     }

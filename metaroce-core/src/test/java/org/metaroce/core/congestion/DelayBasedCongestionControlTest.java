@@ -142,14 +142,8 @@ class DelayBasedCongestionControlTest {
     @DisplayName("[CC-035] with host delay H at or above the fabric target, delay is no evidence: only marks are")
     void withHostDelayOnlyMarksConfirmALoss() {
         final long rate = 10_000_000_000L;
-        final DelayBasedCongestionControl host = new DelayBasedCongestionControl(PMTU, rate, true);
-        long now = 0;
-        host.onAck(now, 1, 10_000, false, 0);
-        for (int i = 0; i < 200; i++) {
-            now += 100_000;
-            host.onAck(now, 1, 110_000, false, 0);
-        }
-        assertThat(host.unmarkedDelayNs()).as("H learnt [CC-029]").isGreaterThan(host.targetQueueingDelayNs());
+        final DelayBasedCongestionControl host = hostDelayLearnt(rate);
+        long now = 20_000_000;
         final double before = host.windowBytes();
         now += 1_000_000;
         host.onAck(now - 1_000, 0, 110_000, false, 0);
