@@ -118,7 +118,12 @@ public enum EndpointCounter {
     /** Request packets a responder received CE-marked on a QP with ECN negotiated [CC-020], [REL-018]. */
     CE_MARKED_IN,
     /** ACKs whose ECN_ECHO flag or grown CE Count told a requester of marks [REL-018]. */
-    ECN_ECHOES_IN;
+    ECN_ECHOES_IN,
+    /**
+     * Tail probes sent as a new packet beyond the congestion window rather than as a retransmission
+     * [REL-026]: a pause of the peer then costs no copy.
+     */
+    TAIL_PROBES_NEW;
 
     private static final EndpointCounter[] VALUES = values();
 

@@ -87,11 +87,15 @@ final class RequestEncoder {
      * Writes the packet last laid out at {@code offset} and seals it.
      *
      * @param retransmit whether the PSN was sent before: RETRANSMIT and ACK_REQ are set [WIRE-016]
+     * @param probe whether the packet is a tail probe: ACK_REQ is set [REL-026]
      * @return the packet's length
      */
     int write(final MutableDirectBuffer buffer, final int offset, final int psn, final boolean retransmit,
-              final int pathId, final long nowNs, final int destQpn, final int sourceQpn) {
-        int flags = last ? Flags.LAST | Flags.ACK_REQ : 0;
+              final boolean probe, final int pathId, final long nowNs, final int destQpn, final int sourceQpn) {
+        int flags = last || probe ? Flags.ACK_REQ : 0;
+        if (last) {
+            flags |= Flags.LAST;
+        }
         if (retransmit) {
             flags |= Flags.RETRANSMIT | Flags.ACK_REQ;
         }

@@ -136,6 +136,11 @@ final class Requester implements LossDetector.Losses {
      * full of packets lost in a black hole, and the QP spends its retries without sending.
      */
     private boolean fullWindowRetransmitAllowed;
+    /**
+     * A tail probe is due and is the next new packet, which leaves although the window is full or
+     * pacing would hold it [REL-026], as RACK-TLP sends new data (RFC 8985, 7.3).
+     */
+    private boolean probeWithNew;
     private int consecutiveTimeouts;
     /** Time of the retransmission-timer expiry whose outcome is still unknown, or {@link #NO_EXPIRY}. */
     private long timeoutEpisodeNs = NO_EXPIRY;
@@ -352,7 +357,7 @@ final class Requester implements LossDetector.Losses {
                     run++;
                 }
             }
-            if (!transmit(nowNs, sink, psn, true, run)) {
+            if (!transmit(nowNs, sink, psn, true, false, run)) {
                 break;
             }
             final EndpointCounter cause = scoreboard.lossCause(psn);
@@ -409,7 +414,8 @@ final class Requester implements LossDetector.Losses {
                     need = (int) room;
                 }
             }
-            if (scoreboard.inFlight() > 0 && scoreboard.inFlight() + need > window) {
+            final boolean probe = probeWithNew;
+            if (!probe && scoreboard.inFlight() > 0 && scoreboard.inFlight() + need > window) {
                 break;
             }
             if ((sndNxt - sndUna) + need > scoreboard.capacity()) {
@@ -418,7 +424,7 @@ final class Requester implements LossDetector.Losses {
             if ((long) ((sndNxt + need - 1) - creditCumulative) >= creditLimit) {
                 break;
             }
-            if (qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
+            if (!probe && qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
                 break;
             }
             if (!wqe.started) {
@@ -438,8 +444,13 @@ final class Requester implements LossDetector.Losses {
                 scoreboard.assign(sndNxt + i, nextToStart, wqe.psnsAssigned + i, kind);
             }
             final boolean wasIdle = scoreboard.inFlight() == 0;
-            if (!transmit(nowNs, sink, firstNewPsn, false, need)) {
+            if (!transmit(nowNs, sink, firstNewPsn, false, probe, need)) {
                 break;
+            }
+            if (probe) {
+                probeWithNew = false;
+                scoreboard.sentAsProbe(firstNewPsn);
+                counters.increment(EndpointCounter.TAIL_PROBES_NEW);
             }
             if (wasIdle) {
                 // The retransmission timer runs from the first packet sent after an idle period.
@@ -473,7 +484,7 @@ final class Requester implements LossDetector.Losses {
      * @return false when the sink had no room
      */
     private boolean transmit(final long nowNs, final TransmitSink sink, final int psn, final boolean retransmit,
-                             final int readSegments) {
+                             final boolean probe, final int readSegments) {
         final SendWqe wqe = wqeOf(psn);
         final int maxLength = encoder.layout(wqe, scoreboard.index(psn), readSegments, qp.pathMtu());
         final int pathId = retransmit && scoreboard.transmissions(psn) > 0
@@ -483,7 +494,7 @@ final class Requester implements LossDetector.Losses {
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }
-        final int length = encoder.write(sink.buffer(), offset, psn, retransmit, pathId, nowNs, qp.destQpn(),
+        final int length = encoder.write(sink.buffer(), offset, psn, retransmit, probe, pathId, nowNs, qp.destQpn(),
             qp.qpn());
         qp.commit(sink, offset, length, entropy);
         qp.congestionControl().onPacketSent(nowNs, length, pathId);
@@ -540,7 +551,7 @@ final class Requester implements LossDetector.Losses {
         final boolean echoMatches = inScoreboard(trigger)
             && (int) scoreboard.sentNs(trigger) == echoedTimestamp && !scoreboard.isProbeTwin(trigger);
         long sample = 0;
-        if (echoMatches && scoreboard.transmissions(trigger) == 1) {
+        if (echoMatches && scoreboard.transmissions(trigger) == 1 && !scoreboard.isSentAsProbe(trigger)) {
             final long rttNs = ((int) arrivalNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset))
                 & 0xFFFF_FFFFL;
             if (rttNs > 0 && rttNs < 1_000_000_000L) {
@@ -921,6 +932,7 @@ final class Requester implements LossDetector.Losses {
             timeoutEpisodeNs = NO_EXPIRY;
             recovery.endEpisode();
             probeTimer.endEpisode();
+            probeWithNew = false;
             consecutiveTimeouts = 0;
             // Progress proves the path works again: the next expiry waits the plain RTO [REL-028].
             rtt.undoBackoff();
@@ -1055,6 +1067,7 @@ final class Requester implements LossDetector.Losses {
             progressNs = nowNs;
             recovery.endEpisode();
             probeTimer.endEpisode();
+            probeWithNew = false;
             fullWindowRetransmitAllowed = true;
             return;
         }
@@ -1068,6 +1081,12 @@ final class Requester implements LossDetector.Losses {
                 // would only be held too [REL-026].
                 markRequestLost(sndUna, EndpointCounter.RETRANSMITS_TAIL_PROBE);
                 fullWindowRetransmitAllowed = true;
+                return;
+            }
+            if (newPacketCanProbe()) {
+                // A new packet's ACK reveals a lost tail as a copy of the newest would (its SACK
+                // shows the hole, 6.6.1), and when the peer has only paused it costs no copy.
+                probeWithNew = true;
                 return;
             }
             // Probe with the newest outstanding packet: its ACK reveals what is missing.
@@ -1131,6 +1150,27 @@ final class Requester implements LossDetector.Losses {
             deadline = Math.min(deadline, probeDueNs());
         }
         return deadline;
+    }
+
+    /**
+     * Whether the tail probe due can be the next new packet [REL-026]: one of a WRITE or SEND (the
+     * answer to a READ or atomic request would wait behind the outstanding ones, OPS-024) that may
+     * leave now but for the congestion window and pacing — not waiting out an RNR delay, not held
+     * by a FENCE or by a draining send queue — within the scoreboard and the credit.
+     */
+    private boolean newPacketCanProbe() {
+        if (nextToStart == tail) {
+            return false;
+        }
+        final SendWqe wqe = ring[(int) (nextToStart % ring.length)];
+        if (wqe.isReadOrAtomic() || (scoreboard.rnrWaitCount() > 0 && wqe.consumesReceive())) {
+            return false;
+        }
+        if (!wqe.started && (qp.isSendQueueDraining()
+            || ((wqe.sendFlags & SendFlags.FENCE) != 0 && outstandingReadAtomic > 0))) {
+            return false;
+        }
+        return (sndNxt - sndUna) + 1 <= scoreboard.capacity() && (long) (sndNxt - creditCumulative) < creditLimit;
     }
 
     /** @return when the next tail probe is due, MAX_VALUE when none is ({@link ProbeTimer#dueNs}) [REL-026] */
@@ -1291,6 +1331,7 @@ final class Requester implements LossDetector.Losses {
         nextRsn = 0;
         lossDetector.reset();
         probeTimer.reset();
+        probeWithNew = false;
         rnrResumeNs = Long.MAX_VALUE;
         timeoutEpisodeNs = NO_EXPIRY;
     }

@@ -97,6 +97,11 @@ final class Scoreboard {
      * neither proves the packet arrived [REL-017].
      */
     private final boolean[] probeTwin;
+    /**
+     * Whether the PSN was first sent as a tail probe past the window [REL-026]: it left because
+     * the answers had stopped, so its round trip measures that silence, not the path [REL-020].
+     */
+    private final boolean[] sentAsProbe;
     private final EndpointCounter[] lossCause;
     /**
      * Whether the responder answered the latest transmission with NACK PSN_WINDOW, and the
@@ -132,6 +137,7 @@ final class Scoreboard {
         rnrRetransmissions = new int[capacity];
         trimmedTransmissions = new int[capacity];
         probeTwin = new boolean[capacity];
+        sentAsProbe = new boolean[capacity];
         lossCause = new EndpointCounter[capacity];
         windowNack = new boolean[capacity];
         windowNackCumulative = new int[capacity];
@@ -166,6 +172,7 @@ final class Scoreboard {
         transmissions[s] = 0;
         rnrRetransmissions[s] = 0;
         trimmedTransmissions[s] = 0;
+        sentAsProbe[s] = false;
     }
 
     /**
@@ -421,6 +428,16 @@ final class Scoreboard {
 
     boolean isProbeTwin(final int psn) {
         return probeTwin[psn & mask];
+    }
+
+    /** Records that {@code psn}, just sent for the first time, was a tail probe [REL-026]. */
+    void sentAsProbe(final int psn) {
+        sentAsProbe[psn & mask] = true;
+    }
+
+    /** @return whether {@code psn} was first sent as a tail probe: its ACK gives no RTT sample [REL-020] */
+    boolean isSentAsProbe(final int psn) {
+        return sentAsProbe[psn & mask];
     }
 
     EndpointCounter lossCause(final int psn) {
