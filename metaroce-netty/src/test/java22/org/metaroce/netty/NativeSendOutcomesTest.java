@@ -207,6 +207,37 @@ class NativeSendOutcomesTest {
         }
     }
 
+    /**
+     * With {@code IP_RECVERR} an ICMP "fragmentation needed" for a datagram already sent is reported
+     * to the socket's next send as {@code EMSGSIZE}, whatever that datagram's size (on a connected
+     * socket also without the option). The sender reads the error queue, finds the ICMP error
+     * there, and sends the datagram once more rather than dropping it as too long (which would also
+     * turn GSO off for a GSO message); the ICMP error is counted, with its path MTU.
+     */
+    @Test
+    void anIcmpFragmentationNeededForAnEarlierDatagramDoesNotDropTheNext() throws Exception {
+        try (NetworkNamespace ns = new NetworkNamespace("h2-fragneeded")) {
+            ns.runInside("frag-needed-sink", 30, () -> {
+                try (Harness h = new Harness(); ReceiveBatch arrived = new ReceiveBatch(4, 2048)) {
+                    h.send(1, 100);
+                    final InetSocketAddress from = h.entropy.localAddress();
+                    IcmpInjector.fragmentationNeeded(from, h.receiver.localAddress(), 1200);
+                    Thread.sleep(50); // delivered to the entropy socket: queued, and pending for its next call
+                    final long[] before = h.sendCounters();
+                    h.send(1, 100);
+                    Thread.sleep(50);
+                    final int received = h.receiver.receive(arrived);
+                    System.out.printf("after an ICMP fragmentation needed (MTU 1200): counters %s, %d received%n",
+                        h.counters, received);
+                    assertThat(h.counters.get(DriverCounter.ICMP_FRAGMENTATION_NEEDED)).isOne();
+                    assertThat(h.changedSince(before)).as("no send failed").isEmpty();
+                    assertThat(h.counters.get(DriverCounter.DATAGRAMS_SENT)).isEqualTo(2);
+                    assertThat(received).as("both datagrams arrived").isEqualTo(2);
+                }
+            });
+        }
+    }
+
     private static void assumeTc() {
         final String tc = NetworkNamespace.tcUnavailableReason();
         assumeTrue(tc == null, () -> "skipped: " + tc);
