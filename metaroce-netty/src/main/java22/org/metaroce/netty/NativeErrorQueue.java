@@ -63,8 +63,7 @@ final class NativeErrorQueue implements AutoCloseable {
             }
             read++;
             count(entry.origin(), entry.errno());
-            if (entry.origin() != QueuedError.ORIGIN_LOCAL && entry.errno() == Errno.EMSGSIZE
-                && entry.origin() != QueuedError.NOT_REPORTED) {
+            if (counterOf(entry.origin(), entry.errno()) == DriverCounter.ICMP_FRAGMENTATION_NEEDED) {
                 fragmentationNeeded = true;
                 if (LOG.isDebugEnabled()) {
                     LOG.debug("{}: ICMP fragmentation needed, path MTU {}", socket, entry.info());

@@ -69,14 +69,31 @@ class NativeErrorQueueTest {
     /** The driver's wait ({@link NativeReadinessWaiter}) over a receiving socket that sent to a closed port. */
     @Test
     void anIcmpPortUnreachableIsReadCountedAndEndsNoLaterWait() throws Exception {
+        portUnreachableThroughTheWaiter(LO, 0 /* IPPROTO_IP */, 11 /* IP_RECVERR */);
+    }
+
+    /** The same over IPv6: an ICMPv6 port unreachable, read through {@code IPV6_RECVERR}. */
+    @Test
+    void anIcmpv6PortUnreachableIsReadCountedAndEndsNoLaterWait() throws Exception {
+        final InetAddress lo6 = InetAddress.getByName("::1");
+        try (DatagramChannel probe = DatagramChannel.open(java.net.StandardProtocolFamily.INET6)) {
+            probe.bind(new InetSocketAddress(lo6, 0));
+        } catch (final java.io.IOException ex) {
+            assumeTrue(false, () -> "no IPv6 loopback: " + ex);
+        }
+        portUnreachableThroughTheWaiter(lo6, 41 /* IPPROTO_IPV6 */, 25 /* IPV6_RECVERR */);
+    }
+
+    private static void portUnreachableThroughTheWaiter(final InetAddress lo, final int level, final int option)
+        throws Exception {
         final DriverCounters counters = new DriverCounters(0);
         final NativeUdpTransport transport = new NativeUdpTransport(2048, 8, false, counters);
-        final InetSocketAddress closed = closedPort();
-        final InetSocketAddress any = new InetSocketAddress(LO, 0);
+        final InetSocketAddress closed = closedPort(lo);
+        final InetSocketAddress any = new InetSocketAddress(lo, 0);
         try (PolledUdpSocket socket = transport.open(new SocketOptions(any, 1 << 20, 1 << 20, 0), new Discard());
              NativeReadinessWaiter waiter = new NativeReadinessWaiter()) {
-            assertThat(((NativeUdpSocket) socket).linuxSocket().getOption(0 /* IPPROTO_IP */, 11 /* IP_RECVERR */))
-                .as("IP_RECVERR set by the transport").isOne();
+            assertThat(((NativeUdpSocket) socket).linuxSocket().getOption(level, option))
+                .as("IP_RECVERR / IPV6_RECVERR set by the transport").isOne();
             waiter.watch(socket);
             final SendChunk chunk = transport.allocateChunk(64);
             final SendBatch batch = new SendBatch();
@@ -95,8 +112,8 @@ class NativeErrorQueueTest {
             }
             assertThat(counters.get(DriverCounter.ICMP_PORT_UNREACHABLE)).as("ICMP port unreachables counted").isEqualTo(3);
             final int wakeUps = wakeUpsOver(WINDOW_NS, waiter::await);
-            System.out.printf("3 ICMP port unreachables read in %d waits; then %d wake-ups in 200 ms; counters %s%n",
-                waits, wakeUps, counters);
+            System.out.printf("%s: 3 ICMP port unreachables read in %d waits; then %d wake-ups in 200 ms; counters %s%n",
+                lo, waits, wakeUps, counters);
             assertThat(wakeUps).as("wake-ups of the wait over 200 ms after the queue was read").isLessThanOrEqualTo(MAX_WAKE_UPS);
             assertThat(socket.receive(8)).as("nothing to read, and no error left for the read").isZero();
             assertThat(counters.get(DriverCounter.UNKNOWN_ERRORS)).isZero();
@@ -223,15 +240,23 @@ class NativeErrorQueueTest {
                 quiet = drainRound(mx, socket, batch, queue) == 0 ? quiet + 1 : 0;
             }
             final long warmUp = round;
-            long allocated = 0;
-            for (int i = 0; i < 100; i++) {
-                allocated += drainRound(mx, socket, batch, queue);
+            // Windows of 100 rounds (3,200 errors) until one allocates nothing, 5 at most: an
+            // allocation per error shows in every window, while a one-off (a late deoptimisation
+            // when other tests of the JVM load classes, seen as 64 B once) leaves the next one clean.
+            final java.util.List<Long> windows = new java.util.ArrayList<>();
+            long allocated = -1;
+            while (allocated != 0 && windows.size() < 5) {
+                allocated = 0;
+                for (int i = 0; i < 100; i++) {
+                    allocated += drainRound(mx, socket, batch, queue);
+                }
+                windows.add(allocated);
             }
             final long entries = counters.get(DriverCounter.ICMP_PORT_UNREACHABLE);
-            System.out.printf("%d ICMP errors drained (%d warm-up rounds of 32), 100 rounds measured: %d B allocated%n",
-                entries, warmUp, allocated);
-            assertThat(entries).as("every error counted").isEqualTo((warmUp + 100) * 32);
-            assertThat(allocated).as("bytes allocated reading 3,200 errors").isZero();
+            System.out.printf("%d ICMP errors drained (%d warm-up rounds of 32), windows of 3,200: %s B allocated%n",
+                entries, warmUp, windows);
+            assertThat(entries).as("every error counted").isEqualTo((warmUp + 100L * windows.size()) * 32);
+            assertThat(allocated).as("bytes allocated reading 3,200 errors (last window of %s)", windows).isZero();
         }
     }
 
@@ -279,10 +304,15 @@ class NativeErrorQueueTest {
 
     /** @return a loopback port nothing listens on (bound, then closed) */
     private static InetSocketAddress closedPort() throws Exception {
-        try (DatagramChannel probe = DatagramChannel.open()) {
+        return closedPort(LO);
+    }
+
+    private static InetSocketAddress closedPort(final InetAddress lo) throws Exception {
+        try (DatagramChannel probe = DatagramChannel.open(lo instanceof java.net.Inet6Address
+            ? java.net.StandardProtocolFamily.INET6 : java.net.StandardProtocolFamily.INET)) {
             probe.setOption(StandardSocketOptions.SO_REUSEADDR, false);
-            probe.bind(new InetSocketAddress(LO, 0));
-            return new InetSocketAddress(LO, ((InetSocketAddress) probe.getLocalAddress()).getPort());
+            probe.bind(new InetSocketAddress(lo, 0));
+            return new InetSocketAddress(lo, ((InetSocketAddress) probe.getLocalAddress()).getPort());
         }
     }
 
