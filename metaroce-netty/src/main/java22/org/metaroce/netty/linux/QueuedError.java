@@ -134,6 +134,11 @@ public final class QueuedError implements AutoCloseable {
         return header;
     }
 
+    /** @return the control buffer the kernel writes the entry's control messages into */
+    MemorySegment control() {
+        return control;
+    }
+
     /** @return an int for {@code getsockopt}, and its length (set to 4 here) */
     MemorySegment value() {
         return value;
