@@ -95,7 +95,11 @@ final class NativeSender implements AutoCloseable {
                 } else if (-r != Errno.EINTR) {
                     // The error may be an ICMP error's, queued for an earlier datagram and reported
                     // by this call: read the queue, so it is counted and epoll stops reporting it.
-                    errors.drain();
+                    // Not for a host queue drop: no ICMP error stands for ENOBUFS, and a full queue
+                    // refuses datagram after datagram, each not worth another system call.
+                    if (-r != Errno.ENOBUFS && -r != Errno.ENOMEM) {
+                        errors.drain();
+                    }
                     if (-r == Errno.EMSGSIZE && errors.sawFragmentationNeeded() && !retried) {
                         // "Fragmentation needed" came back for an earlier datagram: not this
                         // message's size, and the report is consumed now. Once more.
