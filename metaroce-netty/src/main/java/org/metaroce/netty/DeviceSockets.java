@@ -121,7 +121,7 @@ final class DeviceSockets {
      */
     private void openNative() throws java.io.IOException {
         final UdpTransport nat = NativeTransportLoader.transport(config.maxDatagramBytes(), config.receiveBatch(),
-            config.gro());
+            config.gro(), counters);
         final InetSocketAddress endpointBind = new InetSocketAddress(config.bindAddress(), config.endpointPort());
         polledSocket = (PolledUdpSocket) nat.open(new SocketOptions(endpointBind, config.receiveBufferBytes(),
             config.sendBufferBytes(), config.controlDscp() << 2 | ECT_0), receiver);

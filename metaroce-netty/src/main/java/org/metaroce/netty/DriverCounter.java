@@ -64,7 +64,27 @@ public enum DriverCounter {
     /** Datagrams dropped with {@link SendFailure#IO_ERROR} ({@code EIO}: a GSO message the route cannot take). */
     SEND_IO_ERROR,
     /** Datagrams dropped with {@link SendFailure#OTHER}. */
-    SEND_OTHER;
+    SEND_OTHER,
+    // What the error queue of a native socket (IP_RECVERR) held: one count per entry read, after the
+    // older counters so that their ids in a counters file stay. A send or read that the same error
+    // made fail is counted besides, under its own counter.
+    /** ICMP (or ICMPv6) port unreachable for a datagram sent: nothing listens on the peer's port ({@code ECONNREFUSED}). */
+    ICMP_PORT_UNREACHABLE,
+    /** ICMP host unreachable (also administratively prohibited, time exceeded) for a datagram sent ({@code EHOSTUNREACH}). */
+    ICMP_HOST_UNREACHABLE,
+    /** ICMP network unreachable (ICMPv6: no route) for a datagram sent ({@code ENETUNREACH}). */
+    ICMP_NET_UNREACHABLE,
+    /**
+     * ICMP fragmentation needed / ICMPv6 packet too big for a datagram sent ({@code EMSGSIZE}): a link on the path
+     * takes less than the datagram; the entry names the path MTU, logged at debug level.
+     */
+    ICMP_FRAGMENTATION_NEEDED,
+    /** Any other ICMP error for a datagram sent (parameter problem, protocol unreachable, ...). */
+    ICMP_OTHER,
+    /** Errors of the host's own stack queued for a send (e.g. a datagram larger than the route takes, {@code EMSGSIZE}). */
+    LOCAL_ERRORS,
+    /** Error-queue entries of no kind above, without an extended error (malformed), or failed reads of the queue. */
+    UNKNOWN_ERRORS;
 
     private static final DriverCounter[] VALUES = values();
 

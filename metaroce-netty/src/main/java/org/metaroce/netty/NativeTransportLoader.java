@@ -24,11 +24,13 @@ final class NativeTransportLoader {
      * @param maxDatagramBytes largest datagram a receive slot holds whole (without GRO)
      * @param receiveSlots datagrams one {@code recvmmsg} reads at most
      * @param gro whether receiving sockets turn UDP GRO on (their slots then hold 64 KiB)
+     * @param counters the device's counters (the sockets count what their error queues held)
      * @return a native {@link UdpTransport}
      */
-    static UdpTransport transport(final int maxDatagramBytes, final int receiveSlots, final boolean gro) {
-        return (UdpTransport) construct(TRANSPORT, new Class<?>[] {int.class, int.class, boolean.class},
-            maxDatagramBytes, receiveSlots, gro);
+    static UdpTransport transport(final int maxDatagramBytes, final int receiveSlots, final boolean gro,
+                                  final DriverCounters counters) {
+        return (UdpTransport) construct(TRANSPORT, new Class<?>[] {int.class, int.class, boolean.class,
+            DriverCounters.class}, maxDatagramBytes, receiveSlots, gro, counters);
     }
 
     /** @return a waiter over native endpoint sockets, for a driver thread that idles by blocking */

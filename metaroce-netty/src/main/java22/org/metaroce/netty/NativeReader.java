@@ -23,6 +23,7 @@ import org.metaroce.netty.linux.ReceiveBatch;
  */
 final class NativeReader implements AutoCloseable {
     private final LinuxUdpSocket socket;
+    private final NativeErrorQueue errors;
     private final ReceiveBatch slots;
     private final DatagramReceiver receiver;
     private final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
@@ -34,9 +35,12 @@ final class NativeReader implements AutoCloseable {
     /**
      * @param slots datagrams per {@code recvmmsg}
      * @param slotBytes bytes per slot (64 KiB with GRO)
+     * @param errors the socket's error queue, read whenever a read fails
      */
-    NativeReader(final LinuxUdpSocket socket, final int slots, final int slotBytes, final DatagramReceiver receiver) {
+    NativeReader(final LinuxUdpSocket socket, final int slots, final int slotBytes, final DatagramReceiver receiver,
+                 final NativeErrorQueue errors) {
         this.socket = socket;
+        this.errors = errors;
         this.slots = new ReceiveBatch(slots, slotBytes);
         this.receiver = receiver;
     }
@@ -68,16 +72,24 @@ final class NativeReader implements AutoCloseable {
     private boolean refill() throws IOException {
         next = 0;
         count = 0;
+        boolean drained = false;
         while (true) {
             final int r = socket.receive(slots);
             if (r >= 0) {
                 count = r;
                 return r > 0;
             }
-            if (-r != Errno.EINTR) {
-                // An ICMP error queued on the socket, or a closed socket: the dispatcher counts it.
-                throw new IOException("recvmmsg on " + socket + " failed: " + Errno.name(-r));
+            if (-r == Errno.EINTR) {
+                continue;
             }
+            // With IP_RECVERR an ICMP error for a datagram this socket sent is reported to the next
+            // call: read the error queue, which counts it by kind, and read the datagrams again.
+            if (!drained && errors.drain() > 0) {
+                drained = true;
+                continue;
+            }
+            // No queued error explains it (a closed socket): the dispatcher counts it.
+            throw new IOException("recvmmsg on " + socket + " failed: " + Errno.name(-r));
         }
     }
 

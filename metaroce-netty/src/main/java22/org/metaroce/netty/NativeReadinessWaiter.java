@@ -11,7 +11,9 @@ import org.metaroce.netty.linux.ErrnoException;
 /**
  * A {@link ReadinessWaiter} over native endpoint sockets: one {@code epoll_wait} for every device
  * of a driver thread, woken by an {@code eventfd}, and by send sockets that become writable while
- * a batch waits on them. Built through {@link NativeTransportLoader}.
+ * a batch waits on them. A socket the wait reports {@code EPOLLERR} for has its error queue read
+ * before the wait returns (else every later wait would end at once). Built through
+ * {@link NativeTransportLoader}.
  */
 final class NativeReadinessWaiter implements ReadinessWaiter {
     /** Ready descriptors read per wait: readiness is the whole answer, the duty cycle reads every socket. */
@@ -36,7 +38,8 @@ final class NativeReadinessWaiter implements ReadinessWaiter {
 
     @Override
     public void watch(final PolledUdpSocket socket) throws ErrnoException {
-        interest.watchReadable(((NativeUdpSocket) socket).linuxSocket());
+        final NativeUdpSocket nat = (NativeUdpSocket) socket;
+        interest.watchReadable(nat.linuxSocket(), nat.errorQueue());
     }
 
     @Override
@@ -56,7 +59,7 @@ final class NativeReadinessWaiter implements ReadinessWaiter {
 
     @Override
     public void await(final long timeoutNs) {
-        epoll.await(millis(timeoutNs));
+        interest.readErrorQueues(epoll.await(millis(timeoutNs)));
     }
 
     @Override

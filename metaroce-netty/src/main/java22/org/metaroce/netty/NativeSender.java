@@ -26,6 +26,7 @@ final class NativeSender implements AutoCloseable {
     static final int MESSAGES_PER_CALL = 64;
 
     private final LinuxUdpSocket socket;
+    private final NativeErrorQueue errors;
     private final org.metaroce.netty.linux.SendBatch messages = new org.metaroce.netty.linux.SendBatch(MESSAGES_PER_CALL);
     /** Datagrams each message of the current call carries (a GSO message carries several). */
     private final int[] datagramsOf = new int[MESSAGES_PER_CALL];
@@ -34,8 +35,10 @@ final class NativeSender implements AutoCloseable {
     private long lastHigh;
     private long lastLow;
 
-    NativeSender(final LinuxUdpSocket socket) {
+    /** @param errors the socket's error queue, read whenever a send fails */
+    NativeSender(final LinuxUdpSocket socket, final NativeErrorQueue errors) {
         this.socket = socket;
+        this.errors = errors;
     }
 
     /**
@@ -74,17 +77,35 @@ final class NativeSender implements AutoCloseable {
                 address(m, to);
             }
             int first = 0;
+            boolean retried = false;
             while (first < messages.count()) {
+                // A message the kernel refused after others of the call went (ENOBUFS from a full
+                // qdisc, say) is reported by the count alone (sendmmsg drops that error): it heads
+                // the next call, whose error, if it is refused again, is reported and dropped.
                 final int r = socket.send(messages, first);
                 if (r > 0) {
                     for (int i = first; i < first + r; i++) {
                         taken += datagramsOf[i];
                     }
                     first += r;
+                    retried = false;
                 } else if (r == 0) {
                     batch.stopBecause(SendFailure.WOULD_BLOCK);
                     return taken;
                 } else if (-r != Errno.EINTR) {
+                    // The error may be an ICMP error's, queued for an earlier datagram and reported
+                    // by this call: read the queue, so it is counted and epoll stops reporting it.
+                    // Not for a host queue drop: no ICMP error stands for ENOBUFS, and a full queue
+                    // refuses datagram after datagram, each not worth another system call.
+                    if (-r != Errno.ENOBUFS && -r != Errno.ENOMEM) {
+                        errors.drain();
+                    }
+                    if (-r == Errno.EMSGSIZE && errors.sawFragmentationNeeded() && !retried) {
+                        // "Fragmentation needed" came back for an earlier datagram: not this
+                        // message's size, and the report is consumed now. Once more.
+                        retried = true;
+                        continue;
+                    }
                     batch.stopBecause(SendFailures.of(-r));
                     return taken;
                 }

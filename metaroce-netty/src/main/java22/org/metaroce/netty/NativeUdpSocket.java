@@ -17,6 +17,11 @@ import org.metaroce.netty.linux.LinuxUdpSocket;
  * waits in its own {@code epoll_wait}, woken through an {@code eventfd}. A socket opened without a
  * receiver only sends, and has neither read slots nor a wait.
  *
+ * <p>Every socket sets {@code IP_RECVERR}, so that a datagram a queue of the host drops is reported
+ * ({@code ENOBUFS}, {@link SendFailure#NO_BUFFERS}) rather than taken for sent; its error queue
+ * ({@link NativeErrorQueue}) is read whenever a send or read fails and whenever a wait reports
+ * {@code EPOLLERR} for it.
+ *
  * <p>The wait of a receiving socket is also a {@link WritabilityWatch}: an INVOKER device's sink
  * registers its full send sockets here, so that {@link #awaitReadable} ends when one can take
  * datagrams again.
@@ -29,6 +34,7 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch {
     private final SocketCapabilities capabilities;
     private final NativeSender sender;
     private final NativeReader reader;
+    private final NativeErrorQueue errors;
     private final Epoll readiness;
     /** What {@link #readiness} watches: this socket for reading, full send sockets for writability. */
     private final EpollInterest interest;
@@ -42,20 +48,24 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch {
      * @param slots datagrams per {@code recvmmsg}
      * @param slotBytes bytes per receive slot
      * @param gro whether to turn UDP GRO on (receiving sockets)
+     * @param counters where the error queue's entries are counted
      * @throws IOException if the socket cannot be opened, set up or bound
      */
     NativeUdpSocket(final SocketOptions options, final DatagramReceiver receiver, final int slots,
-                    final int slotBytes, final boolean gro) throws IOException {
+                    final int slotBytes, final boolean gro, final DriverCounters counters) throws IOException {
         final InetSocketAddress bind = options.bind();
         final LinuxUdpSocket opened = LinuxUdpSocket.open(bind.getAddress() instanceof Inet6Address);
+        NativeErrorQueue queue = null;
         NativeSender send = null;
         NativeReader read = null;
         Epoll wait = null;
         EpollInterest watch = null;
         try {
+            queue = new NativeErrorQueue(opened, counters);
             opened.setReceiveBufferSize(options.receiveBufferBytes());
             opened.setSendBufferSize(options.sendBufferBytes());
             opened.setTrafficClass(options.trafficClass());
+            opened.setReceiveErrors(true);
             if (receiver != null) {
                 opened.setReceiveTrafficClass(true);
                 opened.setReceiveTimestamps(true);
@@ -65,16 +75,16 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch {
             }
             opened.bind(bind);
             localAddress = opened.localAddress();
-            send = new NativeSender(opened);
+            send = new NativeSender(opened, queue);
             if (receiver != null) {
-                read = new NativeReader(opened, slots, slotBytes, receiver);
+                read = new NativeReader(opened, slots, slotBytes, receiver, queue);
                 // One event is enough: readiness is the whole answer, the next duty cycle reads and sends.
                 wait = new Epoll(1);
                 watch = new EpollInterest(wait);
-                watch.watchReadable(opened);
+                watch.watchReadable(opened, queue);
             }
         } catch (final IOException | RuntimeException ex) {
-            closeAll(opened, send, read, wait);
+            closeAll(opened, send, read, queue, wait);
             final IOException io = new java.net.BindException("cannot open native UDP socket on " + bind + ": "
                 + ex.getMessage());
             io.initCause(ex);
@@ -83,6 +93,7 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch {
         this.socket = opened;
         this.sender = send;
         this.reader = read;
+        this.errors = queue;
         this.readiness = wait;
         this.interest = watch;
         this.capabilities = new SocketCapabilities(true, receiver != null && gro, true, true);
@@ -91,6 +102,11 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch {
     /** @return the socket's descriptor, for a {@link ReadinessWaiter} */
     LinuxUdpSocket linuxSocket() {
         return socket;
+    }
+
+    /** @return the socket's error queue, for a wait that saw {@code EPOLLERR} for it */
+    NativeErrorQueue errorQueue() {
+        return errors;
     }
 
     @Override
@@ -142,7 +158,7 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch {
         if (closed) {
             throw new java.nio.channels.ClosedChannelException();
         }
-        readiness.await(NativeReadinessWaiter.millis(timeoutNs));
+        interest.readErrorQueues(readiness.await(NativeReadinessWaiter.millis(timeoutNs)));
     }
 
     @Override
@@ -175,11 +191,11 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch {
             return;
         }
         closed = true;
-        closeAll(socket, sender, reader, readiness);
+        closeAll(socket, sender, reader, errors, readiness);
     }
 
     private static void closeAll(final LinuxUdpSocket socket, final NativeSender sender, final NativeReader reader,
-                                 final Epoll readiness) {
+                                 final NativeErrorQueue errors, final Epoll readiness) {
         if (readiness != null) {
             readiness.close();
         }
@@ -190,6 +206,9 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch {
             sender.close();
         }
         socket.close();
+        if (errors != null) {
+            errors.close();
+        }
     }
 
     @Override

@@ -17,22 +17,26 @@ final class NativeUdpTransport implements UdpTransport {
     private final int receiveSlots;
     private final int slotBytes;
     private final boolean gro;
+    private final DriverCounters counters;
     private final DirectSendChunks chunks = new DirectSendChunks();
 
     /**
      * @param maxDatagramBytes largest datagram a receive slot holds whole (without GRO)
      * @param receiveSlots datagrams one {@code recvmmsg} reads at most
      * @param gro whether receiving sockets turn UDP GRO on (their slots then hold 64 KiB)
+     * @param counters the device's counters, where the sockets count what their error queues held
      */
-    NativeUdpTransport(final int maxDatagramBytes, final int receiveSlots, final boolean gro) {
+    NativeUdpTransport(final int maxDatagramBytes, final int receiveSlots, final boolean gro,
+                       final DriverCounters counters) {
         this.receiveSlots = receiveSlots;
         this.slotBytes = gro ? Math.max(maxDatagramBytes, DeviceConfig.GRO_SLOT_BYTES) : maxDatagramBytes;
         this.gro = gro;
+        this.counters = counters;
     }
 
     @Override
     public PolledUdpSocket open(final SocketOptions options, final DatagramReceiver receiver) throws IOException {
-        return new NativeUdpSocket(options, receiver, receiveSlots, slotBytes, gro);
+        return new NativeUdpSocket(options, receiver, receiveSlots, slotBytes, gro, counters);
     }
 
     @Override

@@ -80,6 +80,11 @@ class CounterFileTest {
                     // Each send outcome is published under its own label (nothing failed here).
                     assertThat(value(counters, "driver " + DriverCounter.of(failure).name())).isZero();
                 }
+                for (final DriverCounter queued : java.util.EnumSet.range(DriverCounter.ICMP_PORT_UNREACHABLE,
+                    DriverCounter.UNKNOWN_ERRORS)) {
+                    // What a native socket's error queue held, by kind, published as well (none here).
+                    assertThat(value(counters, "driver " + queued.name())).isZero();
+                }
                 assertThat(value(counters, qpPrefix + "PACKETS_SENT")).isGreaterThanOrEqualTo(256);
                 assertThat(value(counters, qpPrefix + "SEND_PSN")).isEqualTo(0x12345 + sentInProcess);
                 assertThat(typeOf(counters, qpPrefix + "PACKETS_SENT")).isEqualTo(CounterType.QP_COUNTER.typeId());

@@ -52,7 +52,7 @@ class NativeDataPathAllocationTest {
     void sendAndReceiveAllocateNothingInSteadyState() throws Exception {
         assumeTrue(NativeUdp.isAvailable(), () -> "native transport unavailable: " + NativeUdp.unavailabilityReason());
         final com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        final NativeUdpTransport transport = new NativeUdpTransport(2048, 64, false);
+        final NativeUdpTransport transport = new NativeUdpTransport(2048, 64, false, new DriverCounters(0));
         final Reader reader = new Reader();
         final InetSocketAddress any = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
         try (PolledUdpSocket receiving = transport.open(new SocketOptions(any, 8 << 20, 1 << 20, 26 << 2 | 2), reader)) {

@@ -22,6 +22,7 @@ import org.metaroce.core.engine.TransmitSink;
 import org.metaroce.netty.linux.Errno;
 import org.metaroce.netty.linux.LinuxUdpSocket;
 import org.metaroce.netty.linux.NativeUdp;
+import org.metaroce.netty.linux.ReceiveBatch;
 import org.metaroce.netty.linux.UdpOutcome;
 
 /**
@@ -79,24 +80,74 @@ class NativeSendOutcomesTest {
         }
     }
 
+    /**
+     * The driver's sockets set {@code IP_RECVERR}: a burst through the driver's sink and transport
+     * into the 3 KB qdisc is partly refused, and every refused datagram reaches the sink as
+     * {@code ENOBUFS} and is dropped and counted, once. Cross-checked with the kernel: its
+     * {@code OutDatagrams} grows by what the driver counts as sent, the receiver gets exactly that,
+     * and its {@code SndbufErrors} counts each refusal (with the option too: {@code udp_sendmsg}
+     * counts an {@code ENOBUFS} it reports). A message refused after others of the same
+     * {@code sendmmsg} went is reported by the count alone (the kernel drops that error): the
+     * sender offers it again at the head of the next call, so the kernel may refuse it twice;
+     * the raw calls first show that.
+     */
     @Test
-    void noBuffersThroughTheSinkIncrementsItsCounter() throws Exception {
+    void aQdiscDropThroughTheDriverIsNoBuffersOnceForEachRefusedDatagram() throws Exception {
         assumeTc();
-        try (NetworkNamespace ns = new NetworkNamespace("natB")) {
+        try (NetworkNamespace ns = new NetworkNamespace("h2-enobufs")) {
             ns.tc(SMALL_QDISC);
             ns.runInside("enobufs-sink", 30, () -> {
-                try (Harness h = new Harness()) {
-                    // The driver does not set IP_RECVERR (see docs/native-transport.md, Errors): set here.
-                    ((NativeUdpSocket) h.entropy).linuxSocket().setReceiveErrors(true);
+                // The kernel's contract, on a raw socket with IP_RECVERR: one sendmmsg of 20.
+                try (LinuxUdpSocket rx = bound(); LinuxUdpSocket raw = bound(); Arena arena = Arena.ofConfined();
+                     org.metaroce.netty.linux.SendBatch twenty = new org.metaroce.netty.linux.SendBatch(BURST)) {
+                    raw.setReceiveErrors(true);
+                    final long payload = arena.allocate(1000).address();
+                    for (int i = 0; i < BURST; i++) {
+                        twenty.destinationIpv4(twenty.add(payload, 1000), 0x7F00_0001, rx.localAddress().getPort());
+                    }
+                    final long out0 = udp("OutDatagrams");
+                    final long sndbuf0 = udp("SndbufErrors");
+                    final int first = raw.send(twenty, 0);
+                    final long out1 = udp("OutDatagrams");
+                    final long sndbuf1 = udp("SndbufErrors");
+                    final int second = raw.send(twenty, first);
+                    System.out.printf("raw sendmmsg of %d x 1000 B with IP_RECVERR: returned %d (OutDatagrams +%d, "
+                        + "SndbufErrors +%d); again from message %d: %d (SndbufErrors +%d)%n", BURST, first, out1 - out0,
+                        sndbuf1 - sndbuf0, first, second, udp("SndbufErrors") - sndbuf1);
+                    assertThat(first).as("messages taken before the qdisc was full").isBetween(1, BURST - 1);
+                    assertThat(out1 - out0).as("OutDatagrams: what the call took").isEqualTo(first);
+                    assertThat(sndbuf1 - sndbuf0).as("message %d refused, its ENOBUFS not returned", first).isOne();
+                }
+                Thread.sleep(200); // the qdisc drains
+
+                try (Harness h = new Harness(); ReceiveBatch arrived = new ReceiveBatch(BURST, 2048)) {
+                    assertThat(((NativeUdpSocket) h.entropy).linuxSocket().getOption(0 /* IPPROTO_IP */,
+                        11 /* IP_RECVERR */)).as("IP_RECVERR on the driver's socket").isOne();
                     final long[] before = h.sendCounters();
+                    final long sentBefore = h.counters.get(DriverCounter.DATAGRAMS_SENT);
+                    final long out0 = udp("OutDatagrams");
+                    final long sndbuf0 = udp("SndbufErrors");
                     h.send(BURST, 1000);
+                    final long sent = h.counters.get(DriverCounter.DATAGRAMS_SENT) - sentBefore;
+                    final long out = udp("OutDatagrams") - out0;
+                    final long refusals = udp("SndbufErrors") - sndbuf0;
                     final Map<DriverCounter, Long> changed = h.changedSince(before);
-                    System.out.printf("%d datagrams of 1000 B through a 3 KB qdisc: %d sent, counters %s%n", BURST,
-                        h.counters.get(DriverCounter.DATAGRAMS_SENT), changed);
+                    Thread.sleep(200); // the qdisc delivers what it took
+                    final int received = h.receiver.receive(arrived);
+                    final long noBuffers = changed.getOrDefault(DriverCounter.SEND_NO_BUFFERS, 0L);
+                    System.out.printf("%d datagrams of 1000 B through the driver into a 3 KB qdisc: %d sent, %d received, "
+                        + "counters %s; kernel OutDatagrams +%d, SndbufErrors +%d (%d refused inside a sendmmsg and "
+                        + "offered again)%n", BURST, sent, received, changed, out, refusals, refusals - noBuffers);
                     assertThat(changed).containsOnlyKeys(DriverCounter.SEND_NO_BUFFERS, DriverCounter.SEND_ERRORS);
-                    assertThat(changed.get(DriverCounter.SEND_NO_BUFFERS)).isPositive()
+                    assertThat(noBuffers).as("SEND_NO_BUFFERS").isPositive()
                         .isEqualTo(changed.get(DriverCounter.SEND_ERRORS))
-                        .isEqualTo(BURST - h.counters.get(DriverCounter.DATAGRAMS_SENT));
+                        .isEqualTo(BURST - sent);
+                    assertThat(out).as("the kernel's OutDatagrams: what the driver counted as sent").isEqualTo(sent);
+                    assertThat(received).as("datagrams that arrived: what the driver counted as sent").isEqualTo((int) sent);
+                    // Each refusal is either reported (counted once in SEND_NO_BUFFERS) or inside a
+                    // call that took an earlier message (then offered again, at most once per such call).
+                    assertThat(refusals).as("SndbufErrors: every refusal the kernel made")
+                        .isBetween(noBuffers, noBuffers + sent);
                 }
             });
         }
@@ -129,6 +180,8 @@ class NativeSendOutcomesTest {
                     h.send(1, 65_508); // 65,507 B is the most an IPv4 UDP datagram carries
                     assertThat(h.changedSince(before)).containsOnly(entry(DriverCounter.SEND_MESSAGE_TOO_LONG, 1L),
                         entry(DriverCounter.SEND_ERRORS, 1L));
+                    // IP_RECVERR: the stack queued its own error for the datagram, read after the failed send.
+                    assertThat(h.counters.get(DriverCounter.LOCAL_ERRORS)).isOne();
                 }
             });
         }
@@ -147,6 +200,39 @@ class NativeSendOutcomesTest {
                     h.send(1, 100);
                     assertThat(h.changedSince(before)).containsOnly(entry(DriverCounter.SEND_PEER_UNREACHABLE, 1L),
                         entry(DriverCounter.SEND_ERRORS, 1L));
+                    // The ICMP error that the send reported, read from the error queue after it.
+                    assertThat(h.counters.get(DriverCounter.ICMP_PORT_UNREACHABLE)).isOne();
+                }
+            });
+        }
+    }
+
+    /**
+     * With {@code IP_RECVERR} an ICMP "fragmentation needed" for a datagram already sent is reported
+     * to the socket's next send as {@code EMSGSIZE}, whatever that datagram's size (on a connected
+     * socket also without the option). The sender reads the error queue, finds the ICMP error
+     * there, and sends the datagram once more rather than dropping it as too long (which would also
+     * turn GSO off for a GSO message); the ICMP error is counted, with its path MTU.
+     */
+    @Test
+    void anIcmpFragmentationNeededForAnEarlierDatagramDoesNotDropTheNext() throws Exception {
+        try (NetworkNamespace ns = new NetworkNamespace("h2-fragneeded")) {
+            ns.runInside("frag-needed-sink", 30, () -> {
+                try (Harness h = new Harness(); ReceiveBatch arrived = new ReceiveBatch(4, 2048)) {
+                    h.send(1, 100);
+                    final InetSocketAddress from = h.entropy.localAddress();
+                    IcmpInjector.fragmentationNeeded(from, h.receiver.localAddress(), 1200);
+                    Thread.sleep(50); // delivered to the entropy socket: queued, and pending for its next call
+                    final long[] before = h.sendCounters();
+                    h.send(1, 100);
+                    Thread.sleep(50);
+                    final int received = h.receiver.receive(arrived);
+                    System.out.printf("after an ICMP fragmentation needed (MTU 1200): counters %s, %d received%n",
+                        h.counters, received);
+                    assertThat(h.counters.get(DriverCounter.ICMP_FRAGMENTATION_NEEDED)).isOne();
+                    assertThat(h.changedSince(before)).as("no send failed").isEmpty();
+                    assertThat(h.counters.get(DriverCounter.DATAGRAMS_SENT)).isEqualTo(2);
+                    assertThat(received).as("both datagrams arrived").isEqualTo(2);
                 }
             });
         }
@@ -165,16 +251,21 @@ class NativeSendOutcomesTest {
 
     /** @return the namespace's {@code Udp SndbufErrors} (the calling thread's namespace) */
     private static long sndbufErrors() throws IOException {
+        return udp("SndbufErrors");
+    }
+
+    /** @return one {@code Udp} counter of {@code /proc/net/snmp} in the calling thread's namespace */
+    private static long udp(final String name) throws IOException {
         final String[] lines = Files.readAllLines(Path.of("/proc/thread-self/net/snmp")).stream()
             .filter(l -> l.startsWith("Udp:")).toArray(String[]::new);
         final String[] names = lines[0].split("\\s+");
         final String[] values = lines[1].split("\\s+");
         for (int i = 0; i < names.length; i++) {
-            if (names[i].equals("SndbufErrors")) {
+            if (names[i].equals(name)) {
                 return Long.parseLong(values[i]);
             }
         }
-        throw new IllegalStateException("no SndbufErrors in /proc/thread-self/net/snmp");
+        throw new IllegalStateException("no " + name + " in /proc/thread-self/net/snmp");
     }
 
     /**
@@ -184,7 +275,7 @@ class NativeSendOutcomesTest {
      */
     private static final class Harness implements AutoCloseable {
         final DriverCounters counters = new DriverCounters(1);
-        final NativeUdpTransport transport = new NativeUdpTransport(65_536, 8, false);
+        final NativeUdpTransport transport = new NativeUdpTransport(65_536, 8, false, counters);
         final LinuxUdpSocket receiver;
         final UdpSocket entropy;
         final UdpSocket endpoint;

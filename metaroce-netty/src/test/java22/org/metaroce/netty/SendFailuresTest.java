@@ -29,7 +29,8 @@ class SendFailuresTest {
     @Test
     void aSendToAClosedPortOnAConnectedSocketReportsPeerUnreachableNextTime() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(org.metaroce.netty.linux.NativeUdp.isAvailable());
-        final NativeUdpTransport transport = new NativeUdpTransport(2048, 8, false);
+        final DriverCounters counters = new DriverCounters(0);
+        final NativeUdpTransport transport = new NativeUdpTransport(2048, 8, false, counters);
         final java.net.InetSocketAddress lo = new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0);
         final int closedPort;
         try (java.net.DatagramSocket probe = new java.net.DatagramSocket(lo)) {
@@ -46,6 +47,8 @@ class SendFailuresTest {
             Thread.sleep(50); // the ICMP port unreachable comes back
             assertThat(s.send(batch)).isZero();
             assertThat(batch.takeStop()).isEqualTo(SendFailure.PEER_UNREACHABLE);
+            // The failed send read the error queue (IP_RECVERR): the ICMP error is counted by kind.
+            assertThat(counters.get(DriverCounter.ICMP_PORT_UNREACHABLE)).isOne();
             chunk.release();
         }
     }

@@ -61,6 +61,8 @@ final class Libc {
      */
     static final MethodHandle RECVMMSG = withErrno("recvmmsg", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT,
         ADDRESS);
+    /** {@code ssize_t recvmsg(int fd, struct msghdr *msg, int flags)}: the error queue's reads. */
+    static final MethodHandle RECVMSG = withErrno("recvmsg", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT);
     /** {@code int epoll_create1(int flags)}. */
     static final MethodHandle EPOLL_CREATE1 = withErrno("epoll_create1", JAVA_INT, JAVA_INT);
     /** {@code int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event)}. */

@@ -221,17 +221,66 @@ public final class LinuxUdpSocket implements AutoCloseable {
     /**
      * {@code IP_RECVERR} (and {@code IPV6_RECVERR} on IPv6 sockets): the kernel reports errors it
      * otherwise keeps to itself. For a send, {@code ENOBUFS} when a queue of the host (a qdisc, a
-     * device) drops the datagram: without this option {@code sendmmsg} reports it as sent and the
-     * kernel only counts it ({@code SndbufErrors} in {@code /proc/net/snmp}). The option also
-     * queues every ICMP error for the socket on its error queue (read with {@code MSG_ERRQUEUE},
-     * which this class does not do), reports it to the next call even on an unconnected socket,
-     * and makes {@code epoll} report {@code EPOLLERR} while that queue holds anything.
+     * device) drops the datagram: without this option {@code sendmmsg} reports it as sent (the
+     * kernel counts it in {@code SndbufErrors} of {@code /proc/net/snmp} either way). The option
+     * also queues every ICMP error for the socket, and local errors such as a datagram larger than
+     * the route allows, on its error queue ({@link #receiveError(QueuedError)} reads it), reports an
+     * ICMP error to the next call even on an unconnected socket, and makes {@code epoll} report
+     * {@code EPOLLERR} while that queue holds anything: whoever sets it must read the queue.
      */
     public void setReceiveErrors(final boolean on) throws ErrnoException {
         if (family == Uapi.AF_INET6) {
             setOption(Uapi.IPPROTO_IPV6, Uapi.IPV6_RECVERR, on ? 1 : 0, "IPV6_RECVERR");
         }
         setOption(Uapi.IPPROTO_IP, Uapi.IP_RECVERR, on ? 1 : 0, "IP_RECVERR");
+    }
+
+    /**
+     * Reads the oldest entry of the socket's error queue ({@code recvmsg} with
+     * {@code MSG_ERRQUEUE | MSG_DONTWAIT}) into {@code entry}, which decodes it. Reading the last
+     * ICMP entry also clears the error the kernel holds for the next call ({@code sk_err}), so that
+     * {@code epoll} stops reporting {@code EPOLLERR}. Allocates nothing.
+     *
+     * @return 1 when an entry was read, 0 when the queue is empty, or a negated errno
+     */
+    public int receiveError(final QueuedError entry) {
+        entry.prepare();
+        final long r;
+        try {
+            r = (long) Libc.RECVMSG.invokeExact(entry.capture, fd, entry.header(),
+                Uapi.MSG_ERRQUEUE | Uapi.MSG_DONTWAIT);
+        } catch (final RuntimeException | Error ex) {
+            throw ex;
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (r >= 0) {
+            entry.received();
+            return 1;
+        }
+        final int errno = Libc.errno(entry.capture);
+        return errno == Errno.EAGAIN ? 0 : -errno;
+    }
+
+    /**
+     * Takes the error the kernel holds for the socket's next call ({@code getsockopt(SO_ERROR)},
+     * which clears it): an ICMP error whose queue entry was not kept (the queue was full) would
+     * otherwise keep {@code epoll} reporting {@code EPOLLERR}. Allocates nothing.
+     *
+     * @param memory where the call's value and errno go
+     * @return the pending errno, 0 for none, or the call's negated errno
+     */
+    public int takePendingError(final QueuedError memory) {
+        final int r;
+        try {
+            r = (int) Libc.GETSOCKOPT.invokeExact(memory.capture, fd, Uapi.SOL_SOCKET, Uapi.SO_ERROR, memory.value(),
+                memory.valueLength());
+        } catch (final RuntimeException | Error ex) {
+            throw ex;
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        return r < 0 ? -Libc.errno(memory.capture) : memory.value().get(JAVA_INT, 0);
     }
 
     /**

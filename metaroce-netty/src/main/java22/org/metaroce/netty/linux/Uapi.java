@@ -48,8 +48,11 @@ final class Uapi {
     static final int UDP_SEGMENT = 103;
     static final int UDP_GRO = 104;
 
-    // <linux/socket.h>: msghdr.msg_flags on receive
+    // <linux/socket.h>: msghdr.msg_flags on receive, recvmsg flags
+    static final int MSG_CTRUNC = 0x8;
     static final int MSG_TRUNC = 0x20;
+    static final int MSG_DONTWAIT = 0x40;
+    static final int MSG_ERRQUEUE = 0x2000;
 
     // <linux/eventpoll.h>
     static final int EPOLL_CLOEXEC = 0x80000;
