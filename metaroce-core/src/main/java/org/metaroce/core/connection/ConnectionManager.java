@@ -58,8 +58,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Events: each goes to the handler of the connection's parameters, else to the manager's
  * {@link #eventHandler(CmEventHandler) handler}, else to the queue read by {@link #pollEvent()}.
- * Handlers run after the packet or call that caused the event has been fully processed, so they
- * may call back into the manager.
+ * They are queued when raised and handed out only once the endpoint has finished the step that
+ * raised them ({@link #deliverEvents()}), so a handler may call back into the manager and
+ * the endpoint, and finds them consistent; nothing here calls a handler from inside a packet, a
+ * poll or an API call.
  *
  * <p>This class decides what a packet, a call, a timer or a queue-pair event means for a
  * connection; the mechanisms are classes of their own, handed only what they need:
@@ -300,7 +302,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         armRetransmit(c, c.connectTimeoutNs);
         LOG.debug("connect {}", c);
         changed();
-        events.dispatch();
         return c;
     }
 
@@ -327,7 +328,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         } catch (final RuntimeException ex) {
             LOG.warn("cannot allocate a queue pair for {}: {}", request, ex.getMessage());
             rejectPending(request, CmReason.NO_RESOURCES, NONE);
-            events.dispatch();
             return false;
         }
         final Connection c = request;
@@ -353,7 +353,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             c.ownsQueuePair = false;
             c.localQpn = 0;
             rejectPending(c, CmReason.NO_RESOURCES, NONE);
-            events.dispatch();
             return false;
         }
         registerQpn(c);
@@ -364,7 +363,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         armRetransmit(c, c.connectTimeoutNs);
         LOG.debug("accepted {}", c);
         changed();
-        events.dispatch();
         return true;
     }
 
@@ -390,7 +388,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         final byte[] data = QpParams.checkPrivateData(privateData);
         requirePending(request);
         rejectPending(request, CmReason.REJECTED_BY_APPLICATION, data);
-        events.dispatch();
     }
 
     /**
@@ -426,7 +423,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             }
         }
         changed();
-        events.dispatch();
     }
 
     // =============================================================================== engine side
@@ -460,7 +456,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             }
             onConnectionPacket(nowNs, c, opcode, buffer, offset, peerId);
         }
-        events.dispatch();
     }
 
     @Override
@@ -493,13 +488,26 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             }
             cachedDeadlineNs = next;
         }
-        events.dispatch();
         return emitted;
+    }
+
+    /**
+     * Hands out the events raised since the last call: each to its connection's handler,
+     * else to the {@link #eventHandler(CmEventHandler) default handler}, else to the queue of
+     * {@link #pollEvent()}. The endpoint calls this when it has finished a step and is consistent
+     * again: right after a connection-manager packet, and in its poll after this manager's poll
+     * and before the queue pairs' (so work a handler posts goes out in that same poll). Events
+     * raised by a call of the application ({@link #connect}, {@link #disconnect}, ...) wait for
+     * the next of those; none is delivered inside the call that raised it.
+     */
+    @Override
+    public void deliverEvents() {
+        events.dispatch();
     }
 
     @Override
     public long nextDeadlineNs() {
-        if (needPoll || !answers.isEmpty() || !qpEvents.isEmpty()) {
+        if (needPoll || !answers.isEmpty() || !qpEvents.isEmpty() || events.hasPending()) {
             return timeKnown ? lastNowNs : Long.MIN_VALUE;
         }
         return Math.min(cachedDeadlineNs, retireDeadlineNs);

@@ -339,6 +339,10 @@ public final class Endpoint implements DatagramEndpoint {
         if (opcode.isConnectionManagement()) {
             if (connectionManager != null) {
                 connectionManager.onPacket(nowNs, buffer, offset, length, peerId);
+                // The packet is fully processed: only now may the application hear of it. (A
+                // packet for a queue pair raises no connection-manager event: what it does to
+                // the QP reaches the manager as a queue-pair event, acted on at its next poll.)
+                connectionManager.deliverEvents();
             } else {
                 counters.increment(EndpointCounter.NO_CONNECTION_MANAGER);
             }
@@ -385,6 +389,11 @@ public final class Endpoint implements DatagramEndpoint {
         int emitted = 0;
         if (connectionManager != null) {
             emitted += connectionManager.poll(nowNs, counting);
+            // Between the two steps of the poll, the engine is consistent: the application hears
+            // of what the manager's poll did, and what it posts or creates in response is polled
+            // below. Nothing calls out of the queue-pair loop, so the set of queue pairs stays
+            // fixed while it runs.
+            connectionManager.deliverEvents();
         }
         schedule.refreshNotReady();
         schedule.collectDue(nowNs);
@@ -395,7 +404,6 @@ public final class Endpoint implements DatagramEndpoint {
             // its turn before any QP gets a second. Only the ready queue pairs are visited;
             // polling any other one before its deadline would do nothing (see PollSchedule).
             final int start = pollCursor % n;
-            final int version = schedule.structureVersion();
             final int budget = config.maxPacketsPerPoll();
             int index = schedule.nextReady(start, n);
             int resume = start;
@@ -423,12 +431,6 @@ public final class Endpoint implements DatagramEndpoint {
                 // before, gave a QP the sink in proportion to the run of idle positions in front
                 // of it: a new QP behind a recently created busy one got one turn in n.)
                 resume = counting.full && sent == 0 ? index : index + 1;
-                if (schedule.structureVersion() != version) {
-                    // A queue pair was created or destroyed under the poll: positions moved. The
-                    // ones not visited keep their ready bit and get their deadline back.
-                    schedule.staleAllReady();
-                    break;
-                }
                 index = schedule.nextReady(index + 1, wrapped ? start : n);
             }
             pollCursor = resume % n;
