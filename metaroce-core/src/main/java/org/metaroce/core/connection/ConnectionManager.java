@@ -230,7 +230,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             throw new IllegalStateException("service " + serviceId + " already has a listener");
         }
         final ListenParams copy = params.copy();
-        final Listener listener = new Listener(this, serviceId, copy,
+        final Listener listener = new Listener(this::stopListening, serviceId, copy,
             copy.limit > 0 ? copy.limit : config.listenerLimit());
         listeners.put(serviceId, listener);
         return listener;
@@ -1120,7 +1120,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     }
 
     private void maybeFree(final Connection c) {
-        if (!c.freed && c.state() == ConnectionState.CLOSED && c.handshake == null) {
+        if (!c.freed && c.state() == ConnectionState.CLOSED && c.handshakeExpiryNs() == Long.MAX_VALUE) {
             c.freed = true;
             directory.unpin(c.remotePeer);
             changed();

@@ -238,7 +238,9 @@ public final class Endpoint implements DatagramEndpoint {
             }
         } while (qpn == WireConstants.CONNECTION_MANAGER_QPN || queuePairs.containsKey(qpn)
             || quarantinedQpns.contains(qpn));
-        final QueuePair qp = new QueuePair(this, qpn, pd, sendCq, recvCq, caps);
+        final Link link = new Link();
+        final QueuePair qp = new QueuePair(link, qpn, pd, sendCq, recvCq, caps);
+        link.qp = qp;
         // The domain cannot close while the QP exists [MEM-002].
         pd.attachQueuePair();
         queuePairs.put(qpn, qp);
@@ -310,10 +312,6 @@ public final class Endpoint implements DatagramEndpoint {
      */
     public QueuePair queuePair(final int qpn) {
         return queuePairs.get(qpn);
-    }
-
-    void onStateChange(final QueuePair qp) {
-        // Reserved for the connection manager's events; state is read from the QP directly.
     }
 
     @Override
@@ -507,6 +505,70 @@ public final class Endpoint implements DatagramEndpoint {
     }
 
     private final CountingSink countingSink = new CountingSink();
+
+    /**
+     * The endpoint as one queue pair sees it ({@link QueuePairContext}), bound to that queue pair:
+     * what it reports needs no pointer back to the endpoint and names no queue pair.
+     */
+    private final class Link implements QueuePairContext {
+        /** Set once, right after the queue pair is built (it reports nothing while being built). */
+        QueuePair qp;
+
+        @Override
+        public EndpointConfig config() {
+            return config;
+        }
+
+        @Override
+        public EndpointCounters counters() {
+            return counters;
+        }
+
+        @Override
+        public PacketWriter writer() {
+            return writer;
+        }
+
+        @Override
+        public EventTrace trace() {
+            return trace;
+        }
+
+        @Override
+        public org.metaroce.core.verbs.OwningThread owningThread() {
+            return owningThread;
+        }
+
+        @Override
+        public long nowNs() {
+            return latestNs;
+        }
+
+        @Override
+        public int hostOf(final int peerId) {
+            return Endpoint.this.hostOf(peerId);
+        }
+
+        @Override
+        public int activeRequestSenders(final long nowNs, final long windowNs) {
+            return Endpoint.this.activeRequestSenders(nowNs, windowNs);
+        }
+
+        @Override
+        public void touched() {
+            schedule.touched(qp);
+        }
+
+        @Override
+        public void raise(final AsyncEventType type) {
+            Endpoint.this.raise(type, qp);
+        }
+
+        @Override
+        public void onCompletionQueueOverflow(final CompletionQueue cq) {
+            Endpoint.this.onCompletionQueueOverflow(cq);
+        }
+    }
 
     /** Remembers whether the driver's sink ran out of room during a poll, without allocating. */
     private static final class CountingSink implements TransmitSink {
