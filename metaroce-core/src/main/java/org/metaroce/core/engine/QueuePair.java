@@ -334,29 +334,9 @@ public final class QueuePair {
         return !destroyed && (state == QpState.RTS || state == QpState.SQD) ? requester.rtt().rtoNs() : 0;
     }
 
-    int accessFlags() {
-        return accessFlags;
-    }
-
-    int retryCount() {
-        return retryCount;
-    }
-
     /** @return RETRY_TIMEOUT in nanoseconds, 0 for none [REL-060] */
     long retryTimeoutNs() {
         return retryTimeoutNs;
-    }
-
-    int rnrRetry() {
-        return rnrRetry;
-    }
-
-    long minRnrTimerNs() {
-        return minRnrTimerNs;
-    }
-
-    int maxRdAtomic() {
-        return maxRdAtomic;
     }
 
     PacketWriter writer() {
