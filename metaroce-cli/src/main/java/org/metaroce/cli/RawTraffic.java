@@ -154,6 +154,11 @@ final class RawTraffic implements ConnectionManagerHandler {
     }
 
     @Override
+    public void deliverEvents() {
+        cm.deliverEvents();
+    }
+
+    @Override
     public void onQueuePairEvent(final QueuePair qp, final AsyncEventType type) {
         cm.onQueuePairEvent(qp, type);
     }

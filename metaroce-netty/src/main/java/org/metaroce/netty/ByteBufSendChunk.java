@@ -4,6 +4,7 @@
 package org.metaroce.netty;
 
 import java.nio.ByteBuffer;
+import java.util.function.Consumer;
 
 import io.netty.buffer.ByteBuf;
 import org.agrona.BufferUtil;
@@ -15,13 +16,14 @@ import org.agrona.BufferUtil;
  * Owning thread only.
  */
 final class ByteBufSendChunk implements SendChunk {
-    private final NettyUdpTransport owner;
+    /** Takes the wrapper back once released (the transport's spare list): not the transport itself. */
+    private final Consumer<ByteBufSendChunk> recycler;
     private ByteBuf buf;
     private ByteBuffer nio;
     private int base;
 
-    ByteBufSendChunk(final NettyUdpTransport owner) {
-        this.owner = owner;
+    ByteBufSendChunk(final Consumer<ByteBufSendChunk> recycler) {
+        this.recycler = recycler;
     }
 
     /** Takes {@code fresh} (a direct buffer of the transport's allocator) as this chunk's memory. */
@@ -66,6 +68,6 @@ final class ByteBufSendChunk implements SendChunk {
         buf.release();
         buf = null;
         nio = null;
-        owner.recycle(this);
+        recycler.accept(this);
     }
 }

@@ -4,6 +4,7 @@
 package org.metaroce.netty;
 
 import java.nio.ByteBuffer;
+import java.util.function.Consumer;
 
 import org.agrona.BufferUtil;
 
@@ -13,12 +14,13 @@ import org.agrona.BufferUtil;
  * pool reuses it as soon as it is released.
  */
 final class DirectSendChunk implements SendChunk {
-    private final DirectSendChunks pool;
+    /** Takes the chunk back once released (its pool's recycle): not the pool itself. */
+    private final Consumer<DirectSendChunk> pool;
     private final ByteBuffer memory;
     private final long address;
     private boolean live;
 
-    DirectSendChunk(final DirectSendChunks pool, final int capacity) {
+    DirectSendChunk(final Consumer<DirectSendChunk> pool, final int capacity) {
         this.pool = pool;
         this.memory = BufferUtil.allocateDirectAligned(capacity, 64);
         this.address = BufferUtil.address(memory);
@@ -56,6 +58,6 @@ final class DirectSendChunk implements SendChunk {
             throw new IllegalStateException("chunk released twice");
         }
         live = false;
-        pool.recycle(this);
+        pool.accept(this);
     }
 }

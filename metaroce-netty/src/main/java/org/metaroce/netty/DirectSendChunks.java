@@ -16,6 +16,8 @@ final class DirectSendChunks {
     private static final int MAX_SPARE = 64;
 
     private final ArrayDeque<DirectSendChunk> spare = new ArrayDeque<>();
+    /** How a released chunk comes back here; one object for all chunks. */
+    private final java.util.function.Consumer<DirectSendChunk> recycler = this::recycle;
 
     /**
      * @param capacity bytes
@@ -30,7 +32,7 @@ final class DirectSendChunks {
             }
         }
         if (chunk == null) {
-            chunk = new DirectSendChunk(this, capacity);
+            chunk = new DirectSendChunk(recycler, capacity);
         }
         chunk.open();
         return chunk;

@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  */
 abstract class DriverThreadRunner implements ModeRunner {
     /** The device's logger: users' logging configuration names the device, not its parts. */
-    private static final Logger LOG = LoggerFactory.getLogger(MetaRoceDevice.class);
+    private static final Logger LOG = LoggerFactory.getLogger(DEVICE_LOGGER);
 
     private final DriverLoop loop;
     private final DrivenDevice device;

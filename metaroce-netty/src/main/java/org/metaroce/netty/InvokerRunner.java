@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  */
 final class InvokerRunner implements ModeRunner {
     /** The device's logger: users' logging configuration names the device, not its parts. */
-    private static final Logger LOG = LoggerFactory.getLogger(MetaRoceDevice.class);
+    private static final Logger LOG = LoggerFactory.getLogger(DEVICE_LOGGER);
     /** Longest wait in the event loop while a send socket of a POLLED device drains (its reads are not watched then). */
     private static final long DRAIN_WAIT_NS = TimeUnit.MILLISECONDS.toNanos(1);
 

@@ -109,7 +109,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         // Before the runner: a receive path the mode cannot serve fails before a driver thread starts.
         this.receivePath = resolveReceivePath(config, transport, ModeRunner.idlesInEventLoop(config));
         this.sockets = new DeviceSockets(config, transport, receivePath, peers, counters, receiver);
-        this.runner = ModeRunner.create(config, transport, new OwningSide(), closed, counters);
+        this.runner = runnerFor(config, transport, new OwningSide(), closed, counters);
         this.commands = new CommandQueue(config.commandQueueCapacity(), endpoint, closed, counters, runner::wakeup);
         try {
             runner.start(this::openOnOwningThread);
@@ -714,5 +714,24 @@ public final class MetaRoceDevice implements AutoCloseable {
     public String toString() {
         return "MetaRoceDevice{" + sockets.localAddress() + ", entropyPorts="
             + java.util.Arrays.toString(sockets.entropyPorts()) + ", " + transport + ", " + runner.mode() + '}';
+    }
+
+    /**
+     * The runner of {@code config}'s threading mode; a DEDICATED runner starts its driver thread.
+     *
+     * @param config the device's configuration
+     * @param transport the resolved transport
+     * @param device what the runner drives
+     * @param closed the device's closed flag (closing sets it)
+     * @param counters the device's counters (a failed wait is counted)
+     */
+    private static ModeRunner runnerFor(final DeviceConfig config, final Transport transport,
+                                        final DrivenDevice device, final AtomicBoolean closed,
+                                        final DriverCounters counters) {
+        return switch (config.threadingMode()) {
+            case INVOKER -> new InvokerRunner(transport, device, closed, counters);
+            case DEDICATED -> new DedicatedRunner(config, transport, device, closed);
+            case SHARED -> new SharedRunner(config.sharedDriver(), device, closed);
+        };
     }
 }

@@ -4,7 +4,6 @@
 package org.metaroce.netty;
 
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntSupplier;
 
 import io.netty.channel.ManualIoEventLoop;
@@ -14,29 +13,18 @@ import io.netty.channel.ManualIoEventLoop;
  * owns the device, where its event loop comes from, how the owner is woken for a command, who may
  * call {@code doWork}/{@code awaitWork}/{@code close} and what closing stops. One implementation per
  * mode ({@link DedicatedRunner}, {@link SharedRunner}, {@link InvokerRunner}), chosen once by
- * {@link #create}, so that the device asks its runner instead of testing its mode.
+ * the device ({@code MetaRoceDevice.runnerFor}; not here, so that the interface does not depend on
+ * its implementations), so that the device asks its runner instead of testing its mode.
  */
 interface ModeRunner {
+    /**
+     * The logger runners write to: the device's ({@code MetaRoceDevice}'s class name), where users
+     * look for a device's messages. Named, so that a runner need not know the device class.
+     */
+    String DEVICE_LOGGER = "org.metaroce.netty.MetaRoceDevice";
+
     /** Longest wait for the driver thread to run a setup or close step, or an event loop to end. */
     long SETUP_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
-
-    /**
-     * The runner of {@code config}'s threading mode; a DEDICATED runner starts its driver thread.
-     *
-     * @param config the device's configuration
-     * @param transport the resolved transport
-     * @param device what the runner drives
-     * @param closed the device's closed flag (closing sets it)
-     * @param counters the device's counters (a failed wait is counted)
-     */
-    static ModeRunner create(final DeviceConfig config, final Transport transport, final DrivenDevice device,
-                             final AtomicBoolean closed, final DriverCounters counters) {
-        return switch (config.threadingMode()) {
-            case INVOKER -> new InvokerRunner(transport, device, closed, counters);
-            case DEDICATED -> new DedicatedRunner(config, transport, device, closed);
-            case SHARED -> new SharedRunner(config.sharedDriver(), device, closed);
-        };
-    }
 
     /**
      * Whether the owning thread of {@code config}'s mode idles blocked in the event loop, which

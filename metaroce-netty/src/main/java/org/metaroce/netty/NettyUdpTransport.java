@@ -47,6 +47,8 @@ final class NettyUdpTransport implements UdpTransport {
     private final Consumer<SendFailure> sendFailures;
     /** Released chunk wrappers, reused so that a new chunk allocates no wrapper. */
     private final ArrayDeque<ByteBufSendChunk> spareChunks = new ArrayDeque<>();
+    /** How a released chunk comes back to {@link #spareChunks}; one object for all chunks. */
+    private final java.util.function.Consumer<ByteBufSendChunk> recycler = this::recycle;
 
     /**
      * @param eventLoop the owning thread's event loop (its I/O handler must match {@code transport})
@@ -133,7 +135,7 @@ final class NettyUdpTransport implements UdpTransport {
 
     @Override
     public SendChunk allocateChunk(final int capacity) {
-        final ByteBufSendChunk chunk = spareChunks.isEmpty() ? new ByteBufSendChunk(this) : spareChunks.pop();
+        final ByteBufSendChunk chunk = spareChunks.isEmpty() ? new ByteBufSendChunk(recycler) : spareChunks.pop();
         chunk.attach(allocator.directBuffer(capacity, capacity));
         return chunk;
     }

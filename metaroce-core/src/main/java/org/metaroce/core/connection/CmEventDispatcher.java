@@ -6,20 +6,21 @@ package org.metaroce.core.connection;
 import java.util.ArrayDeque;
 
 /**
- * Delivers connection-manager events: each to the handler of its connection's parameters, else
- * to the default handler, else to a queue the application polls (rdma_get_cm_event).
+ * Holds connection-manager events from the moment they are raised until the engine is back in a
+ * consistent state, then hands each to the handler of its connection's parameters, else to the
+ * default handler, else to the queue the application reads (rdma_get_cm_event).
  *
- * <p>Events are raised while the manager is in the middle of a packet or a call, and handlers may
- * call back into the manager (accept from CONNECT_REQUEST, disconnect from ESTABLISHED, ...).
- * So raising only queues the event, and the manager calls {@link #dispatch()} once the packet or
- * call is fully processed; a dispatch from inside a handler returns at once, and the outer loop
- * delivers what the handler raised, in order.
+ * <p>Raising only queues: the manager raises events in the middle of a packet, a poll or a call,
+ * where a handler that called back in (accept from CONNECT_REQUEST, connect from DISCONNECTED,
+ * destroy a queue pair) would find the engine half-way through a change. {@link #dispatch()} runs
+ * only when the endpoint has finished a step (see {@link ConnectionManager#deliverEvents()}); it
+ * is never reached from a handler, so no dispatch runs inside another, and an event a handler
+ * causes is raised into the same queue and delivered after that handler returns, in order.
  */
 final class CmEventDispatcher {
     private final ArrayDeque<CmEvent> pending = new ArrayDeque<>();
     private final ArrayDeque<CmEvent> unclaimed = new ArrayDeque<>();
     private CmEventHandler handler;
-    private boolean dispatching;
 
     /** @param handler receives events whose connection has no handler; null to queue them */
     void handler(final CmEventHandler handler) {
@@ -31,30 +32,30 @@ final class CmEventDispatcher {
         pending.add(event);
     }
 
+    /** @return whether events wait for {@link #dispatch()} */
+    boolean hasPending() {
+        return !pending.isEmpty();
+    }
+
     /** @return the oldest event no handler took, or null */
     CmEvent poll() {
         return unclaimed.poll();
     }
 
-    /** Delivers the queued events, unless a dispatch is already under way further up the stack. */
+    /**
+     * Delivers the queued events in the order they were raised, including those that handlers
+     * raise meanwhile (after the handler that raised them has returned).
+     */
     void dispatch() {
-        if (dispatching) {
-            return;
-        }
-        dispatching = true;
-        try {
-            CmEvent event;
-            while ((event = pending.poll()) != null) {
-                final Connection c = event.connection();
-                final CmEventHandler h = c.handler != null ? c.handler : handler;
-                if (h != null) {
-                    h.onEvent(event);
-                } else {
-                    unclaimed.add(event);
-                }
+        CmEvent event;
+        while ((event = pending.poll()) != null) {
+            final Connection c = event.connection();
+            final CmEventHandler h = c.handler != null ? c.handler : handler;
+            if (h != null) {
+                h.onEvent(event);
+            } else {
+                unclaimed.add(event);
             }
-        } finally {
-            dispatching = false;
         }
     }
 }

@@ -75,8 +75,9 @@ public final class Connection {
     int answerLength;
     boolean sendAnswer;
 
-    // ---- server: the request's entry in the handshake table while it remembers it [CM-012, CM-025]
-    HandshakeTable.Entry handshake;
+    // ---- server: while the handshake table remembers the request [CM-012, CM-025]
+    /** When the handshake table forgets the request; MAX_VALUE while it does not hold it (set by the table). */
+    long handshakeExpiresAtNs = Long.MAX_VALUE;
     boolean countedInListener;
 
     // ---- client
@@ -233,7 +234,7 @@ public final class Connection {
 
     /** @return when the handshake table forgets the request; never if it does not hold it */
     long handshakeExpiryNs() {
-        return handshake == null ? Long.MAX_VALUE : handshake.expiresAtNs;
+        return handshakeExpiresAtNs;
     }
 
     long nextDeadlineNs() {

@@ -8,7 +8,6 @@ import java.util.Arrays;
 import java.util.List;
 
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -58,15 +57,18 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Events: each goes to the handler of the connection's parameters, else to the manager's
  * {@link #eventHandler(CmEventHandler) handler}, else to the queue read by {@link #pollEvent()}.
- * Handlers run after the packet or call that caused the event has been fully processed, so they
- * may call back into the manager.
+ * They are queued when raised and handed out only once the endpoint has finished the step that
+ * raised them ({@link #deliverEvents()}), so a handler may call back into the manager and
+ * the endpoint, and finds them consistent; nothing here calls a handler from inside a packet, a
+ * poll or an API call.
  *
  * <p>This class decides what a packet, a call, a timer or a queue-pair event means for a
  * connection; the mechanisms are classes of their own, handed only what they need:
  * {@link ConnectionStateMachine} checks every change of a connection's state, {@link HandshakeTable}
- * remembers verified requests, {@link CmPacketWriter} builds the packets, {@link AnswerQueue} holds
- * header-only answers, {@link QpEventQueue} the engine's reports, {@link CmEventDispatcher}
- * delivers events, and each connection's {@link CmTimers} run its retransmission and deadline.
+ * remembers verified requests, {@link CmPacketWriter} builds the packets and {@link CmPacketOut}
+ * sends them, {@link StatelessAnswers} writes, rate-limits and queues the header-only answers,
+ * {@link QpEventQueue} holds the engine's reports, {@link CmEventDispatcher} delivers events, and
+ * each connection's {@link CmTimers} run its retransmission and deadline.
  */
 public final class ConnectionManager implements ConnectionManagerHandler {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionManager.class);
@@ -82,7 +84,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private final CmConfig config;
     private final RandomSource random;
     private final CookieJar cookies;
-    private final AnswerRateLimiter limiter;
     private final CmCounters counters = new CmCounters();
 
     private final Long2ObjectHashMap<Listener> listeners = new Long2ObjectHashMap<>();
@@ -106,11 +107,13 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     private final CmEventDispatcher events = new CmEventDispatcher();
 
-    /** Header-only answers waiting for the next poll. */
-    private final AnswerQueue answers;
+    /** Header-only answers waiting for the next poll: stateless ones, READY_TO_USE, DISCONNECT_REPLY. */
+    private final StatelessAnswers answers;
 
     private final UnsafeBuffer address = new UnsafeBuffer(new byte[PeerDirectory.MAX_ADDRESS_BYTES]);
     private final CmPacketWriter writer = new CmPacketWriter();
+    /** Where every CM packet leaves: sealed, from the endpoint port, counted. */
+    private final CmPacketOut out;
 
     private boolean needPoll;
     private long cachedDeadlineNs = Long.MAX_VALUE;
@@ -155,9 +158,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         this.cookies = new CookieJar(random, config.secretRotationNs(), config.cookieLifetimeSeconds());
         this.handshakes = new HandshakeTable(config.maxHandshakes(), config.maxHandshakesPerHost(),
             config.cookieLifetimeSeconds());
-        this.limiter = new AnswerRateLimiter(config.rateLimiterBuckets(), config.answerRatePerSource(),
-            config.globalAnswerRate());
-        this.answers = new AnswerQueue(config.answerQueueCapacity());
+        this.answers = new StatelessAnswers(config, writer, cookies, directory, counters);
+        this.out = new CmPacketOut(writer, counters, endpointPort);
         endpoint.peerDirectory(directory);
         endpoint.connectionManager(this);
     }
@@ -228,7 +230,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             throw new IllegalStateException("service " + serviceId + " already has a listener");
         }
         final ListenParams copy = params.copy();
-        final Listener listener = new Listener(this, serviceId, copy,
+        final Listener listener = new Listener(this::stopListening, serviceId, copy,
             copy.limit > 0 ? copy.limit : config.listenerLimit());
         listeners.put(serviceId, listener);
         return listener;
@@ -300,7 +302,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         armRetransmit(c, c.connectTimeoutNs);
         LOG.debug("connect {}", c);
         changed();
-        events.dispatch();
         return c;
     }
 
@@ -327,7 +328,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         } catch (final RuntimeException ex) {
             LOG.warn("cannot allocate a queue pair for {}: {}", request, ex.getMessage());
             rejectPending(request, CmReason.NO_RESOURCES, NONE);
-            events.dispatch();
             return false;
         }
         final Connection c = request;
@@ -353,7 +353,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             c.ownsQueuePair = false;
             c.localQpn = 0;
             rejectPending(c, CmReason.NO_RESOURCES, NONE);
-            events.dispatch();
             return false;
         }
         registerQpn(c);
@@ -364,7 +363,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         armRetransmit(c, c.connectTimeoutNs);
         LOG.debug("accepted {}", c);
         changed();
-        events.dispatch();
         return true;
     }
 
@@ -390,7 +388,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         final byte[] data = QpParams.checkPrivateData(privateData);
         requirePending(request);
         rejectPending(request, CmReason.REJECTED_BY_APPLICATION, data);
-        events.dispatch();
     }
 
     /**
@@ -426,7 +423,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             }
         }
         changed();
-        events.dispatch();
     }
 
     // =============================================================================== engine side
@@ -460,7 +456,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             }
             onConnectionPacket(nowNs, c, opcode, buffer, offset, peerId);
         }
-        events.dispatch();
     }
 
     @Override
@@ -475,7 +470,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         // the data path causes costs nothing per connection.
         final boolean due = needPoll || nowNs >= cachedDeadlineNs;
         needPoll = false;
-        int emitted = emitAnswers(nowNs, sink);
+        int emitted = answers.emit(nowNs, sink, out);
+        if (!answers.isEmpty()) {
+            needPoll = true; // the sink ran out of room
+        }
         if (due) {
             long next = Long.MAX_VALUE;
             for (int i = active.size() - 1; i >= 0; i--) {
@@ -493,13 +491,26 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             }
             cachedDeadlineNs = next;
         }
-        events.dispatch();
         return emitted;
+    }
+
+    /**
+     * Hands out the events raised since the last call: each to its connection's handler,
+     * else to the {@link #eventHandler(CmEventHandler) default handler}, else to the queue of
+     * {@link #pollEvent()}. The endpoint calls this when it has finished a step and is consistent
+     * again: right after a connection-manager packet, and in its poll after this manager's poll
+     * and before the queue pairs' (so work a handler posts goes out in that same poll). Events
+     * raised by a call of the application ({@link #connect}, {@link #disconnect}, ...) wait for
+     * the next of those; none is delivered inside the call that raised it.
+     */
+    @Override
+    public void deliverEvents() {
+        events.dispatch();
     }
 
     @Override
     public long nextDeadlineNs() {
-        if (needPoll || !answers.isEmpty() || !qpEvents.isEmpty()) {
+        if (needPoll || !answers.isEmpty() || !qpEvents.isEmpty() || events.hasPending()) {
             return timeKnown ? lastNowNs : Long.MIN_VALUE;
         }
         return Math.min(cachedDeadlineNs, retireDeadlineNs);
@@ -563,12 +574,12 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         final int sourceQpn = BaseHeader.sourceQpn(b, off);
         final Listener listener = listeners.get(serviceId);
         if (listener == null) {
-            rejectStateless(now, b, off, peerId, CmReason.NO_LISTENER);
+            answers.rejectIfAllowed(now, b, off, peerId, CmReason.NO_LISTENER);
             return;
         }
         if (!WireConstants.isValidPathMtu(ConnectHeader.pathMtu(b, h)) || ConnectHeader.pathCount(b, h) == 0
             || sourceQpn == 0) {
-            rejectStateless(now, b, off, peerId, CmReason.BAD_PARAMETERS);
+            answers.rejectIfAllowed(now, b, off, peerId, CmReason.BAD_PARAMETERS);
             return;
         }
         final int addressLength = addressOf(peerId);
@@ -577,19 +588,19 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             counters.increment(CmCounter.SECRET_ROTATIONS);
         }
         if (CookieJar.isZero(b, h + ConnectHeader.COOKIE_OFFSET)) {
-            challenge(now, b, off, peerId, addressLength);
+            answers.challenge(now, b, off, peerId, address, addressLength);
             return;
         }
         final int verdict = cookies.verify(now, address, addressLength, serviceId, transactionId, sourceQpn, b,
             h + ConnectHeader.COOKIE_OFFSET);
         if (verdict == CookieJar.BAD) {
             counters.increment(CmCounter.BAD_COOKIE);
-            challenge(now, b, off, peerId, addressLength);
+            answers.challenge(now, b, off, peerId, address, addressLength);
             return;
         }
         if (verdict == CookieJar.STALE) {
             counters.increment(CmCounter.STALE_COOKIE);
-            rejectStateless(now, b, off, peerId, CmReason.STALE_COOKIE);
+            answers.rejectIfAllowed(now, b, off, peerId, CmReason.STALE_COOKIE);
             return;
         }
         // Step 6: the client receives packets at its address.
@@ -602,7 +613,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         if (admission != HandshakeTable.Admission.ADMITTED) {
             counters.increment(admission == HandshakeTable.Admission.TABLE_FULL ? CmCounter.HANDSHAKE_TABLE_FULL
                 : CmCounter.HOST_HANDSHAKES_FULL);
-            queueReject(b, off, peerId, CmReason.NO_RESOURCES);
+            answers.reject(b, off, peerId, CmReason.NO_RESOURCES);
             return;
         }
         final Connection c = new Connection(true, serviceId, transactionId, listener);
@@ -722,7 +733,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
         final int sourceQpn = BaseHeader.sourceQpn(b, off);
         if (c.state() == ConnectionState.ESTABLISHED) {
-            queueHeaderOnly(c, Opcode.READY_TO_USE, 0); // [CM-026] our READY_TO_USE was lost
+            answers.headerOnly(c, Opcode.READY_TO_USE, 0); // [CM-026] our READY_TO_USE was lost
             return;
         }
         if (c.state() != ConnectionState.CONNECTING || sourceQpn == 0) {
@@ -767,7 +778,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             startDisconnect(c, CmReason.QP_ERROR, false);
             return;
         }
-        queueHeaderOnly(c, Opcode.READY_TO_USE, 0);
+        answers.headerOnly(c, Opcode.READY_TO_USE, 0);
         c.moveTo(ConnectionState.ESTABLISHED);
         c.timers.clearDeadline();
         LOG.debug("established {}", c);
@@ -819,7 +830,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
                 if (c.remoteQpn == 0) {
                     c.remoteQpn = peerQpn;
                 }
-                queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
+                answers.headerOnly(c, Opcode.DISCONNECT_REPLY, reason);
                 qpToError(c);
                 raise(CmEventType.DISCONNECTED, c, reason, NONE);
                 enterTimewait(now, c);
@@ -828,18 +839,18 @@ public final class ConnectionManager implements ConnectionManagerHandler {
                 // The server gave up on a reply we never received.
                 if (peerQpn != 0) {
                     c.remoteQpn = peerQpn;
-                    queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
+                    answers.headerOnly(c, Opcode.DISCONNECT_REPLY, reason);
                 }
                 qpToError(c);
                 raise(CmEventType.CONNECT_ERROR, c, reason, NONE);
                 enterTimewait(now, c);
             }
             case DISCONNECTING -> {
-                queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
+                answers.headerOnly(c, Opcode.DISCONNECT_REPLY, reason);
                 finishDisconnect(now, c);
             }
             case TIMEWAIT -> {
-                queueHeaderOnly(c, Opcode.DISCONNECT_REPLY, reason);
+                answers.headerOnly(c, Opcode.DISCONNECT_REPLY, reason);
                 if (c.retiring) {
                     // A peer that disconnects has learned why the QP failed: no fatal NACK to repeat.
                     c.retireAtNs = Math.min(c.retireAtNs, now);
@@ -1112,7 +1123,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     }
 
     private void maybeFree(final Connection c) {
-        if (!c.freed && c.state() == ConnectionState.CLOSED && c.handshake == null) {
+        if (!c.freed && c.state() == ConnectionState.CLOSED && c.handshakeExpiryNs() == Long.MAX_VALUE) {
             c.freed = true;
             directory.unpin(c.remotePeer);
             changed();
@@ -1227,100 +1238,14 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     // =============================================================================== packets out
 
-    private void queueHeaderOnly(final Connection c, final Opcode opcode, final int reason) {
-        final int slot = reserveAnswer();
-        if (slot >= 0) {
-            writer.headerOnly(answers.buffer(), slot, c, opcode, reason);
-            answers.commit(c.remotePeer);
-        }
-    }
-
-    /** Steps 3 and 4 of [CM-010]: a new cookie to the datagram's source, rate-limited per source [SEC-008]. */
-    private void challenge(final long now, final DirectBuffer b, final int off, final int peerId,
-                           final int addressLength) {
-        if (!rateAllows(now, peerId)) {
-            return;
-        }
-        final int slot = reserveAnswer();
-        if (slot < 0) {
-            return;
-        }
-        final int h = off + CM;
-        final int cookie = writer.challenge(answers.buffer(), slot, b, off);
-        cookies.issue(now, address, addressLength, ConnectHeader.serviceId(b, h), ConnectHeader.transactionId(b, h),
-            BaseHeader.sourceQpn(b, off), answers.buffer(), cookie);
-        counters.increment(CmCounter.CHALLENGES_SENT);
-        answers.commit(peerId);
-    }
-
-    /** Steps 1, 2 and 5 of [CM-010]: CONNECT_REJECT to the datagram's source, rate-limited per source [SEC-008]. */
-    private void rejectStateless(final long now, final DirectBuffer b, final int off, final int peerId,
-                                 final int reason) {
-        if (rateAllows(now, peerId)) {
-            queueReject(b, off, peerId, reason);
-        }
-    }
-
-    private boolean rateAllows(final long now, final int peerId) {
-        if (limiter.tryAcquire(now, directory.hostOf(peerId))) {
-            return true;
-        }
-        counters.increment(CmCounter.ANSWERS_RATE_LIMITED);
-        return false;
-    }
-
-    /**
-     * CONNECT_REJECT to a request the server keeps no state for: header only, never larger than
-     * the request [SEC-005]; also to a verified source when no state may be created for it (table full).
-     */
-    private void queueReject(final DirectBuffer b, final int off, final int peerId, final int reason) {
-        final int slot = reserveAnswer();
-        if (slot < 0) {
-            return;
-        }
-        writer.statelessReject(answers.buffer(), slot, b, off, reason);
-        counters.increment(CmCounter.REJECTS_SENT);
-        answers.commit(peerId);
-    }
-
-    /** @return the offset of a free slot in the answer queue, or -1 (counted) if it is full */
-    private int reserveAnswer() {
-        final int slot = answers.reserve();
-        if (slot < 0) {
-            counters.increment(CmCounter.ANSWERS_QUEUE_FULL);
-        }
-        return slot;
-    }
-
-    private int emitAnswers(final long now, final TransmitSink sink) {
-        int emitted = 0;
-        while (!answers.isEmpty()) {
-            if (!emit(now, sink, answers.buffer(), answers.headOffset(), HEADER, answers.headPeer())) {
-                break;
-            }
-            emitted++;
-            answers.removeHead();
-        }
-        return emitted;
-    }
-
-    /**
-     * Copies a packet (without integrity check) into the sink, stamps and seals it, and sends it
-     * from the endpoint port [ENC-003].
-     */
+    /** Sends a connection's packet; when the sink has no room, the next poll visits the connections again. */
     private boolean emit(final long now, final TransmitSink sink, final DirectBuffer src, final int srcOffset,
                          final int length, final int peerId) {
-        final int at = sink.claim(length + WireConstants.INTEGRITY_CHECK_LENGTH, endpointPort);
-        if (at == TransmitSink.NO_ROOM) {
-            needPoll = true;
-            return false;
+        if (out.send(now, sink, src, srcOffset, length, peerId)) {
+            return true;
         }
-        final MutableDirectBuffer dst = sink.buffer();
-        dst.putBytes(at, src, srcOffset, length);
-        final int total = writer.seal(dst, at, length, now);
-        sink.commit(at, total, peerId, endpointPort);
-        counters.increment(CmCounter.PACKETS_OUT);
-        return true;
+        needPoll = true;
+        return false;
     }
 
     private static byte[] payloadOf(final DirectBuffer b, final int off) {

@@ -126,7 +126,7 @@ final class HandshakeTable {
         final Entry e = new Entry(c, key, nowNs + lifetimeNs);
         e.next = byTransaction.get(c.transactionId);
         byTransaction.put(c.transactionId, e);
-        c.handshake = e;
+        c.handshakeExpiresAtNs = e.expiresAtNs;
         size++;
         perHost.put(e.host, perHost.get(e.host) + 1);
     }
@@ -137,27 +137,28 @@ final class HandshakeTable {
      * @param c the connection
      */
     void remove(final Connection c) {
-        final Entry e = c.handshake;
+        // The connection keeps no pointer to its entry (so it does not depend on this table): the
+        // entry is found on its Transaction ID's chain, which two clients share only by chance.
+        Entry previous = null;
+        Entry e = byTransaction.get(c.transactionId);
+        while (e != null && e.connection != c) {
+            previous = e;
+            e = e.next;
+        }
         if (e == null) {
             return;
         }
-        Entry head = byTransaction.get(c.transactionId);
-        if (head == e) {
+        if (previous == null) {
             if (e.next == null) {
                 byTransaction.remove(c.transactionId);
             } else {
                 byTransaction.put(c.transactionId, e.next);
             }
         } else {
-            while (head != null && head.next != e) {
-                head = head.next;
-            }
-            if (head != null) {
-                head.next = e.next;
-            }
+            previous.next = e.next;
         }
         e.next = null;
-        c.handshake = null;
+        c.handshakeExpiresAtNs = Long.MAX_VALUE;
         size--;
         final int left = perHost.get(e.host) - 1;
         if (left > 0) {

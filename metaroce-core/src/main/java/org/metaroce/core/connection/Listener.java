@@ -3,17 +3,20 @@
 
 package org.metaroce.core.connection;
 
+import java.util.function.Consumer;
+
 /** A server's listener on one Service ID (rdma_cm's listening cm_id). */
 public final class Listener {
-    private final ConnectionManager manager;
+    /** What {@link #close()} asks of the manager (its stopListening): not the manager itself. */
+    private final Consumer<Listener> onClose;
     private final long serviceId;
     final ListenParams params;
     final int limit;
     int connections;
     boolean closed;
 
-    Listener(final ConnectionManager manager, final long serviceId, final ListenParams params, final int limit) {
-        this.manager = manager;
+    Listener(final Consumer<Listener> onClose, final long serviceId, final ListenParams params, final int limit) {
+        this.onClose = onClose;
         this.serviceId = serviceId;
         this.params = params;
         this.limit = limit;
@@ -49,7 +52,7 @@ public final class Listener {
      * already delivered or established are not affected.
      */
     public void close() {
-        manager.stopListening(this);
+        onClose.accept(this);
     }
 
     @Override

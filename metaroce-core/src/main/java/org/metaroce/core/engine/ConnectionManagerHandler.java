@@ -35,9 +35,21 @@ public interface ConnectionManagerHandler {
     long nextDeadlineNs();
 
     /**
+     * The endpoint has finished a step and is consistent again: hand the application the events
+     * raised since the last call. Called right after {@link #onPacket} and, in the endpoint's poll,
+     * right after {@link #poll} and before the queue pairs are polled; never while a packet, a
+     * poll or a queue pair is being processed. What the application does from here (create,
+     * connect or destroy queue pairs, post work) therefore needs no guard in the engine.
+     */
+    default void deliverEvents() {
+        // Handlers without application events have nothing to deliver.
+    }
+
+    /**
      * A queue pair raised an asynchronous event (it moved to ERR by itself, or COMM_EST, ...).
-     * Called on the endpoint's owning thread, possibly from inside {@code onDatagram} or
-     * {@code poll}; the handler must not re-enter the endpoint from here.
+     * Called on the endpoint's owning thread from inside {@code onDatagram} or {@code poll}: the
+     * handler only takes note (and acts at its next {@link #poll}); it must not re-enter the
+     * endpoint from here.
      *
      * @param qp the queue pair
      * @param type what happened

@@ -238,7 +238,9 @@ public final class Endpoint implements DatagramEndpoint {
             }
         } while (qpn == WireConstants.CONNECTION_MANAGER_QPN || queuePairs.containsKey(qpn)
             || quarantinedQpns.contains(qpn));
-        final QueuePair qp = new QueuePair(this, qpn, pd, sendCq, recvCq, caps);
+        final Link link = new Link();
+        final QueuePair qp = new QueuePair(link, qpn, pd, sendCq, recvCq, caps);
+        link.qp = qp;
         // The domain cannot close while the QP exists [MEM-002].
         pd.attachQueuePair();
         queuePairs.put(qpn, qp);
@@ -312,10 +314,6 @@ public final class Endpoint implements DatagramEndpoint {
         return queuePairs.get(qpn);
     }
 
-    void onStateChange(final QueuePair qp) {
-        // Reserved for the connection manager's events; state is read from the QP directly.
-    }
-
     @Override
     public void onDatagram(final long nowNs, final DirectBuffer buffer, final int offset, final int length,
                            final int peerId, final int ecn) {
@@ -339,6 +337,10 @@ public final class Endpoint implements DatagramEndpoint {
         if (opcode.isConnectionManagement()) {
             if (connectionManager != null) {
                 connectionManager.onPacket(nowNs, buffer, offset, length, peerId);
+                // The packet is fully processed: only now may the application hear of it. (A
+                // packet for a queue pair raises no connection-manager event: what it does to
+                // the QP reaches the manager as a queue-pair event, acted on at its next poll.)
+                connectionManager.deliverEvents();
             } else {
                 counters.increment(EndpointCounter.NO_CONNECTION_MANAGER);
             }
@@ -385,6 +387,11 @@ public final class Endpoint implements DatagramEndpoint {
         int emitted = 0;
         if (connectionManager != null) {
             emitted += connectionManager.poll(nowNs, counting);
+            // Between the two steps of the poll, the engine is consistent: the application hears
+            // of what the manager's poll did, and what it posts or creates in response is polled
+            // below. Nothing calls out of the queue-pair loop, so the set of queue pairs stays
+            // fixed while it runs.
+            connectionManager.deliverEvents();
         }
         schedule.refreshNotReady();
         schedule.collectDue(nowNs);
@@ -395,7 +402,6 @@ public final class Endpoint implements DatagramEndpoint {
             // its turn before any QP gets a second. Only the ready queue pairs are visited;
             // polling any other one before its deadline would do nothing (see PollSchedule).
             final int start = pollCursor % n;
-            final int version = schedule.structureVersion();
             final int budget = config.maxPacketsPerPoll();
             int index = schedule.nextReady(start, n);
             int resume = start;
@@ -423,12 +429,6 @@ public final class Endpoint implements DatagramEndpoint {
                 // before, gave a QP the sink in proportion to the run of idle positions in front
                 // of it: a new QP behind a recently created busy one got one turn in n.)
                 resume = counting.full && sent == 0 ? index : index + 1;
-                if (schedule.structureVersion() != version) {
-                    // A queue pair was created or destroyed under the poll: positions moved. The
-                    // ones not visited keep their ready bit and get their deadline back.
-                    schedule.staleAllReady();
-                    break;
-                }
                 index = schedule.nextReady(index + 1, wrapped ? start : n);
             }
             pollCursor = resume % n;
@@ -505,6 +505,70 @@ public final class Endpoint implements DatagramEndpoint {
     }
 
     private final CountingSink countingSink = new CountingSink();
+
+    /**
+     * The endpoint as one queue pair sees it ({@link QueuePairContext}), bound to that queue pair:
+     * what it reports needs no pointer back to the endpoint and names no queue pair.
+     */
+    private final class Link implements QueuePairContext {
+        /** Set once, right after the queue pair is built (it reports nothing while being built). */
+        QueuePair qp;
+
+        @Override
+        public EndpointConfig config() {
+            return config;
+        }
+
+        @Override
+        public EndpointCounters counters() {
+            return counters;
+        }
+
+        @Override
+        public PacketWriter writer() {
+            return writer;
+        }
+
+        @Override
+        public EventTrace trace() {
+            return trace;
+        }
+
+        @Override
+        public org.metaroce.core.verbs.OwningThread owningThread() {
+            return owningThread;
+        }
+
+        @Override
+        public long nowNs() {
+            return latestNs;
+        }
+
+        @Override
+        public int hostOf(final int peerId) {
+            return Endpoint.this.hostOf(peerId);
+        }
+
+        @Override
+        public int activeRequestSenders(final long nowNs, final long windowNs) {
+            return Endpoint.this.activeRequestSenders(nowNs, windowNs);
+        }
+
+        @Override
+        public void touched() {
+            schedule.touched(qp);
+        }
+
+        @Override
+        public void raise(final AsyncEventType type) {
+            Endpoint.this.raise(type, qp);
+        }
+
+        @Override
+        public void onCompletionQueueOverflow(final CompletionQueue cq) {
+            Endpoint.this.onCompletionQueueOverflow(cq);
+        }
+    }
 
     /** Remembers whether the driver's sink ran out of room during a poll, without allocating. */
     private static final class CountingSink implements TransmitSink {

@@ -22,7 +22,10 @@ package org.metaroce.core.engine;
  * <p>Queue pairs are numbered by their position in the endpoint's poll order ({@code pollIndex});
  * the ready set is a bit set over positions, so visiting it in rotating order is the original
  * order restricted to the ready queue pairs. Allocation-free once the arrays have grown to the
- * number of queue pairs (creation and destruction are setup, not the data path).
+ * number of queue pairs (creation and destruction are setup, not the data path). Positions do not
+ * move while a poll walks them: queue pairs are created and destroyed only by the application's
+ * calls, and nothing calls the application from inside the walk (connection-manager events are
+ * delivered before it starts).
  */
 final class PollSchedule {
     private QueuePair[] byIndex = new QueuePair[16];
@@ -32,17 +35,10 @@ final class PollSchedule {
     private int heapSize;
     private QueuePair[] stale = new QueuePair[16];
     private int staleCount;
-    /** Incremented on every add or remove, so a poll notices that positions moved under it. */
-    private int structureVersion;
 
     /** @return queue pairs scheduled */
     int size() {
         return size;
-    }
-
-    /** @return a number that changes whenever positions change */
-    int structureVersion() {
-        return structureVersion;
     }
 
     /** @return the queue pair at a position of the poll order */
@@ -65,7 +61,6 @@ final class PollSchedule {
         qp.cachedDeadlineNs = Long.MAX_VALUE;
         qp.stale = false;
         byIndex[size++] = qp;
-        structureVersion++;
         touched(qp);
     }
 
@@ -97,7 +92,6 @@ final class PollSchedule {
         setReady(size - 1, false);
         byIndex[--size] = null;
         qp.pollIndex = -1;
-        structureVersion++;
     }
 
     /** Something happened to the queue pair: recompute its deadline and visit it in the next poll. */
@@ -167,16 +161,6 @@ final class PollSchedule {
             final QueuePair qp = heap[0];
             heapRemove(0);
             setReady(qp.pollIndex, true);
-        }
-    }
-
-    /**
-     * A poll stopped before visiting every ready queue pair for another reason than a full sink:
-     * recompute their deadlines, since due ones are no longer in the heap.
-     */
-    void staleAllReady() {
-        for (int index = nextReady(0, size); index >= 0; index = nextReady(index + 1, size)) {
-            markStale(byIndex[index]);
         }
     }
 

@@ -39,7 +39,10 @@ import org.metaroce.core.wire.WireConstants;
  * threads queues to it).
  */
 public final class QueuePair {
-    private final Endpoint endpoint;
+    /** The endpoint as this queue pair sees it: bound to it, no pointer back to the endpoint. */
+    private final QueuePairContext endpoint;
+    /** This queue pair as its requester and responder see it. */
+    private final Sides sides = new Sides();
     private final int qpn;
     private final ProtectionDomain pd;
     private final CompletionQueue sendCq;
@@ -105,7 +108,7 @@ public final class QueuePair {
     /** Whether {@link #cachedDeadlineNs} may be out of date. */
     boolean stale;
 
-    QueuePair(final Endpoint endpoint, final int qpn, final ProtectionDomain pd, final CompletionQueue sendCq,
+    QueuePair(final QueuePairContext endpoint, final int qpn, final ProtectionDomain pd, final CompletionQueue sendCq,
               final CompletionQueue recvCq, final QueuePairCapabilities caps) {
         this.endpoint = endpoint;
         this.qpn = qpn;
@@ -115,8 +118,8 @@ public final class QueuePair {
         this.maxSendSge = caps.maxSendSge();
         this.maxRecvSge = caps.maxRecvSge();
         this.counters = endpoint.counters();
-        this.requester = new Requester(this, caps.sendQueueDepth(), caps.maxSendSge(), endpoint.config(), counters);
-        this.responder = new Responder(this, caps.recvQueueDepth(), caps.maxRecvSge(), caps.maxDestRdAtomic(),
+        this.requester = new Requester(sides, caps.sendQueueDepth(), caps.maxSendSge(), endpoint.config(), counters);
+        this.responder = new Responder(sides, caps.recvQueueDepth(), caps.maxRecvSge(), caps.maxDestRdAtomic(),
             endpoint.config(), counters);
         this.congestionControl = new FixedWindowCongestionControl(endpoint.config().receiveWindowPackets());
         this.retryTimeoutNs = endpoint.config().retryTimeoutNs();
@@ -258,7 +261,7 @@ public final class QueuePair {
             throw new IllegalArgumentException("congestion control must not be null");
         }
         this.congestionControl = cc;
-        endpoint.touched(this);
+        endpoint.touched();
     }
 
     /** @return the negotiated Capability Flags (CAPABILITIES attribute; 0 until RTR) */
@@ -331,29 +334,9 @@ public final class QueuePair {
         return !destroyed && (state == QpState.RTS || state == QpState.SQD) ? requester.rtt().rtoNs() : 0;
     }
 
-    int accessFlags() {
-        return accessFlags;
-    }
-
-    int retryCount() {
-        return retryCount;
-    }
-
     /** @return RETRY_TIMEOUT in nanoseconds, 0 for none [REL-060] */
     long retryTimeoutNs() {
         return retryTimeoutNs;
-    }
-
-    int rnrRetry() {
-        return rnrRetry;
-    }
-
-    long minRnrTimerNs() {
-        return minRnrTimerNs;
-    }
-
-    int maxRdAtomic() {
-        return maxRdAtomic;
     }
 
     PacketWriter writer() {
@@ -383,7 +366,7 @@ public final class QueuePair {
         if (!QpStateMachine.isLegal(state, target)) {
             throw new IllegalStateException(QpStateMachine.describeIllegal(state, target));
         }
-        endpoint.touched(this);
+        endpoint.touched();
         final String missing = attrs.validateFor(state, target);
         if (missing != null) {
             throw new IllegalArgumentException(missing);
@@ -395,7 +378,6 @@ public final class QueuePair {
                 trace(TraceEvent.STATE, 0, QpState.ERR.ordinal(), -1, 0);
                 requester.flush();
                 responder.flush();
-                endpoint.onStateChange(this);
             }
             return;
         }
@@ -450,7 +432,6 @@ public final class QueuePair {
         }
         state = target;
         trace(TraceEvent.STATE, 0, target.ordinal(), -1, 0);
-        endpoint.onStateChange(this);
     }
 
     /**
@@ -508,7 +489,7 @@ public final class QueuePair {
             config.softwareEndpoint());
         if (ccFallbackReason != null) {
             counters.increment(EndpointCounter.CC_FALLBACKS);
-            endpoint.raise(AsyncEventType.CC_FALLBACK, this);
+            endpoint.raise(AsyncEventType.CC_FALLBACK);
         }
     }
 
@@ -541,7 +522,7 @@ public final class QueuePair {
                 wr.opcode() == WrOpcode.ATOMIC_CMP_SWAP || wr.opcode() == WrOpcode.ATOMIC_FETCH_ADD ? 8
                     : (int) wr.totalLength());
         }
-        endpoint.touched(this);
+        endpoint.touched();
         final int result = requester.post(wr, pathMtu);
         if (result == PostStatus.OK && state == QpState.ERR) {
             requester.flush();
@@ -568,7 +549,7 @@ public final class QueuePair {
         if (destroyed) {
             return flushDestroyed(recvCq, wr.wrId(), WcOpcode.RECV, 0);
         }
-        endpoint.touched(this);
+        endpoint.touched();
         final int result = responder.postRecv(wr);
         if (result == PostStatus.OK && state == QpState.ERR) {
             responder.flush();
@@ -608,7 +589,7 @@ public final class QueuePair {
      */
     void onPacket(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
                   final int length, final int peer, final Opcode opcode, final int ecn) {
-        endpoint.touched(this);
+        endpoint.touched();
         if (state == QpState.RESET || state == QpState.INIT) {
             counters.increment(EndpointCounter.INVALID_QP_STATE);
             return;
@@ -640,7 +621,7 @@ public final class QueuePair {
             responder.onRequest(nowNs, arrivalNs, buffer, offset, opcode, ecn);
             if (state == QpState.RTR && !communicationEstablished && responder.hasAccepted()) {
                 communicationEstablished = true;
-                endpoint.raise(AsyncEventType.COMM_EST, this);
+                endpoint.raise(AsyncEventType.COMM_EST);
             }
             return;
         }
@@ -703,7 +684,7 @@ public final class QueuePair {
             }
             if (state == QpState.SQD && !drainedRaised && requester.startedOutstanding() == 0) {
                 drainedRaised = true;
-                endpoint.raise(AsyncEventType.SQ_DRAINED, this);
+                endpoint.raise(AsyncEventType.SQ_DRAINED);
             }
         }
         return emitted;
@@ -735,8 +716,8 @@ public final class QueuePair {
             peerDead = true;
             counters.increment(EndpointCounter.PEERS_DEAD);
             trace(nowNs, TraceEvent.PEER_DEAD, 0, keepalivesSent, 0, silentFor);
-            recordFailure("peer dead: nothing heard from it for " + seconds(silentFor) + " despite " + keepalivesSent
-                + " KEEPALIVE probes (RETRY_TIMEOUT " + seconds(retryTimeoutNs) + ") [CM-030]");
+            recordFailure("peer dead: nothing heard from it for " + Seconds.of(silentFor) + " despite " + keepalivesSent
+                + " KEEPALIVE probes (RETRY_TIMEOUT " + Seconds.of(retryTimeoutNs) + ") [CM-030]");
             requester.failOldest(WcStatus.RETRY_EXC_ERR);
             enterError(AsyncEventType.QP_FATAL);
             return 0;
@@ -895,10 +876,6 @@ public final class QueuePair {
         }
     }
 
-    static String seconds(final long ns) {
-        return String.format(java.util.Locale.ROOT, "%.1f s", ns / 1e9);
-    }
-
     /**
      * Moves the QP to ERR: every outstanding work request completes (in post order) with its error
      * or WR_FLUSH_ERR, and the QP accepts no more traffic.
@@ -907,17 +884,16 @@ public final class QueuePair {
         if (state == QpState.ERR) {
             return;
         }
-        endpoint.touched(this);
+        endpoint.touched();
         state = QpState.ERR;
         counters.increment(EndpointCounter.QP_ERRORS);
         trace(TraceEvent.STATE, 0, QpState.ERR.ordinal(), cause.ordinal(), 0);
         // Cold path: keep what led here before later events of other QPs overwrite it.
         final long now = endpoint.nowNs();
         failureTrace = endpoint.trace().last(qpn, FAILURE_TRACE_EVENTS, now);
-        endpoint.raise(cause, this);
+        endpoint.raise(cause);
         requester.flush();
         responder.flush();
-        endpoint.onStateChange(this);
     }
 
     void onCompletionQueueOverflow(final CompletionQueue cq) {
@@ -939,6 +915,158 @@ public final class QueuePair {
             + (congestionControl == null ? "" : "; congestion control " + algorithm + " " + congestionControl
             + (congestionControl.nextSendTimeNs(nowNs) - nowNs > 0 ? ", next send paced in "
             + String.format(java.util.Locale.ROOT, "%.3f s", (congestionControl.nextSendTimeNs(nowNs) - nowNs) / 1e9) : ""));
+    }
+
+    /**
+     * This queue pair as its {@link Requester} and {@link Responder} see it ({@link RequesterContext},
+     * {@link ResponderContext}): they get these views, not the queue pair.
+     */
+    private final class Sides implements RequesterContext, ResponderContext {
+        @Override
+        public int qpn() {
+            return qpn;
+        }
+
+        @Override
+        public int destQpn() {
+            return destQpn;
+        }
+
+        @Override
+        public int destQpnOrZero() {
+            return QueuePair.this.destQpnOrZero();
+        }
+
+        @Override
+        public QpState state() {
+            return state;
+        }
+
+        @Override
+        public int pathMtu() {
+            return pathMtu;
+        }
+
+        @Override
+        public int accessFlags() {
+            return accessFlags;
+        }
+
+        @Override
+        public int capabilities() {
+            return capabilities;
+        }
+
+        @Override
+        public ProtectionDomain pd() {
+            return pd;
+        }
+
+        @Override
+        public CompletionQueue sendCq() {
+            return sendCq;
+        }
+
+        @Override
+        public CompletionQueue recvCq() {
+            return recvCq;
+        }
+
+        @Override
+        public boolean isGoBackN() {
+            return QueuePair.this.isGoBackN();
+        }
+
+        @Override
+        public int retryCount() {
+            return retryCount;
+        }
+
+        @Override
+        public long retryTimeoutNs() {
+            return retryTimeoutNs;
+        }
+
+        @Override
+        public int rnrRetry() {
+            return rnrRetry;
+        }
+
+        @Override
+        public long minRnrTimerNs() {
+            return minRnrTimerNs;
+        }
+
+        @Override
+        public int maxRdAtomic() {
+            return maxRdAtomic;
+        }
+
+        @Override
+        public boolean isSendQueueDraining() {
+            return QueuePair.this.isSendQueueDraining();
+        }
+
+        @Override
+        public CongestionControl congestionControl() {
+            return congestionControl;
+        }
+
+        @Override
+        public PathSelector paths() {
+            return paths;
+        }
+
+        @Override
+        public PacketWriter writer() {
+            return endpoint.writer();
+        }
+
+        @Override
+        public int creditToGrant(final long nowNs, final int window) {
+            return QueuePair.this.creditToGrant(nowNs, window);
+        }
+
+        @Override
+        public void commit(final TransmitSink sink, final int offset, final int length, final int entropy) {
+            QueuePair.this.commit(sink, offset, length, entropy);
+        }
+
+        @Override
+        public boolean sendProbe(final long nowNs, final TransmitSink sink, final int attempt) {
+            return QueuePair.this.sendProbe(nowNs, sink, attempt);
+        }
+
+        @Override
+        public void countRetransmit(final EndpointCounter cause) {
+            retransmitCauses.count(cause);
+        }
+
+        @Override
+        public void trace(final long nowNs, final TraceEvent event, final int psn, final int a, final int b,
+                          final long c) {
+            QueuePair.this.trace(nowNs, event, psn, a, b, c);
+        }
+
+        @Override
+        public void trace(final TraceEvent event, final int psn, final int a, final int b, final long c) {
+            QueuePair.this.trace(event, psn, a, b, c);
+        }
+
+        @Override
+        public void recordFailure(final String reason) {
+            QueuePair.this.recordFailure(reason);
+        }
+
+        @Override
+        public void enterError(final AsyncEventType cause) {
+            QueuePair.this.enterError(cause);
+        }
+
+        @Override
+        public void onCompletionQueueOverflow(final CompletionQueue cq) {
+            QueuePair.this.onCompletionQueueOverflow(cq);
+        }
     }
 
     @Override

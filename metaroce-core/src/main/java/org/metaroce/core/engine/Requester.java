@@ -65,7 +65,8 @@ final class Requester implements LossDetector.Losses {
     private static final byte KIND_READ = Scoreboard.KIND_READ;
     private static final byte KIND_ATOMIC = Scoreboard.KIND_ATOMIC;
 
-    private final QueuePair qp;
+    /** The queue pair as this side sees it (not the queue pair: no pointer back to it). */
+    private final RequesterContext qp;
     private final EndpointCounters counters;
     private final EndpointConfig config;
 
@@ -150,7 +151,7 @@ final class Requester implements LossDetector.Losses {
     /** The time of the latest emit: pacing deadlines are only reported when still ahead of it. */
     private long lastEmitNs = Long.MIN_VALUE;
 
-    Requester(final QueuePair qp, final int sendQueueDepth, final int maxSge, final EndpointConfig config,
+    Requester(final RequesterContext qp, final int sendQueueDepth, final int maxSge, final EndpointConfig config,
               final EndpointCounters counters) {
         this.qp = qp;
         this.config = config;
@@ -337,9 +338,9 @@ final class Requester implements LossDetector.Losses {
                     ? "PSN " + Integer.toUnsignedString(psn) + " was trimmed " + trims
                         + " times: the path towards the peer stays congested [REL-059]"
                     : "PSN " + Integer.toUnsignedString(psn) + " was sent " + scoreboard.transmissions(psn)
-                        + " times over " + QueuePair.seconds(nowNs - scoreboard.firstSentNs(psn))
+                        + " times over " + Seconds.of(nowNs - scoreboard.firstSentNs(psn))
                         + " without being delivered (limit 16, "
-                        + "RETRY_TIMEOUT " + QueuePair.seconds(qp.retryTimeoutNs()) + ") [REL-030]");
+                        + "RETRY_TIMEOUT " + Seconds.of(qp.retryTimeoutNs()) + ") [REL-030]");
                 // As REL-029: the oldest outstanding WR carries the error, whichever packet ran out
                 // (with RETRY_TIMEOUT a later packet can reach the limit first) [REL-030].
                 fail(ring[(int) (scoreboard.wqe(sndUna) % ring.length)], WcStatus.RETRY_EXC_ERR);
@@ -1032,9 +1033,9 @@ final class Requester implements LossDetector.Losses {
             probeTimer.onRetransmitTimeout();
             consecutiveTimeouts++;
             if (consecutiveTimeouts > qp.retryCount() && retryTimeoutSpent(nowNs, stalledSinceNs)) {
-                qp.recordFailure("nothing delivered for " + QueuePair.seconds(nowNs - stalledSinceNs) + " and "
+                qp.recordFailure("nothing delivered for " + Seconds.of(nowNs - stalledSinceNs) + " and "
                     + consecutiveTimeouts + " retransmission timeouts (RETRY_CNT " + qp.retryCount() + ", RETRY_TIMEOUT "
-                    + QueuePair.seconds(qp.retryTimeoutNs()) + "): the peer stopped answering [REL-029]");
+                    + Seconds.of(qp.retryTimeoutNs()) + "): the peer stopped answering [REL-029]");
                 fail(ring[(int) (scoreboard.wqe(sndUna) % ring.length)], WcStatus.RETRY_EXC_ERR);
                 return;
             }
@@ -1122,11 +1123,11 @@ final class Requester implements LossDetector.Losses {
             + scoreboard.inFlight() + " in flight, " + scoreboard.lostCount() + " lost awaiting retransmission, "
             + scoreboard.rnrWaitCount() + " waiting RNR), credit "
             + (creditLimit == Long.MAX_VALUE ? "unlimited" : (creditLimit + " from " + Integer.toUnsignedString(creditCumulative)))
-            + (creditBlockedSinceNs != Long.MIN_VALUE ? " (blocked " + QueuePair.seconds(nowNs - creditBlockedSinceNs)
+            + (creditBlockedSinceNs != Long.MIN_VALUE ? " (blocked " + Seconds.of(nowNs - creditBlockedSinceNs)
                 + ", " + creditProbes + " probes)" : "")
-            + ", no progress for " + QueuePair.seconds(nowNs - stalledSinceNs) + " (" + consecutiveTimeouts
-            + " timeouts, " + probeTimer.probes() + " tail probes since the last), RTO " + QueuePair.seconds(rtt.rtoNs())
-            + ", next timer in " + (nextDeadlineNs() == Long.MAX_VALUE ? "never" : QueuePair.seconds(nextDeadlineNs() - nowNs));
+            + ", no progress for " + Seconds.of(nowNs - stalledSinceNs) + " (" + consecutiveTimeouts
+            + " timeouts, " + probeTimer.probes() + " tail probes since the last), RTO " + Seconds.of(rtt.rtoNs())
+            + ", next timer in " + (nextDeadlineNs() == Long.MAX_VALUE ? "never" : Seconds.of(nextDeadlineNs() - nowNs));
     }
 
     long nextDeadlineNs() {

@@ -44,7 +44,8 @@ import org.metaroce.core.wire.WireConstants;
 final class Responder {
     private static final int MAX_FATAL_REPEATS = 8;
 
-    private final QueuePair qp;
+    /** The queue pair as this side sees it (not the queue pair: no pointer back to it). */
+    private final ResponderContext qp;
     private final EndpointCounters counters;
     private final EndpointConfig config;
 
@@ -103,7 +104,7 @@ final class Responder {
     /** How the READ and atomic parts, and this class, send a packet: the QP's path and addresses. */
     private final PeerOut out = new PeerOut();
 
-    Responder(final QueuePair qp, final int recvQueueDepth, final int maxRecvSge, final int maxDestRdAtomic,
+    Responder(final ResponderContext qp, final int recvQueueDepth, final int maxRecvSge, final int maxDestRdAtomic,
               final EndpointConfig config, final EndpointCounters counters) {
         this.qp = qp;
         this.config = config;

@@ -8,7 +8,8 @@ import org.agrona.MutableDirectBuffer;
 /**
  * Where an endpoint writes the packets it wants sent. The driver (Netty, the simulator, a test
  * wire) owns the memory; the engine claims a region, writes one packet into it, and commits it
- * with its destination. No copy is needed between engine and driver.
+ * with its destination. No copy is needed between engine and driver. The engine calls the sink
+ * from the middle of its poll, so a sink only stores packets: it must not call the endpoint.
  */
 public interface TransmitSink {
     /** Value returned by {@link #claim(int)} when the sink has no room now. */

@@ -117,6 +117,7 @@ class HandshakeTableTest {
         assertThat(c.nextDeadlineNs()).isEqualTo(10 * S);
         t.remove(c);
         assertThat(c.handshakeExpiryNs()).isEqualTo(Long.MAX_VALUE);
-        assertThat(c.handshake).isNull();
+        assertThat(t.find(1, address(1), 1)).isNull();
+        assertThat(t.size()).isZero();
     }
 }

@@ -1,0 +1,37 @@
+// SPDX-FileCopyrightText: 2026 The MetaRoCE-J maintainers
+// SPDX-License-Identifier: Apache-2.0
+
+package org.metaroce.netty;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The driver's top-level classes depend on each other in one direction (issue 19): the device
+ * chooses its mode runner (the runner interface does not know its implementations), runners log
+ * under the device's name without using the device, and send chunks go back to their pool
+ * through a recycling function, not a pointer to the pool. Read from the compiled classes
+ * ({@link ClassGraph}), so a new cycle fails here with its classes. No cycle is allowed.
+ */
+class ClassCycleTest {
+    @Test
+    void theDriversClassesFormNoCycle() throws IOException, URISyntaxException {
+        final Path classes = Path.of(MetaRoceDevice.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        assertThat(Files.isDirectory(classes)).as("the driver's classes are a directory (run from the build): %s",
+            classes).isTrue();
+        final Map<String, Set<String>> uses = ClassGraph.of(classes, "org.metaroce.netty");
+        assertThat(uses).containsKeys("MetaRoceDevice", "ModeRunner", "NettyUdpTransport", "DirectSendChunks");
+        final List<Set<String>> cycles = ClassGraph.cycles(uses);
+        System.out.println("org.metaroce.netty: " + uses.size() + " classes, classes on cycles: " + cycles);
+        assertThat(cycles).as("class cycles in org.metaroce.netty (uses: %s)", uses).isEmpty();
+    }
+}
