@@ -41,7 +41,7 @@ public final class Endpoint implements DatagramEndpoint {
     private final EndpointCounters counters = new EndpointCounters();
     private final AsyncEvents asyncEvents = new AsyncEvents(1024);
     private final WireCounters wireCounters = new WireCounters();
-    private final EventTrace trace = new EventTrace(EventTrace.DEFAULT_CAPACITY);
+    private final EventTrace trace;
     private final PacketValidator validator = new PacketValidator(wireCounters);
     private final PacketWriter writer = new PacketWriter();
     private final MemoryKeySpace keySpace;
@@ -78,6 +78,7 @@ public final class Endpoint implements DatagramEndpoint {
     private Endpoint(final EndpointConfig config, final RandomSource random, final boolean jvmChecked) {
         this.config = config;
         this.random = random;
+        this.trace = new EventTrace(config.eventTraceRecords());
         this.keySpace = new MemoryKeySpace(random);
     }
 

@@ -40,6 +40,7 @@ public final class EndpointConfig {
     private long cnpIntervalNs = 50_000;
     private long hostDelayAllowanceNs;
     private long baseRttMaxNs;
+    private int eventTraceRecords = EventTrace.DEFAULT_CAPACITY;
 
     public int receiveWindowPackets() {
         return receiveWindowPackets;
@@ -446,6 +447,24 @@ public final class EndpointConfig {
             throw new IllegalArgumentException("baseRttMaxNs must be >= 0, got " + ns);
         }
         this.baseRttMaxNs = ns;
+        return this;
+    }
+
+    public int eventTraceRecords() {
+        return eventTraceRecords;
+    }
+
+    /**
+     * @param records events the endpoint's {@link EventTrace} keeps (a power of two, 32 or more:
+     *     a failing QP keeps its last 24); fewer make an endpoint cheaper to create, as a test
+     *     that builds thousands of short-lived endpoints wants
+     * @return this
+     */
+    public EndpointConfig eventTraceRecords(final int records) {
+        if (records < 32 || Integer.bitCount(records) != 1) {
+            throw new IllegalArgumentException("eventTraceRecords must be a power of two of at least 32, got " + records);
+        }
+        this.eventTraceRecords = records;
         return this;
     }
 

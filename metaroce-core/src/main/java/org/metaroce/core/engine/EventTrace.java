@@ -4,7 +4,6 @@
 package org.metaroce.core.engine;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 
@@ -115,15 +114,52 @@ public final class EventTrace {
      * @return the lines
      */
     public List<String> last(final int qpn, final int max, final long nowNs) {
-        final List<String> lines = new ArrayList<>();
+        final byte[] records = copyLast(qpn, max);
+        return describeAll(new UnsafeBuffer(records), records.length / RECORD_BYTES, nowNs);
+    }
+
+    /**
+     * Copies the last records of one queue pair, oldest first, without formatting them: what a
+     * failing queue pair keeps, to be put into words only if someone asks ({@link #describeAll}).
+     * Cold path: allocates one array of at most {@code max} records.
+     *
+     * @param qpn the queue pair
+     * @param max at most this many
+     * @return the records, {@link #RECORD_BYTES} each
+     */
+    byte[] copyLast(final int qpn, final int max) {
         final long oldest = Math.max(0, position - capacity());
-        for (long n = position - 1; n >= oldest && lines.size() < max; n--) {
-            final int at = (int) (n & mask) * RECORD_BYTES;
-            if (buffer.getInt(at + QPN_OFFSET) == qpn) {
-                lines.add(describe(buffer, at, nowNs));
+        int count = 0;
+        long first = position;
+        for (long n = position - 1; n >= oldest && count < max; n--) {
+            if (buffer.getInt((int) (n & mask) * RECORD_BYTES + QPN_OFFSET) == qpn) {
+                count++;
+                first = n;
             }
         }
-        Collections.reverse(lines);
+        final byte[] records = new byte[count * RECORD_BYTES];
+        int to = 0;
+        for (long n = first; to < records.length; n++) {
+            final int at = (int) (n & mask) * RECORD_BYTES;
+            if (buffer.getInt(at + QPN_OFFSET) == qpn) {
+                buffer.getBytes(at, records, to, RECORD_BYTES);
+                to += RECORD_BYTES;
+            }
+        }
+        return records;
+    }
+
+    /**
+     * @param records records in this layout, from offset 0
+     * @param count how many
+     * @param referenceNs the time the lines are relative to
+     * @return each record as text ({@link #describe}), in order
+     */
+    static List<String> describeAll(final DirectBuffer records, final int count, final long referenceNs) {
+        final List<String> lines = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            lines.add(describe(records, i * RECORD_BYTES, referenceNs));
+        }
         return lines;
     }
 

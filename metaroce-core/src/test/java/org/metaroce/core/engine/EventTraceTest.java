@@ -99,4 +99,42 @@ class EventTraceTest {
         assertThat(ring.last(9, 1, 5000)).containsExactly("(before traffic) QP 0x000009 STATE INIT");
         assertThatThrownBy(() -> new EventTrace(6)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void copiedRecordsOfInterleavedQueuePairsReadAsTheLinesOfThatQueuePair() {
+        // QueuePair keeps copyLast's records at a failure and formats them only when asked: the
+        // lines must be those last() gives, also across the ring's wrap and with other QPs between.
+        final EventTrace ring = new EventTrace(8);
+        for (int i = 0; i < 21; i++) {
+            ring.record(i * 1000L, i % 3 == 0 ? 5 : 6, TraceEvent.TAIL_PROBE, i, i, 0, 0);
+        }
+        for (final int max : new int[] {0, 1, 2, 3, 8}) {
+            final byte[] records = ring.copyLast(5, max);
+            assertThat(EventTrace.describeAll(new org.agrona.concurrent.UnsafeBuffer(records),
+                records.length / EventTrace.RECORD_BYTES, 20_000)).as("max %d", max)
+                .isEqualTo(ring.last(5, max, 20_000));
+        }
+        // Records 13..20 are left in the ring of 8: QP 5 wrote 15 and 18 of them.
+        assertThat(ring.last(5, 8, 20_000)).containsExactly(
+            "-0.005 ms QP 0x000005 TAIL_PROBE psn 15 (probe 15)",
+            "-0.002 ms QP 0x000005 TAIL_PROBE psn 18 (probe 18)");
+        assertThat(new EndpointConfig().eventTraceRecords()).isEqualTo(EventTrace.DEFAULT_CAPACITY);
+        assertThatThrownBy(() -> new EndpointConfig().eventTraceRecords(48)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new EndpointConfig().eventTraceRecords(16)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void failureDurationsReadAsStringFormatWouldWriteThem() {
+        final long[] ns = {0, 1, 49_999_999, 50_000_000, 99_999_999, 100_000_000, 149_999_999, 150_000_000,
+            950_000_000, 999_999_999, 1_000_000_000, 15_000_000_000L, 15_049_999_999L, 15_050_000_000L,
+            Long.MAX_VALUE, -1, -150_000_000};
+        for (final long n : ns) {
+            assertThat(Seconds.of(n)).as("%d ns", n).isEqualTo(String.format(java.util.Locale.ROOT, "%.1f s", n / 1e9));
+        }
+        final java.util.Random random = new java.util.Random(0x5EC);
+        for (int i = 0; i < 10_000; i++) {
+            final long n = random.nextLong(0, 100_000_000_000L);
+            assertThat(Seconds.of(n)).as("%d ns", n).isEqualTo(String.format(java.util.Locale.ROOT, "%.1f s", n / 1e9));
+        }
+    }
 }
