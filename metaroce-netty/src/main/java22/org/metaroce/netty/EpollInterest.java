@@ -98,7 +98,7 @@ final class EpollInterest implements WritabilityWatch {
                 epoll.add(fd, Epoll.EPOLLOUT, fd);
             }
             writable.add(fd);
-            errorQueues.put(fd, ((NativeUdpSocket) socket).errorQueue());
+            errorQueues.put(fd, ((NativeSocketHandle) socket).errorQueue());
         } catch (final ErrnoException ex) {
             // The batch is still handed over every duty cycle: only the early wake-up is lost.
             LOG.debug("cannot watch {} for writability: {}", socket, ex.getMessage());
@@ -132,6 +132,6 @@ final class EpollInterest implements WritabilityWatch {
     }
 
     private static int fd(final UdpSocket socket) {
-        return ((NativeUdpSocket) socket).linuxSocket().fd();
+        return ((NativeSocketHandle) socket).linuxSocket().fd();
     }
 }

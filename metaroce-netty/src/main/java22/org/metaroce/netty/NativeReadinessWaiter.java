@@ -38,13 +38,13 @@ final class NativeReadinessWaiter implements ReadinessWaiter {
 
     @Override
     public void watch(final PolledUdpSocket socket) throws ErrnoException {
-        final NativeUdpSocket nat = (NativeUdpSocket) socket;
+        final NativeSocketHandle nat = (NativeSocketHandle) socket;
         interest.watchReadable(nat.linuxSocket(), nat.errorQueue());
     }
 
     @Override
     public void unwatch(final PolledUdpSocket socket) {
-        interest.unwatchReadable(((NativeUdpSocket) socket).linuxSocket());
+        interest.unwatchReadable(((NativeSocketHandle) socket).linuxSocket());
     }
 
     @Override

@@ -28,7 +28,7 @@ import org.metaroce.netty.linux.LinuxUdpSocket;
  *
  * <p>Owning thread only, except {@link #wakeup()}.
  */
-final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch {
+final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch, NativeSocketHandle {
     private final LinuxUdpSocket socket;
     private final InetSocketAddress localAddress;
     private final SocketCapabilities capabilities;
@@ -100,12 +100,14 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch {
     }
 
     /** @return the socket's descriptor, for a {@link ReadinessWaiter} */
-    LinuxUdpSocket linuxSocket() {
+    @Override
+    public LinuxUdpSocket linuxSocket() {
         return socket;
     }
 
     /** @return the socket's error queue, for a wait that saw {@code EPOLLERR} for it */
-    NativeErrorQueue errorQueue() {
+    @Override
+    public NativeErrorQueue errorQueue() {
         return errors;
     }
 

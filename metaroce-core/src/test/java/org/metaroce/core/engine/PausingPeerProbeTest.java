@@ -37,28 +37,7 @@ class PausingPeerProbeTest {
         final TwoNodeFixture f = new TwoNodeFixture(8302, LinkProfile.perfect(),
             new EndpointConfig().minRtoNs(QP_TIMEOUT_NS), QueuePairCapabilities.defaults(), 4096)
             .connect(1024, 7, 7, QP_TIMEOUT_NS);
-        // The responder's host stops now and then: its ACKs leave when it wakes, nothing is lost.
-        final long start = f.wire.now() + PERIOD_NS;
-        final LinkProfile.Builder pausing = LinkProfile.builder();
-        for (int i = 0; i < PAUSES; i++) {
-            final long at = start + i * PERIOD_NS;
-            pausing.pause(at, at + PAUSE_NS[i % PAUSE_NS.length]);
-        }
-        f.wire.link(f.b.node, f.a.node, pausing.build());
-        final long end = start + PAUSES * PERIOD_NS;
-        int posted = 0;
-        while (posted < OUTSTANDING) {
-            postWrite(f, posted++);
-        }
-        while (f.wire.now() < end) {
-            final int before = f.a.sendCompletions.size();
-            assertThat(f.runUntilCompletions(before + 1, 0)).isTrue();
-            while (posted - f.a.sendCompletions.size() < OUTSTANDING) {
-                postWrite(f, posted++);
-            }
-        }
-        assertThat(f.runUntilQuiet()).isTrue();
-        f.a.drain();
+        final int posted = stream(f, pauseResponder(f));
         final String story = posted + " WRITEs, SRTT " + f.a.qp.smoothedRttNs() + " ns; A " + f.a.endpoint.counters()
             + " B " + f.b.endpoint.counters();
         System.out.println(story);
@@ -82,14 +61,7 @@ class PausingPeerProbeTest {
     @Test
     void aWindowLimitedStreamProbesAPausingPeerWithNewPacketsAndResendsNothing() {
         final TwoNodeFixture f = windowLimited(8303, LinkProfile.perfect());
-        final long start = f.wire.now() + PERIOD_NS;
-        final LinkProfile.Builder pausing = LinkProfile.builder();
-        for (int i = 0; i < PAUSES; i++) {
-            final long at = start + i * PERIOD_NS;
-            pausing.pause(at, at + PAUSE_NS[i % PAUSE_NS.length]);
-        }
-        f.wire.link(f.b.node, f.a.node, pausing.build());
-        final int posted = stream(f, start + PAUSES * PERIOD_NS);
+        final int posted = stream(f, pauseResponder(f));
         final long srtt = f.a.qp.smoothedRttNs();
         final String story = posted + " WRITEs, SRTT " + srtt + " ns; A " + f.a.endpoint.counters()
             + " B " + f.b.endpoint.counters();
@@ -124,6 +96,23 @@ class PausingPeerProbeTest {
         assertThat(dropped).as(story).isGreaterThan(20);
         assertThat(f.a.endpoint.counters().get(EndpointCounter.TAIL_PROBES_NEW)).as(story).isPositive();
         assertThat(resent).as(story).isLessThanOrEqualTo(dropped + dropped / 2);
+    }
+
+    /**
+     * The responder's host stops now and then ({@link #PAUSE_NS}, every {@link #PERIOD_NS}): its
+     * ACKs leave when it wakes, nothing is lost.
+     *
+     * @return when the last period ends
+     */
+    private static long pauseResponder(final TwoNodeFixture f) {
+        final long start = f.wire.now() + PERIOD_NS;
+        final LinkProfile.Builder pausing = LinkProfile.builder();
+        for (int i = 0; i < PAUSES; i++) {
+            final long at = start + i * PERIOD_NS;
+            pausing.pause(at, at + PAUSE_NS[i % PAUSE_NS.length]);
+        }
+        f.wire.link(f.b.node, f.a.node, pausing.build());
+        return start + PAUSES * PERIOD_NS;
     }
 
     /** A requester whose congestion window (16 packets) is smaller than what is posted (16 WRITEs of 16 packets). */
