@@ -382,26 +382,39 @@ final class Requester implements LossDetector.Losses {
         return emitted;
     }
 
+    /**
+     * Whether the next packet of {@code wqe}, the oldest request with packets still to send, may
+     * leave now as far as the order rules go, before the congestion window, pacing, the scoreboard
+     * and the credit are asked: {@link #emitNew} and the tail probe's choice of a new packet
+     * ({@link #newPacketCanProbe}) apply the same rules.
+     */
+    private boolean mayStart(final SendWqe wqe) {
+        if (scoreboard.rnrWaitCount() > 0 && wqe.consumesReceive()) {
+            // The responder has no receive posted: later receive-consuming messages wait out
+            // the RNR delay too instead of collecting RNR NACKs of their own [REL-039].
+            return false;
+        }
+        if (!wqe.started) {
+            if (qp.isSendQueueDraining()) {
+                return false;
+            }
+            if ((wqe.sendFlags & SendFlags.FENCE) != 0 && outstandingReadAtomic > 0) {
+                return false;
+            }
+            if (wqe.isReadOrAtomic() && outstandingReadAtomic >= qp.maxRdAtomic()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private int emitNew(final long nowNs, final TransmitSink sink, final int budget) {
         int emitted = 0;
         final int window = Math.max(1, qp.congestionControl().windowPackets());
         while (emitted < budget && nextToStart != tail) {
             final SendWqe wqe = ring[(int) (nextToStart % ring.length)];
-            if (scoreboard.rnrWaitCount() > 0 && wqe.consumesReceive()) {
-                // The responder has no receive posted: later receive-consuming messages wait out
-                // the RNR delay too instead of collecting RNR NACKs of their own [REL-039].
+            if (!mayStart(wqe)) {
                 break;
-            }
-            if (!wqe.started) {
-                if (qp.isSendQueueDraining()) {
-                    break;
-                }
-                if ((wqe.sendFlags & SendFlags.FENCE) != 0 && outstandingReadAtomic > 0) {
-                    break;
-                }
-                if (wqe.isReadOrAtomic() && outstandingReadAtomic >= qp.maxRdAtomic()) {
-                    break;
-                }
             }
             int need = 1;
             if (wqe.opcode == WrOpcode.RDMA_READ) {
@@ -1157,18 +1170,14 @@ final class Requester implements LossDetector.Losses {
      * Whether the tail probe due can be the next new packet [REL-026]: one of a WRITE or SEND (the
      * answer to a READ or atomic request would wait behind the outstanding ones, OPS-024) that may
      * leave now but for the congestion window and pacing — not waiting out an RNR delay, not held
-     * by a FENCE or by a draining send queue — within the scoreboard and the credit.
+     * by a FENCE or by a draining send queue ({@link #mayStart}) — within the scoreboard and the credit.
      */
     private boolean newPacketCanProbe() {
         if (nextToStart == tail) {
             return false;
         }
         final SendWqe wqe = ring[(int) (nextToStart % ring.length)];
-        if (wqe.isReadOrAtomic() || (scoreboard.rnrWaitCount() > 0 && wqe.consumesReceive())) {
-            return false;
-        }
-        if (!wqe.started && (qp.isSendQueueDraining()
-            || ((wqe.sendFlags & SendFlags.FENCE) != 0 && outstandingReadAtomic > 0))) {
+        if (wqe.isReadOrAtomic() || !mayStart(wqe)) {
             return false;
         }
         return (sndNxt - sndUna) + 1 <= scoreboard.capacity() && (long) (sndNxt - creditCumulative) < creditLimit;
