@@ -988,26 +988,6 @@ final class Requester implements LossDetector.Losses {
     }
 
     /**
-     * Marks the packet at {@code psn} lost; for a READ, with it every later response slot that the
-     * same request transmission covers and that is still unanswered, so that the request goes out
-     * again whole (one re-request, [REL-046]) rather than one segment per timer expiry, while the
-     * responder holds everything behind the rest of the range.
-     */
-    private void markRequestLost(final int psn, final EndpointCounter cause) {
-        scoreboard.lost(psn, cause);
-        if (scoreboard.kind(psn) != KIND_READ) {
-            return;
-        }
-        for (int p = psn + 1; p != sndNxt; p++) {
-            if (scoreboard.kind(p) != KIND_READ || scoreboard.wqe(p) != scoreboard.wqe(psn)
-                || scoreboard.txSeq(p) != scoreboard.txSeq(psn) || scoreboard.state(p) != IN_FLIGHT) {
-                break;
-            }
-            scoreboard.lost(p, cause);
-        }
-    }
-
-    /**
      * After an ACK moved the Cumulative PSN forward: every packet a PSN_WINDOW NACK answered while
      * the cumulative point was before the new one, and that the new Credit admits, is sent again
      * [REL-061]. Each such resend needs the cumulative point to move, so NACKs cannot make it
@@ -1017,7 +997,7 @@ final class Requester implements LossDetector.Losses {
         for (int psn = sndUna; psn != sndNxt && scoreboard.windowNacked() > 0; psn++) {
             if (scoreboard.isWindowNacked(psn) && Psn.before(scoreboard.windowNackCumulative(psn), creditCumulative)
                 && (long) (psn - creditCumulative) < creditLimit) {
-                markRequestLost(psn, EndpointCounter.RETRANSMITS_PSN_WINDOW);
+                scoreboard.lostWithRequest(psn, EndpointCounter.RETRANSMITS_PSN_WINDOW, sndNxt);
             }
         }
     }
@@ -1066,7 +1046,7 @@ final class Requester implements LossDetector.Losses {
             final boolean resendAll = recovery.timeoutResendsAll();
             for (int psn = sndUna; psn != sndNxt; psn++) {
                 if (scoreboard.state(psn) == IN_FLIGHT) {
-                    markRequestLost(psn, EndpointCounter.RETRANSMITS_TIMEOUT);
+                    scoreboard.lostWithRequest(psn, EndpointCounter.RETRANSMITS_TIMEOUT, sndNxt);
                     if (scoreboard.kind(psn) != KIND_READ) {
                         penalise(nowNs, scoreboard.path(psn));
                     }
@@ -1093,7 +1073,7 @@ final class Requester implements LossDetector.Losses {
                 // The oldest outstanding READ has no response: its request is the likely loss, and
                 // the responder holds every later READ behind it (OPS-024), so a probe of the newest
                 // would only be held too [REL-026].
-                markRequestLost(sndUna, EndpointCounter.RETRANSMITS_TAIL_PROBE);
+                scoreboard.lostWithRequest(sndUna, EndpointCounter.RETRANSMITS_TAIL_PROBE, sndNxt);
                 fullWindowRetransmitAllowed = true;
                 return;
             }

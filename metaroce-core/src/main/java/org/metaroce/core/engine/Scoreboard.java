@@ -227,6 +227,27 @@ final class Scoreboard {
         lossCause[s] = cause;
     }
 
+    /**
+     * Declares {@code psn} lost, as {@link #lost}; for a READ, with it every later response slot
+     * before {@code end} that the same request transmission covers and that is still in flight, so
+     * that the request goes out again whole (one re-request, [REL-046]) rather than one segment per
+     * timer expiry, while the responder holds everything behind the rest of the range.
+     *
+     * @param end the first PSN not sent yet
+     */
+    void lostWithRequest(final int psn, final EndpointCounter cause, final int end) {
+        lost(psn, cause);
+        if (kind(psn) != KIND_READ) {
+            return;
+        }
+        for (int p = psn + 1; p != end; p++) {
+            if (kind(p) != KIND_READ || wqe(p) != wqe(psn) || txSeq(p) != txSeq(psn) || state(p) != IN_FLIGHT) {
+                break;
+            }
+            lost(p, cause);
+        }
+    }
+
     /** Holds {@code psn} for the RNR delay: not a loss, nor in flight [REL-039]. */
     void heldForRnr(final int psn) {
         final int s = check(psn, RNR_WAIT, FROM_RNR_WAIT, "heldForRnr");

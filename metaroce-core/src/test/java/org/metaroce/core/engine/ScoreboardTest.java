@@ -149,6 +149,39 @@ class ScoreboardTest {
     }
 
     @Test
+    void aLostReadRequestTakesTheSlotsItsTransmissionCoversAndNoOthers() {
+        final Scoreboard sb = new Scoreboard(CAPACITY);
+        // READ 9: slots BASE+14..17 requested by one transmission, BASE+18 by a later one; then a
+        // WRITE at BASE+19. Across the PSN wrap.
+        for (int i = 0; i < 5; i++) {
+            sb.assign(BASE + 14 + i, 9, i, KIND_READ);
+        }
+        sb.assign(BASE + 19, 10, 0, KIND_DATA);
+        sb.sent(BASE + 14, 500, 42, 2, false);
+        for (int i = 1; i < 4; i++) {
+            sb.sentWith(BASE + 14 + i, BASE + 14);
+        }
+        sb.sent(BASE + 18, 600, 43, 2, false);
+        sb.sent(BASE + 19, 700, 44, 2, false);
+        sb.delivered(BASE + 16);
+
+        // The run stops at the answered slot: one re-request covers BASE+14..15 [REL-046].
+        sb.lostWithRequest(BASE + 14, EndpointCounter.RETRANSMITS_TIMEOUT, BASE + 20);
+        assertThat(sb.state(BASE + 14)).isEqualTo(LOST);
+        assertThat(sb.state(BASE + 15)).isEqualTo(LOST);
+        assertThat(sb.lossCause(BASE + 15)).isEqualTo(EndpointCounter.RETRANSMITS_TIMEOUT);
+        assertThat(sb.state(BASE + 17)).isEqualTo(IN_FLIGHT);
+        assertCounts(sb, 3, 2, 0);
+
+        // A slot of another transmission of the same READ, and a WRITE, are lost alone.
+        sb.lostWithRequest(BASE + 17, EndpointCounter.RETRANSMITS_TAIL_PROBE, BASE + 20);
+        assertThat(sb.state(BASE + 18)).isEqualTo(IN_FLIGHT);
+        sb.lostWithRequest(BASE + 18, EndpointCounter.RETRANSMITS_TAIL_PROBE, BASE + 19);
+        sb.lostWithRequest(BASE + 19, EndpointCounter.RETRANSMITS_TAIL_PROBE, BASE + 20);
+        assertCounts(sb, 0, 5, 0);
+    }
+
+    @Test
     void aPsnWindowNackIsRecordedOnceAndClearedByLossOrDelivery() {
         final Scoreboard sb = new Scoreboard(CAPACITY);
         sb.assign(BASE, 1, 0, KIND_DATA);
