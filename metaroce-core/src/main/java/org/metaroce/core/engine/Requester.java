@@ -43,12 +43,11 @@ import org.metaroce.core.wire.Opcode;
  * headers) come from a {@link RequestEncoder}: this class chooses the path, claims and commits the
  * sink's room and records the transmission.
  */
-final class Requester implements LossDetector.Losses {
+final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
     // The scoreboard's states and slot kinds under short names: the ACK and timer paths read them.
     private static final byte IN_FLIGHT = Scoreboard.IN_FLIGHT;
     private static final byte DELIVERED = Scoreboard.DELIVERED;
     private static final byte LOST = Scoreboard.LOST;
-    private static final byte RNR_WAIT = Scoreboard.RNR_WAIT;
 
     /** Credit assumed before the first ACK [REL-019]. */
     private static final long INITIAL_CREDIT = 64;
@@ -79,6 +78,8 @@ final class Requester implements LossDetector.Losses {
     private final LossDetector lossDetector;
     private final ProbeTimer probeTimer;
     private final RequestEncoder encoder;
+    private final CongestionSignals signals;
+    private final RequesterTimers timers;
     /** Selective repeat or go-back-N, chosen at each {@link #start} from the negotiated capabilities. */
     private LossRecovery recovery = LossRecovery.SELECTIVE_REPEAT;
     /** The PSN field and Transmit Timestamp of the latest KEEPALIVE this QP sent [WIRE-065]. */
@@ -123,31 +124,7 @@ final class Requester implements LossDetector.Losses {
     private int creditProbes;
     /** CE Count of the latest non-stale ACK [REL-018]; an increase is a CE signal even when coalesced [CC-012]. */
     private int lastCeCount;
-    private long progressNs;
-    /**
-     * Since when the requester has had work outstanding without progress: the last delivery, or the
-     * first transmission after an idle period. RETRY_TIMEOUT runs from here [REL-060]; unlike
-     * {@link #progressNs} it is not moved by timer expiries.
-     */
-    private long stalledSinceNs;
-    private long lastTransmitNs;
-    /**
-     * An RTO expiry or a tail probe has granted one retransmission that may leave although the
-     * window is full [CC-001]. Without it a window cut to one packet by the RTO [CC-003] stays
-     * full of packets lost in a black hole, and the QP spends its retries without sending.
-     */
-    private boolean fullWindowRetransmitAllowed;
-    /**
-     * A tail probe is due and is the next new packet, which leaves although the window is full or
-     * pacing would hold it [REL-026], as RACK-TLP sends new data (RFC 8985, 7.3).
-     */
-    private boolean probeWithNew;
-    private int consecutiveTimeouts;
-    /** Time of the retransmission-timer expiry whose outcome is still unknown, or {@link #NO_EXPIRY}. */
-    private long timeoutEpisodeNs = NO_EXPIRY;
-    private static final long NO_EXPIRY = Long.MIN_VALUE;
     private int consecutiveRnr;
-    private long rnrResumeNs = Long.MAX_VALUE;
     /** The time of the latest emit: pacing deadlines are only reported when still ahead of it. */
     private long lastEmitNs = Long.MIN_VALUE;
 
@@ -164,6 +141,8 @@ final class Requester implements LossDetector.Losses {
         lossDetector = new LossDetector(scoreboard, config, this);
         probeTimer = new ProbeTimer(config);
         encoder = new RequestEncoder(qp.writer());
+        signals = new CongestionSignals(qp);
+        timers = new RequesterTimers(qp, counters, scoreboard, probeTimer, signals, this);
     }
 
     /** Called on RTR→RTS: the first PSN this side sends and the timers' parameters. */
@@ -180,6 +159,7 @@ final class Requester implements LossDetector.Losses {
         lossDetector.start(rtt, min);
         probeTimer.start(rtt);
         recovery = LossRecovery.of(qp.isGoBackN(), scoreboard, counters);
+        timers.start(rtt, recovery);
     }
 
     /** Applies a new TIMEOUT (initial RTO and floor) from a modify of an RTS or SQD queue pair. */
@@ -324,7 +304,7 @@ final class Requester implements LossDetector.Losses {
             }
             // Retransmissions are in flight like any packet: window and pacing apply, except that
             // one may leave when nothing is in flight, and one per RTO expiry or probe [CC-001].
-            if (scoreboard.inFlight() > 0 && scoreboard.inFlight() + 1 > window && !fullWindowRetransmitAllowed) {
+            if (scoreboard.inFlight() > 0 && scoreboard.inFlight() + 1 > window && !timers.fullWindowRetransmitAllowed()) {
                 break;
             }
             if (qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
@@ -332,7 +312,7 @@ final class Requester implements LossDetector.Losses {
             }
             final int trims = scoreboard.trimmedTransmissions(psn);
             if ((scoreboard.transmissions(psn) - scoreboard.rnrRetransmissions(psn) - trims >= MAX_TRANSMISSIONS
-                    && retryTimeoutSpent(nowNs, scoreboard.firstSentNs(psn)))
+                    && timers.retryTimeoutSpent(nowNs, scoreboard.firstSentNs(psn)))
                 || trims >= TRIM_LIMIT) {
                 qp.recordFailure(trims >= TRIM_LIMIT
                     ? "PSN " + Integer.toUnsignedString(psn) + " was trimmed " + trims
@@ -343,7 +323,7 @@ final class Requester implements LossDetector.Losses {
                         + "RETRY_TIMEOUT " + Seconds.of(qp.retryTimeoutNs()) + ") [REL-030]");
                 // As REL-029: the oldest outstanding WR carries the error, whichever packet ran out
                 // (with RETRY_TIMEOUT a later packet can reach the limit first) [REL-030].
-                fail(ring[(int) (scoreboard.wqe(sndUna) % ring.length)], WcStatus.RETRY_EXC_ERR);
+                retriesExhausted();
                 return emitted;
             }
             int run = 1;
@@ -369,7 +349,7 @@ final class Requester implements LossDetector.Losses {
             }
             retransmits++;
             qp.trace(nowNs, TraceEvent.RETRANSMIT, psn, cause.ordinal(), scoreboard.transmissions(psn), window);
-            fullWindowRetransmitAllowed = false;
+            timers.onRetransmit();
             if (cause == EndpointCounter.RETRANSMITS_RNR) {
                 scoreboard.rnrRetransmitted(psn);
             }
@@ -428,7 +408,7 @@ final class Requester implements LossDetector.Losses {
                     need = (int) room;
                 }
             }
-            final boolean probe = probeWithNew;
+            final boolean probe = timers.probeWithNew();
             if (!probe && scoreboard.inFlight() > 0 && scoreboard.inFlight() + need > window) {
                 break;
             }
@@ -462,16 +442,13 @@ final class Requester implements LossDetector.Losses {
                 break;
             }
             if (probe) {
-                probeWithNew = false;
+                timers.onNewProbeSent();
                 scoreboard.sentAsProbe(firstNewPsn);
                 counters.increment(EndpointCounter.TAIL_PROBES_NEW);
             }
             if (wasIdle) {
                 // The retransmission timer runs from the first packet sent after an idle period.
-                progressNs = nowNs;
-                if (scoreboard.lostCount() == 0) {
-                    stalledSinceNs = nowNs;
-                }
+                timers.onSentAfterIdle(nowNs, scoreboard.lostCount() == 0);
             }
             sndNxt += need;
             wqe.psnsAssigned += need;
@@ -513,7 +490,7 @@ final class Requester implements LossDetector.Losses {
         qp.commit(sink, offset, length, entropy);
         qp.congestionControl().onPacketSent(nowNs, length, pathId);
 
-        lastTransmitNs = nowNs;
+        timers.onTransmit(nowNs);
         if (retransmit && !requestArrived(psn)) {
             holdRepairNs = nowNs;
             holdRepairWqe = scoreboard.wqe(psn);
@@ -608,15 +585,14 @@ final class Requester implements LossDetector.Losses {
         // The one PSN whose latest transmission this ACK proves arrived: its trigger, when the echo
         // matches that transmission [REL-017], [REL-023].
         provenPsn = opcode == Opcode.ACK && echoMatches ? trigger : sndUna - 1;
-        if (timeoutEpisodeNs != NO_EXPIRY && !echoMatches && inScoreboard(trigger) && scoreboard.isOutstanding(trigger)
-            && !scoreboard.isProbeTwin(trigger) && Psn.before(trigger, cumulative)
-            && echoedTimestamp - (int) timeoutEpisodeNs < 0) {
+        if (timers.echoPrecedesExpiry(echoedTimestamp) && !echoMatches && inScoreboard(trigger)
+            && scoreboard.isOutstanding(trigger) && !scoreboard.isProbeTwin(trigger) && Psn.before(trigger, cumulative)) {
             // The ACK that delivers the trigger echoes a transmission from before the expiry, not
             // the retransmission the expiry made: that transmission arrived, late, not lost
             // (Eifel, RFC 3522). Without this, the oldest packet, the one the expiry resent, is
             // the first an ACK after a host's pause delivers, and its latest transmission is the
             // retransmission, so the episode ended as a real loss [REL-058].
-            timeoutProvedSpurious(nowNs);
+            timers.timeoutProvedSpurious(nowNs);
         }
         int delivered = 0;
         for (int psn = sndUna; Psn.before(psn, cumulative); psn++) {
@@ -640,9 +616,9 @@ final class Requester implements LossDetector.Losses {
         provenPsn = sndUna - 1;
         if (echoMatches && echoedPath == scoreboard.path(trigger)) {
             // Only feedback about the transmission it came from is attributed to a path [MP-005].
-            final double weight = weightOf(echoedPath);
+            final double weight = signals.weightOf(echoedPath);
             qp.paths().onFeedback(nowNs, echoedPath, sample, ecnEcho);
-            tracePenalty(nowNs, echoedPath, weight, TraceEvent.CAUSE_FEEDBACK);
+            signals.tracePenalty(nowNs, echoedPath, weight, TraceEvent.CAUSE_FEEDBACK);
         }
         if (ceSeen) {
             counters.increment(EndpointCounter.ECN_ECHOES_IN);
@@ -650,7 +626,7 @@ final class Requester implements LossDetector.Losses {
         if (delivered > 0 || ceSeen) {
             final int window = qp.congestionControl().windowPackets();
             qp.congestionControl().onAck(nowNs, delivered, sample, ceSeen, echoedPath);
-            traceWindow(nowNs, window, TraceEvent.CAUSE_ECN);
+            signals.traceWindow(nowNs, sndUna, window, TraceEvent.CAUSE_ECN);
         }
         afterDelivery(nowNs, delivered);
     }
@@ -670,13 +646,13 @@ final class Requester implements LossDetector.Losses {
                     scoreboard.lost(psn, EndpointCounter.RETRANSMITS_TRIMMED);
                     scoreboard.trimmed(psn);
                     final short path = scoreboard.path(psn);
-                    final double weight = weightOf(path);
+                    final double weight = signals.weightOf(path);
                     qp.paths().onTrim(nowNs, path);
-                    tracePenalty(nowNs, path, weight, TraceEvent.CAUSE_TRIM);
-                    onLoss(nowNs, path, true);
+                    signals.tracePenalty(nowNs, path, weight, TraceEvent.CAUSE_TRIM);
+                    signals.onLoss(nowNs, path, true, sndUna);
                     // The responder is reachable and the packet goes out again at once: the
                     // retransmission timer restarts, but the retry count is not reset [REL-036].
-                    progressNs = nowNs;
+                    timers.restart(nowNs);
                 }
             }
             case PSN_WINDOW -> {
@@ -705,7 +681,7 @@ final class Requester implements LossDetector.Losses {
                 }
                 final int units = NackHeader.rnrTimer(buffer, nackOffset);
                 final long delay = units == 0 ? qp.minRnrTimerNs() : units * 10_000L;
-                rnrResumeNs = Math.min(rnrResumeNs, nowNs + delay);
+                timers.onRnrDelay(nowNs + delay);
                 qp.trace(nowNs, TraceEvent.RNR_NACK, psn, consecutiveRnr, 0, delay);
             }
             case REMOTE_ACCESS, INVALID_REQUEST, REMOTE_OPERATION -> {
@@ -725,7 +701,7 @@ final class Requester implements LossDetector.Losses {
                     }
                 }
                 if (any) {
-                    onLoss(nowNs, scoreboard.path(psn), false);
+                    signals.onLoss(nowNs, scoreboard.path(psn), false, sndUna);
                 }
             }
             default -> {
@@ -912,10 +888,8 @@ final class Requester implements LossDetector.Losses {
             return false;
         }
         scoreboard.delivered(psn);
-        if (timeoutEpisodeNs != NO_EXPIRY && scoreboard.sentNs(psn) < timeoutEpisodeNs) {
-            // A transmission from before the timer expired was delivered: it was late, not lost.
-            timeoutProvedSpurious(nowNs);
-        }
+        // A transmission from before the timer expired delivered shows it late, not lost.
+        timers.onDelivered(nowNs, scoreboard.sentNs(psn));
         lossDetector.onDelivered(psn, psn == provenPsn);
         final SendWqe wqe = wqeOf(psn);
         wqe.psnsDelivered++;
@@ -925,31 +899,9 @@ final class Requester implements LossDetector.Losses {
         return true;
     }
 
-    /**
-     * The current timeout episode was spurious: its backoff is withdrawn [REL-058], and the
-     * congestion control may give back the window the expiry took, unless something confirms
-     * congestion [CC-036].
-     */
-    private void timeoutProvedSpurious(final long nowNs) {
-        timeoutEpisodeNs = NO_EXPIRY;
-        counters.increment(EndpointCounter.SPURIOUS_TIMEOUTS);
-        rtt.undoBackoff();
-        qp.congestionControl().onSpuriousTimeout(nowNs);
-    }
-
     private void afterDelivery(final long nowNs, final int delivered) {
         if (delivered > 0) {
-            progressNs = nowNs;
-            stalledSinceNs = nowNs;
-            // Whatever was delivered decided the expiry's outcome (spurious, or its retransmission
-            // arrived and time-based detection now finds the rest lost).
-            timeoutEpisodeNs = NO_EXPIRY;
-            recovery.endEpisode();
-            probeTimer.endEpisode();
-            probeWithNew = false;
-            consecutiveTimeouts = 0;
-            // Progress proves the path works again: the next expiry waits the plain RTO [REL-028].
-            rtt.undoBackoff();
+            timers.onProgress(nowNs);
             consecutiveRnr = 0;
         }
         while (sndUna != sndNxt && scoreboard.state(sndUna) == DELIVERED) {
@@ -977,9 +929,9 @@ final class Requester implements LossDetector.Losses {
     public void lostByTime(final long nowNs, final int psn) {
         if (scoreboard.kind(psn) != KIND_READ) {
             // READ_RESPONSEs travel on the responder's paths, not ours [MP-008].
-            penalise(nowNs, scoreboard.path(psn));
+            signals.penalise(nowNs, scoreboard.path(psn));
         }
-        onLoss(nowNs, scoreboard.path(psn), false);
+        signals.onLoss(nowNs, scoreboard.path(psn), false, sndUna);
     }
 
     /** @return the current reorder window of the time-based loss detection (package-private for tests) [REL-024] */
@@ -1005,104 +957,11 @@ final class Requester implements LossDetector.Losses {
     // ------------------------------------------------------------------ timers
 
     void onTimers(final long nowNs) {
-        if (scoreboard.rnrWaitCount() > 0 && nowNs >= rnrResumeNs) {
-            rnrResumeNs = Long.MAX_VALUE;
-            for (int psn = sndUna; psn != sndNxt; psn++) {
-                if (scoreboard.state(psn) == RNR_WAIT) {
-                    scoreboard.lost(psn, EndpointCounter.RETRANSMITS_RNR);
-                }
-            }
-        }
+        timers.resumeAfterRnr(nowNs, sndUna, sndNxt);
         if (nowNs >= lossDetector.deadlineNs()) {
             detectLosses(nowNs);
         }
-        if (scoreboard.inFlight() == 0) {
-            return;
-        }
-        final long rto = rtt.rtoNs();
-        if (nowNs >= progressNs + rto) {
-            counters.increment(EndpointCounter.TIMEOUTS);
-            // The timer had to repair what the probes did not: PROBE_WAIT halves [REL-065].
-            probeTimer.onRetransmitTimeout();
-            consecutiveTimeouts++;
-            if (consecutiveTimeouts > qp.retryCount() && retryTimeoutSpent(nowNs, stalledSinceNs)) {
-                qp.recordFailure("nothing delivered for " + Seconds.of(nowNs - stalledSinceNs) + " and "
-                    + consecutiveTimeouts + " retransmission timeouts (RETRY_CNT " + qp.retryCount() + ", RETRY_TIMEOUT "
-                    + Seconds.of(qp.retryTimeoutNs()) + "): the peer stopped answering [REL-029]");
-                fail(ring[(int) (scoreboard.wqe(sndUna) % ring.length)], WcStatus.RETRY_EXC_ERR);
-                return;
-            }
-            rtt.onTimeout();
-            final int window = qp.congestionControl().windowPackets();
-            qp.congestionControl().onRetransmitTimeout(nowNs);
-            traceWindow(nowNs, window, TraceEvent.CAUSE_RTO);
-            qp.trace(nowNs, TraceEvent.RTO_EXPIRED, sndUna, consecutiveTimeouts, scoreboard.inFlight(), rtt.rtoNs());
-            // Only the oldest outstanding packet is retransmitted [REL-028]. On a host that was
-            // descheduled the others are usually late, not lost: their ACKs then show the expiry
-            // was spurious [REL-058]; if instead the retransmission is acknowledged first, the
-            // time-based rule (REL-023) declares every older transmission lost at once. Go-back-N
-            // resends everything from the oldest undelivered PSN instead [REL-054]: its responder
-            // discarded whatever followed a gap.
-            final boolean resendAll = recovery.timeoutResendsAll();
-            for (int psn = sndUna; psn != sndNxt; psn++) {
-                if (scoreboard.state(psn) == IN_FLIGHT) {
-                    scoreboard.lostWithRequest(psn, EndpointCounter.RETRANSMITS_TIMEOUT, sndNxt);
-                    if (scoreboard.kind(psn) != KIND_READ) {
-                        penalise(nowNs, scoreboard.path(psn));
-                    }
-                    if (!resendAll) {
-                        break;
-                    }
-                }
-            }
-            // A later delivery of an earlier transmission shows an expiry that resent the oldest
-            // packet alone spurious [REL-058]; go-back-N's resent everything and keeps its backoff.
-            timeoutEpisodeNs = resendAll ? NO_EXPIRY : nowNs;
-            progressNs = nowNs;
-            recovery.endEpisode();
-            probeTimer.endEpisode();
-            probeWithNew = false;
-            fullWindowRetransmitAllowed = true;
-            return;
-        }
-        final long probeDue = probeDueNs();
-        if (probeDue != Long.MAX_VALUE && nowNs >= probeDue) {
-            final int probes = probeTimer.onProbe();
-            qp.trace(nowNs, TraceEvent.TAIL_PROBE, sndUna, probes, 0, 0);
-            if (scoreboard.kind(sndUna) == KIND_READ && scoreboard.state(sndUna) == IN_FLIGHT) {
-                // The oldest outstanding READ has no response: its request is the likely loss, and
-                // the responder holds every later READ behind it (OPS-024), so a probe of the newest
-                // would only be held too [REL-026].
-                scoreboard.lostWithRequest(sndUna, EndpointCounter.RETRANSMITS_TAIL_PROBE, sndNxt);
-                fullWindowRetransmitAllowed = true;
-                return;
-            }
-            if (newPacketCanProbe()) {
-                // A new packet's ACK reveals a lost tail as a copy of the newest would (its SACK
-                // shows the hole, 6.6.1), and when the peer has only paused it costs no copy.
-                probeWithNew = true;
-                return;
-            }
-            // Probe with the newest outstanding packet: its ACK reveals what is missing.
-            for (int psn = sndNxt - 1; Psn.beforeOrEqual(sndUna, psn); psn--) {
-                if (scoreboard.state(psn) == IN_FLIGHT) {
-                    scoreboard.lost(psn, EndpointCounter.RETRANSMITS_TAIL_PROBE);
-                    fullWindowRetransmitAllowed = true;
-                    break;
-                }
-            }
-        }
-    }
-
-    /**
-     * Whether RETRY_TIMEOUT has passed since {@code sinceNs} [REL-060]: with a budget, neither the
-     * retry count nor the transmission limit ends a connection before it is spent, so a peer that
-     * stops answering for a few seconds (descheduled, a JVM pause, a link flap) is waited for. At
-     * least RETRY_CNT expiries are still required, so a short budget never fails faster than verbs.
-     */
-    private boolean retryTimeoutSpent(final long nowNs, final long sinceNs) {
-        final long budget = qp.retryTimeoutNs();
-        return budget == 0 || nowNs - sinceNs >= budget;
+        timers.onExpiries(nowNs, sndUna, sndNxt);
     }
 
     /**
@@ -1118,16 +977,13 @@ final class Requester implements LossDetector.Losses {
             + (creditLimit == Long.MAX_VALUE ? "unlimited" : (creditLimit + " from " + Integer.toUnsignedString(creditCumulative)))
             + (creditBlockedSinceNs != Long.MIN_VALUE ? " (blocked " + Seconds.of(nowNs - creditBlockedSinceNs)
                 + ", " + creditProbes + " probes)" : "")
-            + ", no progress for " + Seconds.of(nowNs - stalledSinceNs) + " (" + consecutiveTimeouts
-            + " timeouts, " + probeTimer.probes() + " tail probes since the last), RTO " + Seconds.of(rtt.rtoNs())
+            + ", " + timers.describe(nowNs) + ", RTO " + Seconds.of(rtt.rtoNs())
             + ", next timer in " + (nextDeadlineNs() == Long.MAX_VALUE ? "never" : Seconds.of(nextDeadlineNs() - nowNs));
     }
 
     long nextDeadlineNs() {
-        long deadline = Long.MAX_VALUE;
-        if (scoreboard.rnrWaitCount() > 0) {
-            deadline = rnrResumeNs;
-        }
+        // The RNR delay's end, the RTO expiry and the tail probe.
+        long deadline = timers.deadlineNs();
         deadline = Math.min(deadline, lossDetector.deadlineNs());
         if (hasWork()) {
             // Work held back by pacing waits for its send time [CC-002].
@@ -1139,10 +995,6 @@ final class Requester implements LossDetector.Losses {
         if (creditBlockedSinceNs != Long.MIN_VALUE) {
             deadline = Math.min(deadline, creditProbeNs);
         }
-        if (scoreboard.inFlight() > 0) {
-            deadline = Math.min(deadline, progressNs + rtt.rtoNs());
-            deadline = Math.min(deadline, probeDueNs());
-        }
         return deadline;
     }
 
@@ -1152,7 +1004,8 @@ final class Requester implements LossDetector.Losses {
      * leave now but for the congestion window and pacing — not waiting out an RNR delay, not held
      * by a FENCE or by a draining send queue ({@link #mayStart}) — within the scoreboard and the credit.
      */
-    private boolean newPacketCanProbe() {
+    @Override
+    public boolean newPacketCanProbe() {
         if (nextToStart == tail) {
             return false;
         }
@@ -1161,12 +1014,6 @@ final class Requester implements LossDetector.Losses {
             return false;
         }
         return (sndNxt - sndUna) + 1 <= scoreboard.capacity() && (long) (sndNxt - creditCumulative) < creditLimit;
-    }
-
-    /** @return when the next tail probe is due, MAX_VALUE when none is ({@link ProbeTimer#dueNs}) [REL-026] */
-    private long probeDueNs() {
-        return recovery.tailProbe()
-            ? probeTimer.dueNs(progressNs, lastTransmitNs, rtt.rtoNs(), scoreboard.rnrWaitCount() > 0) : Long.MAX_VALUE;
     }
 
     boolean hasWork() {
@@ -1225,39 +1072,10 @@ final class Requester implements LossDetector.Losses {
         }
     }
 
-    /** A loss to the congestion control; a window it shrinks goes to the trace. */
-    private void onLoss(final long nowNs, final int pathId, final boolean trimmed) {
-        final int window = qp.congestionControl().windowPackets();
-        qp.congestionControl().onLoss(nowNs, pathId, trimmed);
-        traceWindow(nowNs, window, trimmed ? TraceEvent.CAUSE_TRIM : TraceEvent.CAUSE_LOSS);
-    }
-
-    /** A loss attributed to a path; the penalty goes to the trace. */
-    private void penalise(final long nowNs, final int pathId) {
-        final double weight = weightOf(pathId);
-        qp.paths().onLoss(nowNs, pathId);
-        tracePenalty(nowNs, pathId, weight, TraceEvent.CAUSE_LOSS);
-    }
-
-    /** Traces a window a congestion signal shrank (growth on ACKs is not traced: it would flood the ring). */
-    private void traceWindow(final long nowNs, final int before, final int cause) {
-        final int after = qp.congestionControl().windowPackets();
-        if (after < before) {
-            qp.trace(nowNs, TraceEvent.CWND_REDUCED, sndUna, before, after, cause);
-        }
-    }
-
-    /** Traces a path whose weight a signal lowered. */
-    private void tracePenalty(final long nowNs, final int pathId, final double before, final int cause) {
-        final double after = weightOf(pathId);
-        if (after < before) {
-            qp.trace(nowNs, TraceEvent.PATH_PENALTY, 0, pathId, (int) Math.round(after * 1000), cause);
-        }
-    }
-
-    /** @return a path's weight, 1 for an id the selector does not know (it ignores signals about those) */
-    private double weightOf(final int pathId) {
-        return pathId >= 0 && pathId < qp.paths().pathCount() ? qp.paths().weight(pathId) : 1.0;
+    /** As REL-029: the oldest outstanding WR carries RETRY_EXC_ERR, whichever packet ran out [REL-030]. */
+    @Override
+    public void retriesExhausted() {
+        fail(ring[(int) (scoreboard.wqe(sndUna) % ring.length)], WcStatus.RETRY_EXC_ERR);
     }
 
     /** Ends the QP with {@code status} on {@code wqe}: the QP goes to ERR, which flushes the rest. */
@@ -1304,7 +1122,7 @@ final class Requester implements LossDetector.Losses {
         scoreboard.clear();
         outstandingReadAtomic = 0;
         lossDetector.cancelDeadline();
-        rnrResumeNs = Long.MAX_VALUE;
+        timers.flush();
         sndUna = sndNxt;
     }
 
@@ -1321,9 +1139,7 @@ final class Requester implements LossDetector.Losses {
         nextRsn = 0;
         lossDetector.reset();
         probeTimer.reset();
-        probeWithNew = false;
-        rnrResumeNs = Long.MAX_VALUE;
-        timeoutEpisodeNs = NO_EXPIRY;
+        timers.reset();
     }
 
     /** Test hook ({@link QueuePair#startSequencesForTesting}): the first MSN and RSN instead of 0 [OPS-043]. */
