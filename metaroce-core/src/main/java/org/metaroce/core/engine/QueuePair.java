@@ -529,7 +529,7 @@ public final class QueuePair {
             }
         }
         if (destroyed) {
-            return flushDestroyed(sendCq, wr.wrId(), Requester.wcOpcode(wr.opcode()),
+            return flushDestroyed(sendCq, wr.wrId(), SendQueue.wcOpcode(wr.opcode()),
                 wr.opcode() == WrOpcode.ATOMIC_CMP_SWAP || wr.opcode() == WrOpcode.ATOMIC_FETCH_ADD ? 8
                     : (int) wr.totalLength());
         }

@@ -7,11 +7,7 @@ import org.agrona.DirectBuffer;
 import org.metaroce.core.reliability.Psn;
 import org.metaroce.core.reliability.RttEstimator;
 import org.metaroce.core.verbs.MemoryRegion;
-import org.metaroce.core.verbs.PostStatus;
-import org.metaroce.core.verbs.ScatterGatherEntry;
-import org.metaroce.core.verbs.SendFlags;
 import org.metaroce.core.verbs.SendRequest;
-import org.metaroce.core.verbs.WcOpcode;
 import org.metaroce.core.verbs.WcStatus;
 import org.metaroce.core.verbs.WrOpcode;
 import org.metaroce.core.wire.AckHeader;
@@ -69,10 +65,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
     private final EndpointCounters counters;
     private final EndpointConfig config;
 
-    private final SendWqe[] ring;
-    private long head;
-    private long nextToStart;
-    private long tail;
+    private final SendQueue sendQueue;
 
     private final Scoreboard scoreboard;
     private final LossDetector lossDetector;
@@ -91,9 +84,6 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
     private long txSeq;
     /** Retransmissions of this QP (all causes), for per-QP observability; the endpoint counts them by cause. */
     private long retransmits;
-    private int nextMsn;
-    private int nextRsn;
-    private int outstandingReadAtomic;
 
     private RttEstimator rtt;
     /**
@@ -133,10 +123,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         this.qp = qp;
         this.config = config;
         this.counters = counters;
-        ring = new SendWqe[sendQueueDepth];
-        for (int i = 0; i < sendQueueDepth; i++) {
-            ring[i] = new SendWqe(maxSge, config.maxInlineData());
-        }
+        sendQueue = new SendQueue(qp, sendQueueDepth, maxSge, config.maxInlineData(), counters);
         scoreboard = new Scoreboard(config.receiveWindowPackets());
         lossDetector = new LossDetector(scoreboard, config, this);
         probeTimer = new ProbeTimer(config);
@@ -169,12 +156,12 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
     }
 
     int queued() {
-        return (int) (tail - head);
+        return sendQueue.queued();
     }
 
     /** @return send work requests that have started and not yet completed */
     int startedOutstanding() {
-        return (int) (nextToStart - head) + (nextToStart != tail && ring[(int) (nextToStart % ring.length)].started ? 1 : 0);
+        return sendQueue.startedOutstanding();
     }
 
     int nextPsn() {
@@ -202,43 +189,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
     // ------------------------------------------------------------------ posting
 
     int post(final SendRequest wr, final int pathMtu) {
-        if (tail - head >= ring.length) {
-            return PostStatus.QUEUE_FULL;
-        }
-        final SendWqe wqe = ring[(int) (tail % ring.length)];
-        wqe.reset();
-        wqe.wrId = wr.wrId();
-        wqe.opcode = wr.opcode();
-        wqe.sendFlags = wr.sendFlags();
-        wqe.immData = wr.immData();
-        wqe.remoteAddr = wr.remoteAddr();
-        wqe.rkey = wr.rkey();
-        wqe.compareAdd = wr.compareAdd();
-        wqe.swap = wr.swap();
-        wqe.length = wr.totalLength();
-        final int n = wr.numSge();
-        final boolean inline = (wr.sendFlags() & SendFlags.INLINE) != 0;
-        long inlineOffset = 0;
-        for (int i = 0; i < n; i++) {
-            final ScatterGatherEntry sge = wr.sge(i);
-            final MemoryRegion mr = qp.pd().lookupLkey(sge.lkey());
-            wqe.sgeAddr[i] = sge.addr();
-            wqe.sgeLength[i] = sge.length();
-            wqe.sgeRegion[i] = mr;
-            if (inline) {
-                wqe.inline.putBytes((int) inlineOffset, mr.buffer(), (int) mr.offsetOf(sge.addr()), sge.length());
-                inlineOffset += sge.length();
-            }
-        }
-        wqe.numSge = n;
-        wqe.isInline = inline;
-        switch (wqe.opcode) {
-            case RDMA_READ, SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM ->
-                wqe.psnCount = (int) Math.max(1, (wqe.length + pathMtu - 1) / pathMtu);
-            default -> wqe.psnCount = 1;
-        }
-        tail++;
-        return PostStatus.OK;
+        return sendQueue.post(wr, pathMtu);
     }
 
     // ------------------------------------------------------------------ emission
@@ -263,7 +214,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
     /** @return whether the credit blocks all transmission with nothing outstanding [REL-019] */
     boolean isCreditBlocked() {
         return scoreboard.inFlight() == 0 && scoreboard.lostCount() == 0 && scoreboard.rnrWaitCount() == 0
-            && sndUna == sndNxt && nextToStart != tail && !qp.isSendQueueDraining()
+            && sndUna == sndNxt && sendQueue.hasUnsent() && !qp.isSendQueueDraining()
             && (long) (sndNxt - creditCumulative) >= creditLimit;
     }
 
@@ -362,38 +313,12 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         return emitted;
     }
 
-    /**
-     * Whether the next packet of {@code wqe}, the oldest request with packets still to send, may
-     * leave now as far as the order rules go, before the congestion window, pacing, the scoreboard
-     * and the credit are asked: {@link #emitNew} and the tail probe's choice of a new packet
-     * ({@link #newPacketCanProbe}) apply the same rules.
-     */
-    private boolean mayStart(final SendWqe wqe) {
-        if (scoreboard.rnrWaitCount() > 0 && wqe.consumesReceive()) {
-            // The responder has no receive posted: later receive-consuming messages wait out
-            // the RNR delay too instead of collecting RNR NACKs of their own [REL-039].
-            return false;
-        }
-        if (!wqe.started) {
-            if (qp.isSendQueueDraining()) {
-                return false;
-            }
-            if ((wqe.sendFlags & SendFlags.FENCE) != 0 && outstandingReadAtomic > 0) {
-                return false;
-            }
-            if (wqe.isReadOrAtomic() && outstandingReadAtomic >= qp.maxRdAtomic()) {
-                return false;
-            }
-        }
-        return true;
-    }
-
     private int emitNew(final long nowNs, final TransmitSink sink, final int budget) {
         int emitted = 0;
         final int window = Math.max(1, qp.congestionControl().windowPackets());
-        while (emitted < budget && nextToStart != tail) {
-            final SendWqe wqe = ring[(int) (nextToStart % ring.length)];
-            if (!mayStart(wqe)) {
+        while (emitted < budget && sendQueue.hasUnsent()) {
+            final SendWqe wqe = sendQueue.nextToStart();
+            if (!sendQueue.mayStart(wqe, scoreboard.rnrWaitCount() > 0)) {
                 break;
             }
             int need = 1;
@@ -421,21 +346,11 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
             if (!probe && qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
                 break;
             }
-            if (!wqe.started) {
-                wqe.started = true;
-                wqe.firstPsn = sndNxt;
-                wqe.msn = nextMsn++;
-                if (wqe.consumesReceive()) {
-                    wqe.rsn = nextRsn++;
-                }
-                if (wqe.isReadOrAtomic()) {
-                    outstandingReadAtomic++;
-                }
-            }
+            sendQueue.start(wqe, sndNxt);
             final int firstNewPsn = sndNxt;
             final byte kind = wqe.opcode == WrOpcode.RDMA_READ ? KIND_READ : wqe.isAtomic() ? KIND_ATOMIC : KIND_DATA;
             for (int i = 0; i < need; i++) {
-                scoreboard.assign(sndNxt + i, nextToStart, wqe.psnsAssigned + i, kind);
+                scoreboard.assign(sndNxt + i, sendQueue.nextToStartSeq(), wqe.psnsAssigned + i, kind);
             }
             final boolean wasIdle = scoreboard.inFlight() == 0;
             if (!transmit(nowNs, sink, firstNewPsn, false, probe, need)) {
@@ -459,7 +374,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
             counters.increment(EndpointCounter.REQUEST_PACKETS_OUT);
             emitted++;
             if (wqe.psnsAssigned == wqe.psnCount) {
-                nextToStart++;
+                sendQueue.advance();
             }
         }
         return emitted;
@@ -878,7 +793,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
     }
 
     private SendWqe wqeOf(final int psn) {
-        return ring[(int) (scoreboard.wqe(psn) % ring.length)];
+        return sendQueue.at(scoreboard.wqe(psn));
     }
 
     /** @return whether the PSN was newly delivered */
@@ -891,11 +806,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         // A transmission from before the timer expired delivered shows it late, not lost.
         timers.onDelivered(nowNs, scoreboard.sentNs(psn));
         lossDetector.onDelivered(psn, psn == provenPsn);
-        final SendWqe wqe = wqeOf(psn);
-        wqe.psnsDelivered++;
-        if (wqe.psnsDelivered == wqe.psnCount && wqe.isReadOrAtomic()) {
-            outstandingReadAtomic--;
-        }
+        sendQueue.delivered(wqeOf(psn));
         return true;
     }
 
@@ -909,7 +820,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
             sndUna++;
         }
         detectLosses(nowNs);
-        completeInOrder();
+        sendQueue.completeInOrder();
     }
 
     /**
@@ -969,8 +880,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
      * outstanding, the PSN scoreboard, credit, timers. Not for the data path (it allocates).
      */
     String describe(final long nowNs) {
-        final long posted = tail - head;
-        return "send queue: " + posted + " WRs outstanding (" + (tail - nextToStart) + " not started), PSNs "
+        return "send queue: " + sendQueue.describe() + ", PSNs "
             + Integer.toUnsignedString(sndUna) + ".." + Integer.toUnsignedString(sndNxt) + " ("
             + scoreboard.inFlight() + " in flight, " + scoreboard.lostCount() + " lost awaiting retransmission, "
             + scoreboard.rnrWaitCount() + " waiting RNR), credit "
@@ -1002,80 +912,38 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
      * Whether the tail probe due can be the next new packet [REL-026]: one of a WRITE or SEND (the
      * answer to a READ or atomic request would wait behind the outstanding ones, OPS-024) that may
      * leave now but for the congestion window and pacing — not waiting out an RNR delay, not held
-     * by a FENCE or by a draining send queue ({@link #mayStart}) — within the scoreboard and the credit.
+     * by a FENCE or by a draining send queue ({@link SendQueue#mayStart}) — within the scoreboard and the credit.
      */
     @Override
     public boolean newPacketCanProbe() {
-        if (nextToStart == tail) {
+        if (!sendQueue.hasUnsent()) {
             return false;
         }
-        final SendWqe wqe = ring[(int) (nextToStart % ring.length)];
-        if (wqe.isReadOrAtomic() || !mayStart(wqe)) {
+        final SendWqe wqe = sendQueue.nextToStart();
+        if (wqe.isReadOrAtomic() || !sendQueue.mayStart(wqe, scoreboard.rnrWaitCount() > 0)) {
             return false;
         }
         return (sndNxt - sndUna) + 1 <= scoreboard.capacity() && (long) (sndNxt - creditCumulative) < creditLimit;
     }
 
     boolean hasWork() {
-        return scoreboard.lostCount() > 0 || nextToStart != tail;
+        return scoreboard.lostCount() > 0 || sendQueue.hasUnsent();
     }
 
     // ------------------------------------------------------------------ completion
-
-    private void completeInOrder() {
-        while (head != nextToStart) {
-            final SendWqe wqe = ring[(int) (head % ring.length)];
-            if (!wqe.isComplete()) {
-                return;
-            }
-            final boolean pushed = (wqe.sendFlags & SendFlags.SIGNALED) == 0 || push(wqe, WcStatus.SUCCESS);
-            wqe.reset();
-            head++;
-            if (!pushed) {
-                // The CQ latched its error: this completion is counted as overflow, and the QP fails.
-                qp.onCompletionQueueOverflow(qp.sendCq());
-                return;
-            }
-        }
-    }
-
-    private boolean push(final SendWqe wqe, final WcStatus status) {
-        final int byteLen = wqe.isAtomic() ? 8 : (int) wqe.length;
-        final boolean ok = qp.sendCq().push(wqe.wrId, status, wcOpcode(wqe.opcode), byteLen, 0, 0, qp.qpn(),
-            qp.destQpnOrZero());
-        if (!ok) {
-            counters.increment(EndpointCounter.CQ_OVERFLOWS);
-        }
-        return ok;
-    }
-
-    static WcOpcode wcOpcode(final WrOpcode opcode) {
-        return switch (opcode) {
-            case SEND, SEND_WITH_IMM -> WcOpcode.SEND;
-            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> WcOpcode.RDMA_WRITE;
-            case RDMA_READ -> WcOpcode.RDMA_READ;
-            case ATOMIC_CMP_SWAP -> WcOpcode.COMP_SWAP;
-            case ATOMIC_FETCH_ADD -> WcOpcode.FETCH_ADD;
-        };
-    }
 
     /**
      * Marks the oldest outstanding send request failed with {@code status}, for when the peer is
      * declared dead; the caller then moves the QP to ERR, which completes it [CM-030].
      */
     void failOldest(final WcStatus status) {
-        if (head != tail) {
-            final SendWqe wqe = ring[(int) (head % ring.length)];
-            if (wqe.error == null) {
-                wqe.error = status;
-            }
-        }
+        sendQueue.failOldest(status);
     }
 
     /** As REL-029: the oldest outstanding WR carries RETRY_EXC_ERR, whichever packet ran out [REL-030]. */
     @Override
     public void retriesExhausted() {
-        fail(ring[(int) (scoreboard.wqe(sndUna) % ring.length)], WcStatus.RETRY_EXC_ERR);
+        fail(wqeOf(sndUna), WcStatus.RETRY_EXC_ERR);
     }
 
     /** Ends the QP with {@code status} on {@code wqe}: the QP goes to ERR, which flushes the rest. */
@@ -1092,35 +960,8 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
      * signaled), the failed one with its error, everything else with WR_FLUSH_ERR.
      */
     void flush() {
-        long failed = -1;
-        for (long i = head; i != tail; i++) {
-            if (ring[(int) (i % ring.length)].error != null) {
-                failed = i;
-                break;
-            }
-        }
-        // [REL-051]: before the failed WR, done ones succeed and the rest flush; the failed WR gets
-        // its error; every later WR flushes even if its packets were acknowledged. Without a failed
-        // WR everything outstanding flushes.
-        while (head != tail) {
-            final SendWqe wqe = ring[(int) (head % ring.length)];
-            final WcStatus status;
-            if (head == failed) {
-                status = wqe.error;
-            } else if (failed >= 0 && head < failed && wqe.isComplete()) {
-                status = WcStatus.SUCCESS;
-            } else {
-                status = WcStatus.WR_FLUSH_ERR;
-            }
-            if (status != WcStatus.SUCCESS || (wqe.sendFlags & SendFlags.SIGNALED) != 0) {
-                push(wqe, status);
-            }
-            wqe.reset();
-            head++;
-        }
-        nextToStart = tail;
+        sendQueue.flush();
         scoreboard.clear();
-        outstandingReadAtomic = 0;
         lossDetector.cancelDeadline();
         timers.flush();
         sndUna = sndNxt;
@@ -1128,15 +969,8 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
 
     /** Drops every request without completions (modify to RESET). */
     void discard() {
-        for (long i = head; i != tail; i++) {
-            ring[(int) (i % ring.length)].reset();
-        }
-        head = tail;
-        nextToStart = tail;
+        sendQueue.discard();
         scoreboard.clear();
-        outstandingReadAtomic = 0;
-        nextMsn = 0;
-        nextRsn = 0;
         lossDetector.reset();
         probeTimer.reset();
         timers.reset();
@@ -1144,12 +978,11 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
 
     /** Test hook ({@link QueuePair#startSequencesForTesting}): the first MSN and RSN instead of 0 [OPS-043]. */
     void startSequences(final int msn, final int rsn) {
-        nextMsn = msn;
-        nextRsn = rsn;
+        sendQueue.startSequences(msn, rsn);
     }
 
     /** Used by tests and counters: completions are only ever taken in order. */
     boolean isIdle() {
-        return head == tail;
+        return sendQueue.isIdle();
     }
 }

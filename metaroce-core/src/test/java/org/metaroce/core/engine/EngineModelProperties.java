@@ -100,7 +100,7 @@ class EngineModelProperties {
         }
 
         WcOpcode sendWcOpcode() {
-            return Requester.wcOpcode(wr);
+            return SendQueue.wcOpcode(wr);
         }
     }
 

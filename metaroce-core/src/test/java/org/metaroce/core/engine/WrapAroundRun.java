@@ -272,7 +272,7 @@ final class WrapAroundRun {
         for (int n = 0; n < f.a.sendCompletions.size(); n++) {
             final WorkCompletion wc = f.a.sendCompletions.get(n);
             final Op op = ops.get(n);
-            if (wc.wrId() != n || wc.status() != WcStatus.SUCCESS || wc.opcode() != Requester.wcOpcode(op.opcode())) {
+            if (wc.wrId() != n || wc.status() != WcStatus.SUCCESS || wc.opcode() != SendQueue.wcOpcode(op.opcode())) {
                 fail("send completion " + n + " is " + wc + ", expected wr_id " + n + " SUCCESS for " + op);
             }
         }
