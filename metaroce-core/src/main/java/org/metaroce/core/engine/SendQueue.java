@@ -247,6 +247,19 @@ final class SendQueue {
     }
 
     /**
+     * Ends the QP with {@code status} on {@code wqe}: the QP goes to ERR, which flushes the rest.
+     *
+     * @param tracePsn the PSN the trace record names (the oldest outstanding)
+     */
+    void fail(final SendWqe wqe, final WcStatus status, final int tracePsn) {
+        if (wqe.error == null) {
+            wqe.error = status;
+        }
+        qp.trace(TraceEvent.WR_FAILED, tracePsn, status.ordinal(), 0, 0);
+        qp.enterError(AsyncEventType.QP_FATAL);
+    }
+
+    /**
      * Completes every outstanding request in post order: finished ones with SUCCESS (if
      * signaled), the failed one with its error, everything else with WR_FLUSH_ERR.
      */
