@@ -29,9 +29,11 @@ import java.util.stream.Stream;
  * a listener or a record inside a class is the top-level class's. No library: the class-file
  * format's constant pool (JVMS 4.4) is read directly.
  *
- * <p>A copy of this reader is in the driver's tests (test trees share no code).
+ * <p>The classes a multi-release jar keeps for newer JDKs ({@code META-INF/versions}) count too.
+ * Shared through the core's test-jar: the driver's {@code ClassCycleTest} reads its package with
+ * it.
  */
-final class ClassGraph {
+public final class ClassGraph {
     private static final Pattern DESCRIPTOR_CLASS = Pattern.compile("L([\\w/$]+)[;<]");
 
     private ClassGraph() {
@@ -42,10 +44,27 @@ final class ClassGraph {
      * @param packageName e.g. {@code org.metaroce.core.engine}
      * @return for each top-level class of the package (simple name), the others of the package it uses
      */
-    static Map<String, Set<String>> of(final Path classes, final String packageName) throws IOException {
+    public static Map<String, Set<String>> of(final Path classes, final String packageName) throws IOException {
         final String internal = packageName.replace('.', '/');
-        final Path dir = classes.resolve(internal);
         final Map<String, Set<String>> uses = new TreeMap<>();
+        add(classes.resolve(internal), internal, uses);
+        // Classes compiled for newer JDKs (src/main/java22, built by a JDK 22+ build) count too:
+        // the union of both versions' dependencies, the stricter reading.
+        final Path versions = classes.resolve("META-INF/versions");
+        if (Files.isDirectory(versions)) {
+            try (Stream<Path> releases = Files.list(versions)) {
+                for (final Path release : (Iterable<Path>) releases::iterator) {
+                    if (Files.isDirectory(release.resolve(internal))) {
+                        add(release.resolve(internal), internal, uses);
+                    }
+                }
+            }
+        }
+        return uses;
+    }
+
+    private static void add(final Path dir, final String internal, final Map<String, Set<String>> uses)
+        throws IOException {
         try (Stream<Path> files = Files.list(dir)) {
             for (final Path file : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".class"))::iterator) {
                 final String name = file.getFileName().toString().replace(".class", "");
@@ -67,14 +86,13 @@ final class ClassGraph {
                 }
             }
         }
-        return uses;
     }
 
     /**
      * @return the strongly connected components with more than one class, each sorted, in order
      *     of their first class: every class in one of them is on a dependency cycle
      */
-    static List<Set<String>> cycles(final Map<String, Set<String>> uses) {
+    public static List<Set<String>> cycles(final Map<String, Set<String>> uses) {
         final Tarjan t = new Tarjan(uses);
         for (final String v : uses.keySet()) {
             if (!t.index.containsKey(v)) {

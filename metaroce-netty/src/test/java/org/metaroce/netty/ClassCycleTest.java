@@ -14,13 +14,15 @@ import java.util.Map;
 import java.util.Set;
 
 import org.junit.jupiter.api.Test;
+import org.metaroce.core.ClassGraph;
 
 /**
  * The driver's top-level classes depend on each other in one direction (issue 19): the device
  * chooses its mode runner (the runner interface does not know its implementations), runners log
  * under the device's name without using the device, and send chunks go back to their pool
  * through a recycling function, not a pointer to the pool. Read from the compiled classes
- * ({@link ClassGraph}), so a new cycle fails here with its classes. No cycle is allowed.
+ * ({@link ClassGraph}, the core's reader, from its test-jar), so a new cycle fails here with its
+ * classes. No cycle is allowed.
  */
 class ClassCycleTest {
     @Test
