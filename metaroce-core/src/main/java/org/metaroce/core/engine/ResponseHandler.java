@@ -137,10 +137,9 @@ final class ResponseHandler {
             && (int) scoreboard.sentNs(trigger) == echoedTimestamp && !scoreboard.isProbeTwin(trigger);
         long sample = 0;
         if (echoMatches && scoreboard.transmissions(trigger) == 1 && !scoreboard.isSentAsProbe(trigger)) {
-            final long rttNs = ((int) arrivalNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset))
-                & 0xFFFF_FFFFL;
-            if (rttNs > 0 && rttNs < 1_000_000_000L) {
-                sample = rttNs;
+            sample = RttEstimator.sampleOf(
+                ((int) arrivalNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset)) & 0xFFFF_FFFFL);
+            if (sample > 0) {
                 rtt.onSample(sample);
                 lossDetector.onRttSample(sample);
             }
@@ -409,9 +408,9 @@ final class ResponseHandler {
         if (holdRepairNs >= scoreboard.firstSentNs(psn) && holdRepairWqe != scoreboard.wqe(psn)) {
             return;
         }
-        final long rttNs = nowNs - scoreboard.firstSentNs(psn);
-        if (rttNs > 0 && rttNs < 1_000_000_000L) {
-            rtt.onSample(rttNs);
+        final long sample = RttEstimator.sampleOf(nowNs - scoreboard.firstSentNs(psn));
+        if (sample > 0) {
+            rtt.onSample(sample);
         }
     }
 

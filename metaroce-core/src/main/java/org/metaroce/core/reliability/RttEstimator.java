@@ -65,6 +65,24 @@ public final class RttEstimator {
         this.maxRtoNs = maxRtoNs;
     }
 
+    /** Measurements at or above this are taken for clock or sequence errors, not round trips [REL-020]. */
+    public static final long MAX_SAMPLE_NS = 1_000_000_000L;
+
+    /**
+     * What a measured round trip counts as [REL-020], [REL-063]: 0 (no sample) outside
+     * {@code [0, MAX_SAMPLE_NS)}, else the measurement, at least 1 ns. A round trip shorter than
+     * the clock can tell (a responder that answered the instant it could, on a path faster than
+     * one tick, as in-memory wires and fuzzers have) is a sample of one tick: discarding it left a
+     * window paced down to one packet per second or more with no sample ever to grow it, each
+     * ACK arriving at once and proving nothing.
+     *
+     * @param rttNs measured round trip, the peer's ACK Delay already subtracted
+     * @return the sample, or 0 for none
+     */
+    public static long sampleOf(final long rttNs) {
+        return rttNs < 0 || rttNs >= MAX_SAMPLE_NS ? 0 : Math.max(1, rttNs);
+    }
+
     /**
      * Feeds one measurement.
      *

@@ -124,7 +124,29 @@ class RttSampleTest {
         final Sent third = sent.get(2);
         f.wire.runFor(20_000);
         ack(f, third.psn(), third.psn() + 1, third.timestamp(), third.pathId(), 1_000_000);
-        assertThat(r.rtt().latestRttNs()).as("no sample outside 0 < RTT < 1 s").isEqualTo(expected);
+        assertThat(r.rtt().latestRttNs()).as("no sample outside 0 <= RTT < 1 s").isEqualTo(expected);
+    }
+
+    /**
+     * [REL-020] A round trip the clock cannot tell from zero (the ACK Delay is the whole interval:
+     * a path faster than one tick) is a sample of 1 ns, not no sample. Found by the engine fuzzer
+     * (the committed inputs slow-one-packet-per-*-past-psn-2pow31): every ACK there arrived "at once",
+     * the delay-based window, paced at one packet per 100 SRTTs after eleven decreases, got no
+     * sample to grow on, and a 4 KB WRITE took one packet per 2 s.
+     */
+    @Test
+    void aRoundTripOfZeroIsASampleOfOneNanosecond() {
+        final TwoNodeFixture f = fixture(6405);
+        final Requester r = f.a.qp.requester();
+        write(f, 1);
+        f.wire.runFor(1_000);
+        final Sent first = sent.get(0);
+        f.wire.runFor(30_000);
+        final long interval = (((int) f.wire.now()) - first.timestamp()) & 0xFFFF_FFFFL;
+        ack(f, first.psn(), first.psn() + 1, first.timestamp(), first.pathId(), interval);
+        assertThat(r.rtt().hasSample()).as("RTT 0 is a measurement").isTrue();
+        assertThat(r.rtt().latestRttNs()).isEqualTo(1);
+        assertThat(f.a.qp.paths().srttNs(first.pathId())).as("and reaches the path's estimator").isEqualTo(1);
     }
 
     @Test
