@@ -36,7 +36,7 @@ import org.metaroce.netty.Transport;
  * @param connectTimeoutNs CONNECT_TIMEOUT of the handshake
  * @param gso UDP GSO
  * @param burst packets a queue pair sends on one path before choosing the next [MP-020]
- * @param gro UDP GRO
+ * @param gro UDP GRO on the endpoint socket, or null for the transport's default (on for native, off for Netty)
  * @param compareSwap atomic_lat uses CMP_SWAP instead of FETCH_ADD
  * @param progress print a progress line on stderr once per second
  * @param counters print the driver's, the endpoint's and the connection manager's counters on stderr at the end
@@ -49,7 +49,7 @@ import org.metaroce.netty.Transport;
 record BenchConfig(TestKind kind, int size, long iterations, long durationNs, long marginNs, long warmup, int qps, int mtu,
                    int paths, int txDepth, int rxDepth, boolean verify, boolean json, Transport transport,
                    Mode mode, Idle idle, InetAddress bind, InetSocketAddress server, int port, boolean loopback,
-                   int loopbackThreads, long connectTimeoutNs, boolean gso, int burst, boolean gro, boolean compareSwap,
+                   int loopbackThreads, long connectTimeoutNs, boolean gso, int burst, Boolean gro, boolean compareSwap,
                    boolean progress, boolean counters, boolean countersJson, long qpTimeoutNs, long retryTimeoutNs,
                    org.metaroce.core.congestion.CongestionControlAlgorithm cc, Capture capture) {
 

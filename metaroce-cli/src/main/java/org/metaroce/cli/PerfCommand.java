@@ -18,6 +18,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
+import org.metaroce.netty.DeviceConfig;
 import org.metaroce.netty.MetaRoceDevice;
 import org.metaroce.netty.SharedDriver;
 import org.metaroce.netty.Transport;
@@ -206,11 +207,14 @@ final class PerfCommand implements Callable<Integer> {
 
     @Option(names = "--burst", paramLabel = "PACKETS",
         description = "Packets a queue pair sends on one path before it picks the next (burst spraying, MP-020; "
-            + "1 = per-packet spraying). Default: 16 with GSO (a burst is one segmented send), else 1.")
+            + "1 = per-packet spraying). Default with GSO: what one segmented send holds (15 at MTU 4096, 7 at "
+            + "8192, at most 16), else 1.")
     Integer burst;
 
-    @Option(names = "--gro", description = "UDP receive offload on the endpoint socket (epoll; default: off).")
-    boolean gro;
+    @Option(names = "--gro", negatable = true,
+        description = "UDP receive offload on the endpoint socket (default: on with the native transport, off with "
+            + "epoll and nio).")
+    Boolean gro;
 
     @Option(names = {"-A", "--atomic-type"}, defaultValue = "FETCH_AND_ADD", paramLabel = "CMP_AND_SWAP|FETCH_AND_ADD",
         description = "atomic_lat: the operation (default: ${DEFAULT-VALUE}).")
@@ -438,11 +442,12 @@ final class PerfCommand implements Callable<Integer> {
         if (burst != null && (burst < 1 || burst > 64)) {
             throw bad("--burst must be 1..64 packets (got " + burst + ")");
         }
-        final int resolvedBurst = burst != null ? burst : gso ? 16 : 1;
         // No IP fragmentation [ENC-021]: size packets to the link towards the server (the server
         // offers the preferred size and the client's smaller value wins in the negotiation).
         final int resolvedMtu = mtu != null ? mtu
             : serverAddress != null ? LinkMtu.towards(serverAddress) : LinkMtu.PREFERRED;
+        // With GSO a burst is what one segmented send holds, so that no burst leaves a lone datagram.
+        final int resolvedBurst = burst != null ? burst : gso ? DeviceConfig.packetsPerGsoWrite(resolvedMtu) : 1;
         return new BenchConfig(kind, resolvedSize, iterations, durationNs, marginNs, resolvedWarmup, qps, resolvedMtu, paths, depth,
             rxDepth, verify, json, concrete, resolvedMode, resolvedIdle, bindAddress, server, port, loopback, threads,
             (long) (timeout * 1e9), gso, resolvedBurst, gro, compareSwap, progress, counters || countersJson,

@@ -70,16 +70,20 @@ final class Side implements AutoCloseable {
         };
         final DeviceConfig dc = new DeviceConfig().bindAddress(bind).endpointPort(endpointPort)
             .entropyPortRange(config.paths(), 0).transport(config.transport()).threadingMode(mode)
-            .gso(config.gso()).gro(config.gro()).threadName("metaroce-" + name + "-driver")
+            .gso(config.gso()).threadName("metaroce-" + name + "-driver")
             // A software endpoint shares its cores with the JIT, the GC and the kernel's network
             // processing: scheduling stalls of milliseconds are normal, and on a loaded host tens of
             // milliseconds, so the retransmission timer's floor is the tools' QP timeout (-u, 16.8 ms
             // by default; the connection's TIMEOUT caps the floor, so both are set) instead of the
             // specification's 100 us NIC-class default.
             .endpointConfig(new EndpointConfig().minRtoNs(config.qpTimeoutNs()).retryTimeoutNs(config.retryTimeoutNs())
-                // With segmentation offload, a burst of 16 packets per path hands each socket a run of
-                // consecutive PSNs: one GSO send, and little reordering at the receiver [MP-020].
+                // With segmentation offload, a burst per path (as many packets as one GSO write holds)
+                // hands each socket a run of consecutive PSNs: one GSO send, and little reordering at
+                // the receiver [MP-020].
                 .pathBurstPackets(config.burst()));
+        if (config.gro() != null) {
+            dc.gro(config.gro()); // else the transport's default: on for native, off for Netty
+        }
         if (mode == ThreadingMode.DEDICATED) {
             dc.idleStrategy(driverIdle);
         }

@@ -23,7 +23,8 @@ import org.metaroce.core.wire.WireConstants;
  *
  * <p>Defaults: bind 0.0.0.0, endpoint port 4796 [ENC-002], 4 ephemeral entropy ports,
  * {@link Transport#AUTO}, {@link ThreadingMode#DEDICATED} with a {@link BackoffIdleStrategy},
- * secure randomness, UDP GSO when the platform has it, GRO off.
+ * secure randomness, UDP GSO when the platform has it, UDP GRO on the native transport and off on
+ * Netty's ({@link #groFor(Transport)}).
  */
 public final class DeviceConfig {
     /** DSCP of packets sent from entropy sockets: AF31, as RoCEv2 deployments mark RDMA data [ENC-012]. */
@@ -35,6 +36,25 @@ public final class DeviceConfig {
     public static final int DEFAULT_MAX_DATAGRAM_BYTES = 8192 + 128;
     /** With UDP GRO the kernel may hand over up to 64 KiB at once: receive slots must hold that. */
     public static final int GRO_SLOT_BYTES = 65536;
+    /** Bytes a data packet adds to its payload, at most: 72 header bytes and the 4-byte integrity check. */
+    private static final int MAX_PACKET_OVERHEAD = 72 + 4;
+    /** The burst the tools used before {@link #packetsPerGsoWrite(int)}, and its upper bound. */
+    private static final int MAX_BURST_PER_GSO_WRITE = 16;
+
+    /**
+     * How many full-sized packets of {@code pathMtu} one UDP GSO write carries (a GSO write is one
+     * IP datagram before segmentation, at most 64 KiB), capped at 16: the path burst
+     * ({@code EndpointConfig.pathBurstPackets}, MP-020) with which every burst of a queue pair is
+     * exactly one segmented send. A burst one packet longer adds a lone datagram per burst, which
+     * costs the kernel a whole send and receive of its own: at path MTU 4096 a burst of 16 packets of
+     * 4,155 B (66,480 B) went as a GSO write of 15 and one datagram.
+     *
+     * @param pathMtu payload bytes per packet
+     * @return packets per GSO write, 1..16 (15 at 4096, 7 at 8192)
+     */
+    public static int packetsPerGsoWrite(final int pathMtu) {
+        return Math.max(1, Math.min(MAX_BURST_PER_GSO_WRITE, NettySink.MAX_GSO_BYTES / (pathMtu + MAX_PACKET_OVERHEAD)));
+    }
 
     private InetAddress bindAddress = anyLocal();
     private int endpointPort = WireConstants.DEFAULT_UDP_PORT;
@@ -59,7 +79,7 @@ public final class DeviceConfig {
     private boolean preserveSendOrder = true;
     private int dataDscp = DEFAULT_DATA_DSCP;
     private int controlDscp = DEFAULT_CONTROL_DSCP;
-    private boolean gro;
+    private GroChoice gro = GroChoice.TRANSPORT_DEFAULT;
     private boolean ownerThreadChecks = true;
     private ReceivePath receivePath = ReceivePath.AUTO;
     private int receiveBufferBytes = 4 * 1024 * 1024;
@@ -520,7 +540,7 @@ public final class DeviceConfig {
     ReceivePath resolveReceivePath(final boolean blockingIdle) {
         switch (receivePath) {
             case POLLED:
-                if (gro) {
+                if (gro == GroChoice.ON) {
                     throw new IllegalArgumentException("receivePath POLLED cannot use UDP GRO: GRO needs the BATCHED "
                         + "path (Netty's epoll channel)");
                 }
@@ -532,22 +552,40 @@ public final class DeviceConfig {
             case BATCHED:
                 return ReceivePath.BATCHED;
             default:
-                return gro || blockingIdle ? ReceivePath.BATCHED : ReceivePath.POLLED;
+                return gro == GroChoice.ON || blockingIdle ? ReceivePath.BATCHED : ReceivePath.POLLED;
         }
     }
 
+    /**
+     * @return whether UDP GRO was turned on with {@link #gro(boolean)}; when it was never set, the
+     *     transport decides ({@link #groFor(Transport)})
+     */
     public boolean gro() {
-        return gro;
+        return gro == GroChoice.ON;
     }
 
     /**
-     * @param enabled ask the kernel for UDP GRO on the endpoint socket (epoll only): it may then
-     *     coalesce datagrams, which Netty splits again. Replaces recvmmsg (Netty splits coalesced
-     *     datagrams only on its single-recvmsg path): each read takes one 64 KiB buffer. Off by default
+     * Whether a device on {@code transport} turns UDP GRO on for its endpoint socket: as set with
+     * {@link #gro(boolean)}, else on for {@link Transport#NATIVE} (its polled reader takes coalesced
+     * datagrams whole, so the kernel neither splits a GSO write for it nor queues one buffer per
+     * datagram) and off for Netty's transports (where GRO needs the BATCHED receive path).
+     *
+     * @param transport the resolved transport
+     * @return whether the endpoint socket asks for GRO
+     */
+    public boolean groFor(final Transport transport) {
+        return gro == GroChoice.TRANSPORT_DEFAULT ? transport == Transport.NATIVE : gro == GroChoice.ON;
+    }
+
+    /**
+     * @param enabled ask the kernel for UDP GRO on the endpoint socket (native and epoll): it may
+     *     then coalesce datagrams, which the device splits again. On epoll this replaces recvmmsg
+     *     (Netty splits coalesced datagrams only on its single-recvmsg path): each read takes one
+     *     64 KiB buffer. Not set: on for the native transport, off for Netty's ({@link #groFor(Transport)})
      * @return this
      */
     public DeviceConfig gro(final boolean enabled) {
-        this.gro = enabled;
+        this.gro = enabled ? GroChoice.ON : GroChoice.OFF;
         return this;
     }
 
@@ -702,12 +740,12 @@ public final class DeviceConfig {
                     + sharedDriver.transport());
             }
         }
-        final int slot = gro ? GRO_SLOT_BYTES : maxDatagramBytes;
+        final int slot = gro == GroChoice.ON ? GRO_SLOT_BYTES : maxDatagramBytes;
         if (sinkChunkBytes < 2 * maxDatagramBytes) {
             throw new IllegalArgumentException("sinkChunkBytes (" + sinkChunkBytes
                 + ") must hold at least two datagrams of maxDatagramBytes (" + maxDatagramBytes + ")");
         }
-        if (!gro && (long) slot * receiveBatch > 64L * 1024 * 1024) {
+        if (gro != GroChoice.ON && (long) slot * receiveBatch > 64L * 1024 * 1024) {
             throw new IllegalArgumentException("receiveBatch x slot size exceeds 64 MiB");
         }
     }
@@ -716,7 +754,7 @@ public final class DeviceConfig {
     public String toString() {
         return "DeviceConfig{bind=" + bindAddress.getHostAddress() + ", endpointPort=" + endpointPort
             + ", entropyPorts=" + Arrays.toString(requestedEntropyPorts()) + ", transport=" + transport
-            + ", mode=" + threadingMode + ", gso=" + gso + (gso ? "(min " + gsoMinSegments + ")" : "") + ", gro=" + gro
+            + ", mode=" + threadingMode + ", gso=" + gso + (gso ? "(min " + gsoMinSegments + ")" : "") + ", gro=" + gro.label
             + ", receivePath=" + receivePath + ", maxDatagram=" + maxDatagramBytes
             + ", receiveBatch=" + receiveBatch + ", chunk=" + sinkChunkBytes + ", perCycle=" + maxPacketsPerCycle + '}';
     }
@@ -761,5 +799,16 @@ public final class DeviceConfig {
         }
         this.observability = config;
         return this;
+    }
+
+    /** UDP GRO as configured: never set (the transport decides), or set on or off. */
+    private enum GroChoice {
+        TRANSPORT_DEFAULT("transport default"), ON("true"), OFF("false");
+
+        private final String label;
+
+        GroChoice(final String label) {
+            this.label = label;
+        }
     }
 }

@@ -30,6 +30,7 @@ final class DeviceSockets {
     private final DatagramReceiver receiver;
 
     private volatile boolean gsoActive;
+    private volatile boolean groActive;
     private UdpSocket endpointSocket;
     /** The endpoint socket when the owning thread reads it itself (POLLED receive path), else null. */
     private PolledUdpSocket polledSocket;
@@ -112,6 +113,7 @@ final class DeviceSockets {
             entropyPorts, endpointSocket, gso, config.gsoMinSegments(), config.connectEntropySockets(),
             config.preserveSendOrder());
         gsoActive = gso;
+        groActive = endpointSocket.capabilities().gro();
     }
 
     /**
@@ -121,7 +123,7 @@ final class DeviceSockets {
      */
     private void openNative() throws java.io.IOException {
         final UdpTransport nat = NativeTransportLoader.transport(config.maxDatagramBytes(), config.receiveBatch(),
-            config.gro(), counters);
+            config.groFor(Transport.NATIVE), counters);
         final InetSocketAddress endpointBind = new InetSocketAddress(config.bindAddress(), config.endpointPort());
         polledSocket = (PolledUdpSocket) nat.open(new SocketOptions(endpointBind, config.receiveBufferBytes(),
             config.sendBufferBytes(), config.controlDscp() << 2 | ECT_0), receiver);
@@ -141,6 +143,7 @@ final class DeviceSockets {
             entropyPorts, endpointSocket, config.gso(), config.gsoMinSegments(), config.connectEntropySockets(),
             config.preserveSendOrder());
         gsoActive = config.gso();
+        groActive = endpointSocket.capabilities().gro();
     }
 
     /** @return the sink, null until {@link #open} built it; any thread */
@@ -166,6 +169,11 @@ final class DeviceSockets {
     /** @return whether UDP GSO writes are in use; any thread */
     boolean gsoActive() {
         return gsoActive;
+    }
+
+    /** @return whether the endpoint socket reads with UDP GRO (coalesced datagrams); any thread */
+    boolean groActive() {
+        return groActive;
     }
 
     /** Owning thread: closes the endpoint socket, then every send socket (those that opened). */

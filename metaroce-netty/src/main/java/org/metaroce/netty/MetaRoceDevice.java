@@ -127,7 +127,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         }
         LOG.debug("opened {} device on {} with entropy ports {} ({}, gso={}, gro={}, receive path {})", runner.mode(),
             sockets.localAddress(), java.util.Arrays.toString(sockets.entropyPorts()), transport, sockets.gsoActive(),
-            config.gro(), receivePath);
+            sockets.groActive(), receivePath);
     }
 
     /**
@@ -311,6 +311,14 @@ public final class MetaRoceDevice implements AutoCloseable {
     /** @return whether UDP GSO writes are in use */
     public boolean gsoActive() {
         return sockets.gsoActive();
+    }
+
+    /**
+     * @return whether the endpoint socket reads with UDP GRO: the kernel may hand over datagrams of
+     *     one flow coalesced, which the device splits ({@link DeviceConfig#groFor(Transport)})
+     */
+    public boolean groActive() {
+        return sockets.groActive();
     }
 
     /** @return the driver's counters (readable from any thread) */

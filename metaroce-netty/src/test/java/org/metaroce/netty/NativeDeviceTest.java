@@ -66,6 +66,23 @@ class NativeDeviceTest {
     }
 
     @Test
+    void groIsOnByDefaultOnNativeAndOffWhenAskedSo() {
+        assumeNative();
+        final DeviceConfig defaults = DevicePair.config(Transport.NATIVE, ThreadingMode.INVOKER, 2, 5);
+        assertThat(defaults.groFor(Transport.NATIVE)).isTrue();
+        assertThat(defaults.groFor(Transport.EPOLL)).isFalse();
+        assertThat(defaults.groFor(Transport.NIO)).isFalse();
+        assertThat(new DeviceConfig().gro(false).groFor(Transport.NATIVE)).isFalse();
+        assertThat(new DeviceConfig().gro(true).groFor(Transport.EPOLL)).isTrue();
+        try (MetaRoceDevice on = new MetaRoceDevice(defaults);
+             MetaRoceDevice off = new MetaRoceDevice(DevicePair.config(Transport.NATIVE, ThreadingMode.INVOKER, 2, 6)
+                 .gro(false))) {
+            assertThat(on.groActive()).isTrue();
+            assertThat(off.groActive()).isFalse();
+        }
+    }
+
+    @Test
     void dedicatedDevicesThatBlockWakeForDatagramsAndCommands() {
         assumeNative();
         final DeviceConfig ca = DevicePair.config(Transport.NATIVE, ThreadingMode.DEDICATED, 4, 11)

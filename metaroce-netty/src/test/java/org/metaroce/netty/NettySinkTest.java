@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.metaroce.core.engine.TransmitSink;
 
 /**
@@ -104,6 +106,33 @@ class NettySinkTest {
         assertThat(counters.get(DriverCounter.DATAGRAMS_SENT)).isEqualTo(8);
         assertThat(counters.get(DriverCounter.BYTES_SENT)).isEqualTo(5 * 1000 + 400 + 2 * 1000);
         assertThat(counters.sentFromEntropyPort(0)).isEqualTo(8);
+    }
+
+    @ParameterizedTest(name = "path MTU {0}")
+    @ValueSource(ints = {1024, 2048, 4096, 8192})
+    void aBurstOfPacketsPerGsoWriteLargestPacketsIsOneGsoWriteAndOneMoreIsNot(final int pathMtu) {
+        // The largest data packet: 72 header bytes, the payload and the 4-byte integrity check.
+        final int packet = pathMtu + 72 + 4;
+        final int burst = DeviceConfig.packetsPerGsoWrite(pathMtu);
+        assertThat(burst).isBetween(1, 16);
+        open(caps(true, false), 1 << 20, true, 3, true);
+        sink.beginCycle();
+        for (int i = 0; i < burst; i++) {
+            assertThat(send(packet, peerA, ENTROPY_A)).isTrue();
+        }
+        sink.flush();
+        assertThat(transport.wire).as("a burst is one segmented send").hasSize(1);
+        assertThat(transport.wire.get(0).segmented()).isTrue();
+        if (burst < 16) {
+            // The burst is the most one GSO write holds: one packet more is a write of its own.
+            transport.wire.clear();
+            sink.beginCycle();
+            for (int i = 0; i <= burst; i++) {
+                assertThat(send(packet, peerA, ENTROPY_A)).isTrue();
+            }
+            sink.flush();
+            assertThat(transport.wire).hasSize(2);
+        }
     }
 
     @Test

@@ -29,11 +29,13 @@ class ReceivePathTest {
              MetaRoceDevice blocking = new MetaRoceDevice(config(ThreadingMode.DEDICATED)
                  .idleStrategy(new EventLoopIdleStrategy()))) {
             assertThat(invoker.receivePath()).isEqualTo(ReceivePath.POLLED);
+            assertThat(invoker.groActive()).as("GRO stays off on Netty unless asked for").isFalse();
             assertThat(backoff.receivePath()).isEqualTo(ReceivePath.POLLED);
             assertThat(blocking.receivePath()).isEqualTo(ReceivePath.BATCHED);
         }
         try (MetaRoceDevice gro = new MetaRoceDevice(config(ThreadingMode.INVOKER).gro(true))) {
             assertThat(gro.receivePath()).isEqualTo(ReceivePath.BATCHED);
+            assertThat(gro.groActive()).isEqualTo(NETTY == Transport.EPOLL);
         }
         try (SharedDriver blockingDriver = new SharedDriver(NETTY, new EventLoopIdleStrategy());
              MetaRoceDevice shared = new MetaRoceDevice(config(ThreadingMode.SHARED).sharedDriver(blockingDriver))) {

@@ -197,7 +197,7 @@ final class Report {
             .append("but bandwidth runs spin only when a core stays free for the kernel's loopback processing; ")
             .append("backoff = spin, yield, then park 1–100 µs). ")
             .append("MetaRoCE: two INVOKER-mode `MetaRoceDevice`s on 127.0.0.1, one per thread, configured as ")
-            .append("`metaroce write_bw --loopback` (epoll, 4 paths, path MTU 4096, GSO, bursts of 16, 1 ms RTO floor), ")
+            .append("`metaroce write_bw --loopback` (4 paths, path MTU 4096, GSO with bursts of one GSO write: 15 packets, GRO on the native transport, 1 ms RTO floor), ")
             .append("128 work requests outstanding (READ: 16 in flight, the initiator depth). ")
             .append("Aeron 1.51.0: two embedded media drivers in INVOKER mode, one per thread (the sender's ")
             .append("thread invokes its driver and client conductor and offers; the receiver's thread invokes ")

@@ -10,11 +10,12 @@ package org.metaroce.bench.loopback;
  * the kernel's UDP path takes from the bandwidth.
  *
  * @param pathMtu payload bytes per datagram: 256, 512, 1024, 2048, 4096 or 8192
- * @param gro whether the receiving sockets coalesce datagrams (UDP GRO, epoll only)
+ * @param gro whether the receiving sockets coalesce datagrams (UDP GRO), or null for the device's
+ *     default (on with the native transport, off with Netty's)
  */
-public record Link(int pathMtu, boolean gro) {
-    /** The tools' loopback default: path MTU 4096, GRO off. */
-    public static final Link DEFAULT = new Link(4096, false);
+public record Link(int pathMtu, Boolean gro) {
+    /** The tools' loopback default: path MTU 4096, GRO as the transport's default. */
+    public static final Link DEFAULT = new Link(4096, null);
 
     /** @throws IllegalArgumentException for a path MTU the protocol does not have */
     public Link {

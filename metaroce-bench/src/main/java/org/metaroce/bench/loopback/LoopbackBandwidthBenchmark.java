@@ -64,9 +64,12 @@ public class LoopbackBandwidthBenchmark extends BenchmarkBase {
     @Param({"4096"})
     public int pathMtu;
 
-    /** UDP GRO on the MetaRoCE devices' receiving sockets (the tools' default: off). */
-    @Param({"false"})
-    public boolean gro;
+    /**
+     * UDP GRO on the MetaRoCE devices' receiving sockets: {@code auto} (the tools' default: on with
+     * the native transport, off with Netty's), {@code true} or {@code false}.
+     */
+    @Param({"auto"})
+    public String gro;
 
     /**
      * Whether the MetaRoCE devices publish a counters file ({@code on}, the default of every
@@ -100,7 +103,8 @@ public class LoopbackBandwidthBenchmark extends BenchmarkBase {
     public void setUp() {
         System.setProperty(MetaRoceEnd.TRANSPORT_PROPERTY, transport);
         System.setProperty(MetaRoceEnd.COUNTERS_PROPERTY, counters);
-        harness = Contender.of(contender).stream(size, aeronMtu, Idle.resolve(idle, true), new Link(pathMtu, gro));
+        final Boolean groChoice = "auto".equals(gro) ? null : Boolean.valueOf(gro);
+        harness = Contender.of(contender).stream(size, aeronMtu, Idle.resolve(idle, true), new Link(pathMtu, groChoice));
         final int messages = Math.max(1, Math.min(SELF_CHECK_MESSAGES, (16 << 20) / size));
         harness.sendAndAwait(messages);
         System.out.println("\n[" + contender + "] self-check: " + messages + " messages of " + size

@@ -23,8 +23,9 @@ import org.metaroce.netty.Transport;
 /**
  * One end of a MetaRoCE loopback contender: an INVOKER-mode device on 127.0.0.1 built (and later
  * driven) by the calling thread, with one queue pair, its completion queues and a registered
- * region. The device is configured as {@code metaroce write_bw --loopback} configures it: epoll when
- * available, 4 entropy ports, GSO on, bursts of 16 packets per path, a 1 ms retransmission floor.
+ * region. The device is configured as {@code metaroce write_bw --loopback} configures it: the
+ * transport the system property {@code metaroce.bench.transport} names, 4 entropy ports, GSO on, bursts of one GSO write per
+ * path (15 packets at path MTU 4096), GRO as the transport's default, a 1 ms retransmission floor.
  */
 public final class MetaRoceEnd {
     /** Path MTU of the ping-pong contenders and the bandwidth default (the tools' loopback default). */
@@ -64,10 +65,13 @@ public final class MetaRoceEnd {
         final DeviceConfig config = new DeviceConfig().bindAddress(InetAddress.getLoopbackAddress()).endpointPort(0)
             .entropyPortRange(PATHS, 0).transport(Transport.parse(System.getProperty(TRANSPORT_PROPERTY, "auto")))
             .threadingMode(ThreadingMode.INVOKER)
-            .gso(true).gro(link.gro()).threadName("bench-" + Thread.currentThread().getName())
-            .endpointConfig(new EndpointConfig().minRtoNs(1_000_000).pathBurstPackets(16))
+            .gso(true).threadName("bench-" + Thread.currentThread().getName())
+            .endpointConfig(new EndpointConfig().minRtoNs(1_000_000).pathBurstPackets(DeviceConfig.packetsPerGsoWrite(link.pathMtu())))
             .observability(new org.metaroce.netty.ObservabilityConfig()
                 .counters(!"off".equals(System.getProperty(COUNTERS_PROPERTY, "on"))));
+        if (link.gro() != null) {
+            config.gro(link.gro());
+        }
         device = new MetaRoceDevice(config);
         pd = device.endpoint().allocateProtectionDomain();
         sendCq = device.endpoint().createCompletionQueue(4096);
