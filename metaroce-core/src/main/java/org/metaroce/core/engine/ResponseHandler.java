@@ -184,6 +184,15 @@ final class ResponseHandler {
             // (Eifel, RFC 3522). Without this, the oldest packet, the one the expiry resent, is
             // the first an ACK after a host's pause delivers, and its latest transmission is the
             // retransmission, so the episode ended as a real loss [REL-058].
+            // The echo names the transmission that arrived, so its round trip is a sample for the
+            // timers although the PSN was sent twice: without it a window of one packet whose
+            // round trip grew past the RTO resent every packet and never learnt why (v1.0.8).
+            final long eifel = RttEstimator.sampleOf(
+                ((int) arrivalNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset)) & 0xFFFF_FFFFL);
+            if (eifel > 0) {
+                rtt.onSample(eifel);
+                lossDetector.onRttSample(eifel);
+            }
             timers.timeoutProvedSpurious(nowNs);
         }
         int delivered = 0;

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
+import org.metaroce.core.congestion.CongestionControlAlgorithm;
 import org.metaroce.core.testwire.LinkProfile;
 import org.metaroce.core.testwire.PacketFilter;
 import org.metaroce.core.testwire.PacketMatcher;
@@ -380,5 +381,42 @@ class ReliabilityTest {
         assertThat(c.get(EndpointCounter.SPURIOUS_TIMEOUTS)).as(c.toString()).isZero();
         assertThat(f.b.endpoint.counters().get(EndpointCounter.DUPLICATE_REQUESTS)).isZero();
         assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 0, 16 * 1024);
+    }
+
+    /**
+     * [REL-058], [REL-020] The round trip steps from 10 µs to 8 ms (a queue builds on the ACK path)
+     * while the window is one packet. Every packet then outlives its RTO, so the expiry resends it
+     * and its ACK, echoing the first transmission, proves the expiry spurious: no packet is ever
+     * acknowledged having been sent once, and without the sample that proof carries the timers
+     * never learn the new round trip (before v1.0.8: one spurious expiry and one needless
+     * retransmission per packet, SRTT frozen at 10 µs). With it the first expiry teaches SRTT
+     * and RTTVAR the 8 ms, and the rest of the transfer is clocked by ACKs, not timeouts.
+     */
+    @Test
+    void theProofOfASpuriousTimeoutTeachesTheTimersARoundTripThatGrewPastIt() {
+        final TwoNodeFixture f = new TwoNodeFixture(1018, LinkProfile.builder().delayNs(5_000).build());
+        f.connect(1024, 0, CongestionControlAlgorithm.FIXED, 1);
+        fill(f.a.mr.buffer(), 0, 36 * 1024, 18);
+        f.a.qp.postSend(write(f, 1, 0, 4 * 1024, 0));
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.a.qp.smoothedRttNs()).as("SRTT before the step").isLessThan(50_000);
+        final EndpointCounters c = f.a.endpoint.counters();
+        final long timeoutsBefore = c.get(EndpointCounter.TIMEOUTS);
+        f.wire.link(f.b.node, f.a.node, LinkProfile.builder().delayNs(8_000_000).build());
+        f.a.qp.postSend(write(f, 2, 4 * 1024, 32 * 1024, 4 * 1024));
+        assertThat(f.runUntilQuiet()).isTrue();
+        assertThat(f.a.sendCompletions).extracting(WorkCompletion::status).containsOnly(WcStatus.SUCCESS);
+        final String log = "seed=1018: SRTT " + f.a.qp.smoothedRttNs() + " ns, RTO " + f.a.qp.retransmitTimeoutNs()
+            + " ns, " + c;
+        System.out.println(log);
+        // One episode: the RTO of 100 us doubles until the first late ACK, 8 ms on (6 expiries, each
+        // resending the oldest packet), and its proof ends the expiries. Before: 36 expiries, 20
+        // episodes recognised as spurious, 136 retransmissions for 32 packets, SRTT still 10 us.
+        assertThat(c.get(EndpointCounter.SPURIOUS_TIMEOUTS)).as(log).isEqualTo(1);
+        assertThat(c.get(EndpointCounter.TIMEOUTS) - timeoutsBefore).as(log).isLessThanOrEqualTo(6);
+        assertThat(c.retransmits()).as(log).isLessThanOrEqualTo(7);
+        assertThat(f.a.qp.retransmitTimeoutNs()).as("RTO above the new round trip: " + log).isGreaterThan(8_000_000);
+        assertThat(f.a.qp.smoothedRttNs()).as("SRTT has learnt of the step: " + log).isGreaterThan(1_000_000);
+        assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 0, 36 * 1024);
     }
 }

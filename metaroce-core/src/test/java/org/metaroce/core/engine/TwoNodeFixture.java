@@ -136,8 +136,23 @@ final class TwoNodeFixture {
         return this;
     }
 
+    /** As {@link #connect(int, int, CongestionControlAlgorithm)}, with an initial window of {@code windowPackets}. */
+    TwoNodeFixture connect(final int mtu, final int capabilities, final CongestionControlAlgorithm cc,
+                           final int windowPackets) {
+        final int psnA = (int) (seed * 0x9E3779B97F4A7C15L);
+        final int psnB = (int) (seed * 0xC2B2AE3D27D4EB4FL) ^ 0x5555;
+        bringUp(a.qp, b, mtu, psnB, psnA, capabilities, cc, windowPackets);
+        bringUp(b.qp, a, mtu, psnA, psnB, capabilities, cc, windowPackets);
+        return this;
+    }
+
     static void bringUp(final QueuePair qp, final Side peer, final int mtu, final int rqPsn, final int sqPsn,
                         final int capabilities, final CongestionControlAlgorithm cc) {
+        bringUp(qp, peer, mtu, rqPsn, sqPsn, capabilities, cc, 0);
+    }
+
+    private static void bringUp(final QueuePair qp, final Side peer, final int mtu, final int rqPsn, final int sqPsn,
+                                final int capabilities, final CongestionControlAlgorithm cc, final int windowPackets) {
         qp.modify(QpState.INIT, new QpAttributes().port(1).accessFlags(AccessFlags.ALL));
         qp.modify(QpState.RTR, new QpAttributes().pathMtu(mtu).destQpn(peer.qp.qpn()).rqPsn(rqPsn)
             .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(PATHS).remotePeer(peer.node).capabilities(capabilities));
@@ -145,6 +160,9 @@ final class TwoNodeFixture {
             .maxRdAtomic(16);
         if (cc != null) {
             rts.ccAlgorithm(cc);
+        }
+        if (windowPackets > 0) {
+            rts.congestionWindowPackets(windowPackets);
         }
         qp.modify(QpState.RTS, rts);
     }
