@@ -136,12 +136,19 @@ final class ResponseHandler {
         final boolean echoMatches = sendWindow.contains(trigger)
             && (int) scoreboard.sentNs(trigger) == echoedTimestamp && !scoreboard.isProbeTwin(trigger);
         long sample = 0;
-        if (echoMatches && scoreboard.transmissions(trigger) == 1 && !scoreboard.isSentAsProbe(trigger)) {
-            sample = RttEstimator.sampleOf(
+        if (echoMatches && scoreboard.transmissions(trigger) == 1) {
+            final long measured = RttEstimator.sampleOf(
                 ((int) arrivalNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset)) & 0xFFFF_FFFFL);
-            if (sample > 0) {
-                rtt.onSample(sample);
-                lossDetector.onRttSample(sample);
+            if (measured > 0) {
+                rtt.onSample(measured);
+                lossDetector.onRttSample(measured);
+                // A probe past the window left because the answers had stopped: its round trip may
+                // be a peer's pause, which congestion control and path feedback must not take for
+                // a queue. The timers need it: once the round trip outgrows twice SRTT nearly
+                // every packet leaves as such a probe, and SRTT would never learn (v1.0.8).
+                if (!scoreboard.isSentAsProbe(trigger)) {
+                    sample = measured;
+                }
             }
         }
         boolean ceSeen = ecnEcho;

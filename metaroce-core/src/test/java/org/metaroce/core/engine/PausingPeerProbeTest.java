@@ -55,7 +55,8 @@ class PausingPeerProbeTest {
      * The same pausing peer, but the requester's window is full and more WRITEs wait behind it, as
      * in write_bw and send_bw: each probe is the next new packet past the window, so the pauses cost
      * no retransmission at all [REL-026], and the probes' round trips, which measure the pauses, are
-     * no RTT samples [REL-020]. Before (v1.0.5) every probe resent the newest packet: 6 needless
+     * no congestion-control samples; the timers take them (v1.0.8), and the ordinary samples
+     * after each pause bring SRTT back to the path's [REL-020]. Before (v1.0.5) every probe resent the newest packet: 6 needless
      * copies with this seed, and on real sockets 1–3 per 3 s run without loss.
      */
     @Test
@@ -71,7 +72,8 @@ class PausingPeerProbeTest {
         assertThat(f.a.endpoint.counters().get(EndpointCounter.TAIL_PROBES_NEW)).as(story).isGreaterThanOrEqualTo(PAUSES);
         assertThat(f.a.endpoint.counters().get(EndpointCounter.RETRANSMITS_TAIL_PROBE)).as(story).isZero();
         assertThat(f.a.endpoint.counters().get(EndpointCounter.TIMEOUTS)).as(story).isZero();
-        // Pauses of 0.5-4 ms as samples would have put SRTT far above the path's microseconds.
+        // The pauses the probes measured do not stay in SRTT: the ordinary samples after them
+        // bring it back to the path's microseconds.
         assertThat(srtt).as(story).isLessThan(100_000);
     }
 

@@ -390,7 +390,8 @@ class ReliabilityTest {
      * acknowledged having been sent once, and without the sample that proof carries the timers
      * never learn the new round trip (before v1.0.8: one spurious expiry and one needless
      * retransmission per packet, SRTT frozen at 10 µs). With it the first expiry teaches SRTT
-     * and RTTVAR the 8 ms, and the rest of the transfer is clocked by ACKs, not timeouts.
+     * and RTTVAR the 8 ms, and the rest of the transfer is clocked by ACKs, not timeouts; the
+     * packets that leave as probes past the window then finish teaching SRTT [REL-020].
      */
     @Test
     void theProofOfASpuriousTimeoutTeachesTheTimersARoundTripThatGrewPastIt() {
@@ -416,7 +417,9 @@ class ReliabilityTest {
         assertThat(c.get(EndpointCounter.TIMEOUTS) - timeoutsBefore).as(log).isLessThanOrEqualTo(6);
         assertThat(c.retransmits()).as(log).isLessThanOrEqualTo(7);
         assertThat(f.a.qp.retransmitTimeoutNs()).as("RTO above the new round trip: " + log).isGreaterThan(8_000_000);
-        assertThat(f.a.qp.smoothedRttNs()).as("SRTT has learnt of the step: " + log).isGreaterThan(1_000_000);
+        // SRTT learns the new round trip from the probes past the window too, which nearly every
+        // packet is until it has (REL-020, v1.0.8): 1.9 ms with the REL-058 sample alone.
+        assertThat(f.a.qp.smoothedRttNs()).as("SRTT has learnt the step: " + log).isGreaterThan(7_000_000);
         assertSameBytes(f.a.mr.buffer(), 0, f.b.mr.buffer(), 0, 36 * 1024);
     }
 }
