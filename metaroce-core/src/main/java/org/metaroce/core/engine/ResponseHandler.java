@@ -137,8 +137,7 @@ final class ResponseHandler {
             && (int) scoreboard.sentNs(trigger) == echoedTimestamp && !scoreboard.isProbeTwin(trigger);
         long sample = 0;
         if (echoMatches && scoreboard.transmissions(trigger) == 1) {
-            final long measured = RttEstimator.sampleOf(
-                ((int) arrivalNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset)) & 0xFFFF_FFFFL);
+            final long measured = echoSample(arrivalNs, echoedTimestamp, buffer, ackOffset);
             if (measured > 0) {
                 rtt.onSample(measured);
                 lossDetector.onRttSample(measured);
@@ -194,8 +193,7 @@ final class ResponseHandler {
             // The echo names the transmission that arrived, so its round trip is a sample for the
             // timers although the PSN was sent twice: without it a window of one packet whose
             // round trip grew past the RTO resent every packet and never learnt why (v1.0.8).
-            final long eifel = RttEstimator.sampleOf(
-                ((int) arrivalNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset)) & 0xFFFF_FFFFL);
+            final long eifel = echoSample(arrivalNs, echoedTimestamp, buffer, ackOffset);
             if (eifel > 0) {
                 rtt.onSample(eifel);
                 lossDetector.onRttSample(eifel);
@@ -237,6 +235,16 @@ final class ResponseHandler {
             signals.traceWindow(nowNs, sendWindow.sndUna(), window, TraceEvent.CAUSE_ECN);
         }
         afterDelivery(nowNs, delivered);
+    }
+
+    /**
+     * The round trip an ACK's echo measures, {@code (now − Echoed Timestamp − ACK Delay) mod 2^32}
+     * on the low 32 bits of this side's clock, as a sample [REL-020]: 0 when it is none.
+     */
+    private static long echoSample(final long arrivalNs, final int echoedTimestamp, final DirectBuffer buffer,
+                                   final int ackOffset) {
+        return RttEstimator.sampleOf(
+            ((int) arrivalNs - echoedTimestamp - AckHeader.ackDelay(buffer, ackOffset)) & 0xFFFF_FFFFL);
     }
 
     /** Processes the NACK header after its ACK header has been applied. */
