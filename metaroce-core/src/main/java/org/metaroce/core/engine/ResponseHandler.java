@@ -139,8 +139,7 @@ final class ResponseHandler {
         if (echoMatches && scoreboard.transmissions(trigger) == 1) {
             final long measured = echoSample(arrivalNs, echoedTimestamp, buffer, ackOffset);
             if (measured > 0) {
-                rtt.onSample(measured);
-                lossDetector.onRttSample(measured);
+                timerSample(measured);
                 // A probe past the window left because the answers had stopped: its round trip may
                 // be a peer's pause, which congestion control and path feedback must not take for
                 // a queue. The timers need it: once the round trip outgrows twice SRTT nearly
@@ -195,8 +194,7 @@ final class ResponseHandler {
             // round trip grew past the RTO resent every packet and never learnt why (v1.0.8).
             final long eifel = echoSample(arrivalNs, echoedTimestamp, buffer, ackOffset);
             if (eifel > 0) {
-                rtt.onSample(eifel);
-                lossDetector.onRttSample(eifel);
+                timerSample(eifel);
             }
             timers.timeoutProvedSpurious(nowNs);
         }
@@ -235,6 +233,12 @@ final class ResponseHandler {
             signals.traceWindow(nowNs, sendWindow.sndUna(), window, TraceEvent.CAUSE_ECN);
         }
         afterDelivery(nowNs, delivered);
+    }
+
+    /** An ACK's RTT sample for SRTT, RTTVAR, the RTO [REL-027] and time-based loss detection [REL-023]. */
+    private void timerSample(final long sampleNs) {
+        rtt.onSample(sampleNs);
+        lossDetector.onRttSample(sampleNs);
     }
 
     /**

@@ -129,14 +129,10 @@ final class TwoNodeFixture {
      * CAPABILITIES attribute) and, unless null, the CC_ALGORITHM attribute on both QPs.
      */
     TwoNodeFixture connect(final int mtu, final int capabilities, final CongestionControlAlgorithm cc) {
-        final int psnA = (int) (seed * 0x9E3779B97F4A7C15L);
-        final int psnB = (int) (seed * 0xC2B2AE3D27D4EB4FL) ^ 0x5555;
-        bringUp(a.qp, b, mtu, psnB, psnA, capabilities, cc);
-        bringUp(b.qp, a, mtu, psnA, psnB, capabilities, cc);
-        return this;
+        return connect(mtu, capabilities, cc, 0);
     }
 
-    /** As {@link #connect(int, int, CongestionControlAlgorithm)}, with an initial window of {@code windowPackets}. */
+    /** As {@link #connect(int, int, CongestionControlAlgorithm)}, with an initial window of {@code windowPackets} (0: the algorithm's default). */
     TwoNodeFixture connect(final int mtu, final int capabilities, final CongestionControlAlgorithm cc,
                            final int windowPackets) {
         final int psnA = (int) (seed * 0x9E3779B97F4A7C15L);
