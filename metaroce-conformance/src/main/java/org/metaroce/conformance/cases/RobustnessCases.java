@@ -181,6 +181,46 @@ final class RobustnessCases {
                 check(off < 64, "no new PSN beyond Cumulative PSN + Credit [REL-019]", "new PSN at offset " + off);
             }
         }, "REL-019"));
+
+        l.add(must("rel.credit-probes-unanswered", ReliabilityCases.S, "a requester blocked by credit whose probes "
+            + "are answered only for PSNs it never sent ends the connection with RETRY_EXC_ERR", ctx -> {
+                // RETRY_TIMEOUT 0: RETRY_CNT alone decides [REL-060]; TIMEOUT 10 ms: with the RTO
+                // backoff capped at RTO_MAX the ninth probe is due about 650 ms into the block.
+                final Setup s = setup(ctx, org.metaroce.conformance.suite.QpOptions.defaults().timeoutUs(10_000)
+                    .retryTimeoutMs(0));
+                final TesterQp t = s.t();
+                ReliabilityCases.iutWrite(ctx, s, 1, 64);
+                final Packet p0 = ctx.expect(t::isRequest, EXPECT_MS, "the first WRITE");
+                // Everything acknowledged, and no room for more [REL-019].
+                ctx.tester().inject(t.ack(p0, p0.psn() + 1).credit(0).build());
+                checkEq("SUCCESS", ReliabilityCases.sendCompletion(ctx, s, EXPECT_MS).get("status").asText(),
+                    "status of the first WRITE [OPS-034]");
+                ReliabilityCases.iutWrite(ctx, s, 2, 64);
+                int probes = 0;
+                int requests = 0;
+                final long end = System.nanoTime() + 5_000_000_000L;
+                List<JsonNode> wc = List.of();
+                while (System.nanoTime() < end && wc.isEmpty()) {
+                    final Packet p = ctx.tester().poll(q -> t.fromIut(q)
+                        && (q.opcode() == Opcode.KEEPALIVE || t.isRequest(q)), 20);
+                    if (p != null && p.opcode() == Opcode.KEEPALIVE) {
+                        probes++;
+                        // The answer a responder whose expected PSN ran ahead would send: it
+                        // acknowledges PSNs the requester never sent, which it must drop [REL-016].
+                        ctx.tester().inject(t.ack(p, p.psn() + 5).build());
+                    } else if (p != null) {
+                        requests++;
+                    }
+                    wc = ctx.poll(s.c(), "send", 1, 0);
+                }
+                checkEq(0, requests, "request packets past Cumulative PSN + Credit 0 [REL-019]");
+                check(!wc.isEmpty(), "the blocked WR ends within 5 s [REL-067]",
+                    probes + " credit probes answered for unsent PSNs, no completion");
+                checkEq("RETRY_EXC_ERR", wc.get(0).get("status").asText(), "status, as REL-029 [REL-067]");
+                check(probes >= 8, "at least RETRY_CNT + 1 = 8 unanswered probes before the end [REL-067]",
+                    probes + " probes");
+                checkEq("ERR", ctx.awaitQpState(s.c(), "ERR", EXPECT_MS), "QP state [REL-067]");
+            }, "REL-067", "REL-019", "REL-016"));
         return l;
     }
 }

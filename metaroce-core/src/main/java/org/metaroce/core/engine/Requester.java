@@ -87,6 +87,14 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
     private long creditBlockedSinceNs = Long.MIN_VALUE;
     private long creditProbeNs = Long.MAX_VALUE;
     private int creditProbes;
+    /**
+     * When the latest credit probe left, the latest ACK that passed REL-016 arrived, and the
+     * consecutive probes no such ACK followed: a peer that answers only for PSNs never sent has
+     * diverged from this requester and never grants a usable Credit [REL-067].
+     */
+    private long creditProbeSentNs = Long.MIN_VALUE;
+    private long ackAcceptedNs = Long.MIN_VALUE;
+    private int unansweredCreditProbes;
     /** The time of the latest emit: pacing deadlines are only reported when still ahead of it. */
     private long lastEmitNs = Long.MIN_VALUE;
 
@@ -205,11 +213,30 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         if (creditBlockedSinceNs == Long.MIN_VALUE) {
             creditBlockedSinceNs = nowNs;
             creditProbeNs = nowNs + rtt.rtoNs();
+            unansweredCreditProbes = 0;
             return 0;
         }
-        if (nowNs < creditProbeNs || budget <= 0 || !qp.sendProbe(nowNs, sink, creditProbes)) {
+        if (nowNs < creditProbeNs || budget <= 0) {
             return 0;
         }
+        if (creditProbes > 0) {
+            unansweredCreditProbes = ackAcceptedNs >= creditProbeSentNs ? 0 : unansweredCreditProbes + 1;
+            if (unansweredCreditProbes > qp.retryCount()
+                && timers.retryTimeoutSpent(nowNs, Math.max(creditBlockedSinceNs, ackAcceptedNs))) {
+                qp.recordFailure("credit blocked for " + Seconds.of(nowNs - creditBlockedSinceNs) + " and "
+                    + unansweredCreditProbes + " credit probes without an acceptable ACK (RETRY_CNT " + qp.retryCount()
+                    + ", RETRY_TIMEOUT " + Seconds.of(qp.retryTimeoutNs()) + "; " + counters.get(EndpointCounter.ACK_FOR_UNSENT_PSN)
+                    + " ACKs for unsent PSNs dropped on this endpoint): the peer's receive sequence is not this"
+                    + " requester's [REL-067]");
+                sendQueue.failOldest(WcStatus.RETRY_EXC_ERR);
+                qp.enterError(AsyncEventType.QP_FATAL);
+                return 0;
+            }
+        }
+        if (!qp.sendProbe(nowNs, sink, creditProbes)) {
+            return 0;
+        }
+        creditProbeSentNs = nowNs;
         creditProbes++;
         final long backoff = rtt.rtoNs() << Math.min(creditProbes, 16);
         creditProbeNs = nowNs + Math.min(backoff, Math.max(config.maxRtoNs(), rtt.rtoNs()));
@@ -399,7 +426,9 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
     /** Processes an ACK or the ACK part of a NACK ({@link ResponseHandler#onAck}). */
     void onAck(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
                final Opcode opcode) {
-        responses.onAck(nowNs, arrivalNs, buffer, offset, opcode);
+        if (responses.onAck(nowNs, arrivalNs, buffer, offset, opcode)) {
+            ackAcceptedNs = nowNs;
+        }
     }
 
     /** Processes the NACK header after its ACK header has been applied ({@link ResponseHandler#onNack}). */

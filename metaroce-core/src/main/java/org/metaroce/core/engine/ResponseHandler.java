@@ -110,21 +110,22 @@ final class ResponseHandler {
      *
      * @param nowNs the current time
      * @param arrivalNs when the ACK reached the host: the RTT sample ends there [REL-020, REL-066]
+     * @return false when the ACK was dropped for acknowledging a PSN never sent [REL-016]
      */
-    void onAck(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
+    boolean onAck(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
                final Opcode opcode) {
         final int ackOffset = offset + opcode.ackOffset();
         final int cumulative = AckHeader.cumulativePsn(buffer, ackOffset);
         final long bitmap = AckHeader.sackBitmap(buffer, ackOffset);
         if (Psn.before(sendWindow.sndNxt(), cumulative)) {
             counters.increment(EndpointCounter.ACK_FOR_UNSENT_PSN);
-            return;
+            return false;
         }
         if (bitmap != 0) {
             final int highest = cumulative + 1 + (63 - Long.numberOfLeadingZeros(bitmap));
             if (!Psn.before(highest, sendWindow.sndNxt())) {
                 counters.increment(EndpointCounter.ACK_FOR_UNSENT_PSN);
-                return;
+                return false;
             }
         }
         final int trigger = BaseHeader.psn(buffer, offset);
@@ -233,6 +234,7 @@ final class ResponseHandler {
             signals.traceWindow(nowNs, sendWindow.sndUna(), window, TraceEvent.CAUSE_ECN);
         }
         afterDelivery(nowNs, delivered);
+        return true;
     }
 
     /** An ACK's RTT sample for SRTT, RTTVAR, the RTO [REL-027] and time-based loss detection [REL-023]. */

@@ -234,7 +234,6 @@ public class EngineFuzzTest {
                     if (p != null && !p.trimmed()) {
                         packets.mutate(d, p.buffer, p.length);
                         final Side to = p.to == NODE_A ? a : b;
-                        to.forgedFromPeer = true;
                         deliver(to, p.buffer, p.length, p.from, d.consumeInt(0, 3));
                     }
                 }
@@ -263,7 +262,6 @@ public class EngineFuzzTest {
             hints.rkeys = to.rkeys;
             final int length = packets.build(d, scratch, hints, false);
             final int peer = d.consumeInt(0, 15) == 0 ? STRANGER : from.node;
-            to.forgedFromPeer |= peer == from.node;
             deliver(to, scratch, length, peer, d.consumeInt(0, 3));
         }
 
@@ -416,8 +414,6 @@ public class EngineFuzzTest {
             final SendRequest send = new SendRequest(2);
             final RecvRequest recv = new RecvRequest(2);
             Side peer;
-            /** Whether a fuzzed or altered packet in the peer's name (its address and QPN) reached this side. */
-            boolean forgedFromPeer;
             QpState appState = QpState.RESET;
             QpState lastState = QpState.RESET;
             long nextWrId = 1;
@@ -579,18 +575,14 @@ public class EngineFuzzTest {
             }
 
             /**
-             * Settled: in ERR, or every accepted send completed, or waiting legitimately. A requester
-             * whose peer failed may wait for ever when nothing of it is in flight (a zero credit
-             * [REL-019] is probed with KEEPALIVEs nobody answers); only keepalive [CM-030] ends that.
-             * Nor is there a bound on a zero credit that packets forged in the peer's name put there
-             * (a credit it never granted, or ACKs that the forged-into responder state makes
-             * unusable, such as SACK bits for PSNs never sent): the probes go on while it lasts.
-             * With a live, honest peer, or keepalive on, everything completes.
+             * Settled: in ERR, or every accepted send completed. No exception, whatever was forged in
+             * the peer's name and whether or not the peer failed: a requester blocked by a zero
+             * credit [REL-019] whose probes get no acceptable answer (none, or only ACKs for PSNs it
+             * never sent) ends the connection like unanswered retransmissions [REL-067]. Before
+             * v1.0.9 such a requester waited for ever, and this check excused it.
              */
             boolean quiet() {
-                return qp.state() == QpState.ERR || qp.outstandingSends() == 0
-                    || peer.qp.state() == QpState.ERR && !keepalive
-                    || forgedFromPeer && qp.isCreditBlocked();
+                return qp.state() == QpState.ERR || qp.outstandingSends() == 0;
             }
 
             void checkCounters() {
