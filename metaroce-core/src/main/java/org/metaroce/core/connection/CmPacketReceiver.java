@@ -3,12 +3,10 @@
 
 package org.metaroce.core.connection;
 
-import java.util.Arrays;
 import java.util.function.IntPredicate;
 
 import org.agrona.DirectBuffer;
 import org.metaroce.core.engine.PeerDirectory;
-import org.metaroce.core.verbs.QpAttributes;
 import org.metaroce.core.verbs.QpState;
 import org.metaroce.core.wire.BaseHeader;
 import org.metaroce.core.wire.ConnectHeader;
@@ -168,14 +166,10 @@ final class CmPacketReceiver {
             lifecycle.startDisconnect(c, CmReason.BAD_PARAMETERS, false);
             return;
         }
-        final QpParams<?> p = c.params;
+        final QpParams<?> p = connections.params(c);
         try {
-            c.qp.modify(QpState.RTR, new QpAttributes().pathMtu(mtu).destQpn(sourceQpn).rqPsn(c.remoteInitialPsn)
-                .maxDestRdAtomic(Math.max(1, c.proposedResponderResources)).minRnrTimerNs(p.minRnrTimerNs)
-                .paths(Arrays.copyOf(p.paths, pathCount)).remotePeer(c.remotePeer).capabilities(caps));
-            c.qp.modify(QpState.RTS, p.congestionAttributes(new QpAttributes().sqPsn(c.localInitialPsn)
-                .timeoutNs(p.timeoutNs).retryCount(p.retryCount).rnrRetry(p.rnrRetry)
-                .maxRdAtomic(Math.max(1, resources))));
+            c.qp.modify(QpState.RTR, p.rtrAttributes(c, c.proposedResponderResources));
+            c.qp.modify(QpState.RTS, p.rtsAttributes(c.localInitialPsn, resources));
         } catch (final RuntimeException ex) {
             LOG.warn("cannot bring up the queue pair of {}: {}", c, ex.getMessage());
             context.raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);

@@ -4,7 +4,6 @@
 package org.metaroce.core.connection;
 
 import org.metaroce.core.engine.PeerDirectory;
-import org.metaroce.core.verbs.QpAttributes;
 import org.metaroce.core.verbs.QpState;
 import org.metaroce.core.wire.Opcode;
 import org.slf4j.Logger;
@@ -62,14 +61,11 @@ final class ConnectionLifecycle {
 
     /** [CM-013]: READY_TO_USE or the first request packet: the server's QP goes to RTS. */
     void establishServer(final Connection c) {
-        final QpParams<?> p = c.params;
         if (c.qp.state() != QpState.RTR) {
             return; // in ERR: its QP event ends the connection at the next poll
         }
         try {
-            c.qp.modify(QpState.RTS, p.congestionAttributes(new QpAttributes().sqPsn(c.localInitialPsn)
-                .timeoutNs(p.timeoutNs).retryCount(p.retryCount).rnrRetry(p.rnrRetry)
-                .maxRdAtomic(Math.max(1, c.replyInitiatorDepth))));
+            c.qp.modify(QpState.RTS, connections.params(c).rtsAttributes(c.localInitialPsn, c.replyInitiatorDepth));
         } catch (final RuntimeException ex) {
             LOG.warn("cannot move the queue pair of {} to RTS: {}", c, ex.getMessage());
             context.raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);

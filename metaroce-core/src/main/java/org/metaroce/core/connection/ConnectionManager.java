@@ -3,8 +3,6 @@
 
 package org.metaroce.core.connection;
 
-import java.util.Arrays;
-
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.metaroce.core.RandomSource;
@@ -79,6 +77,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private final CookieJar cookies;
     private final CmCounters counters = new CmCounters();
     private final Long2ObjectHashMap<Listener> listeners = new Long2ObjectHashMap<>();
+    /** The parameters of each listener in {@link #listeners}, kept here because a listener must not name them. */
+    private final Long2ObjectHashMap<ListenParams> listenParams = new Long2ObjectHashMap<>();
     /** Verified requests the server remembers for their duplicates, bounded in all and per host [CM-040]. */
     private final HandshakeTable handshakes;
     private final ConnectionTable connections = new ConnectionTable();
@@ -143,7 +143,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         this.queuePairs = new ConnectionQueuePairs(endpoint, context);
         this.lifecycle = new ConnectionLifecycle(config, directory, writer, counters, connections, queuePairs,
             context);
-        final RequestAdmission admission = new RequestAdmission(listeners::get, config, directory, cookies,
+        final RequestAdmission admission = new RequestAdmission(listeners::get, listenParams::get, config, directory, cookies,
             counters, handshakes, answers, connections, queuePairs, lifecycle, context);
         this.receiver = new CmPacketReceiver(admission, connections, qpn -> endpoint.queuePair(qpn) != null,
             directory, counters, answers, queuePairs, lifecycle, context);
@@ -213,9 +213,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             throw new IllegalStateException("service " + serviceId + " already has a listener");
         }
         final ListenParams copy = params.copy();
-        final Listener listener = new Listener(this::stopListening, serviceId, copy,
+        final Listener listener = new Listener(this::stopListening, serviceId, copy.context,
             copy.limit > 0 ? copy.limit : config.listenerLimit());
         listeners.put(serviceId, listener);
+        listenParams.put(serviceId, copy);
         return listener;
     }
 
@@ -227,6 +228,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     void stopListening(final Listener listener) {
         if (listeners.get(listener.serviceId()) == listener) {
             listeners.remove(listener.serviceId());
+            listenParams.remove(listener.serviceId());
         }
         listener.closed = true;
     }
@@ -264,8 +266,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         final ConnectParams local = params.copy();
         final Connection c = new Connection(false, params.serviceId, random.nextLong(), null);
         c.ownsQueuePair = created;
-        c.params = local;
-        c.handler = local.handler;
         c.context = local.context;
         c.connectTimeoutNs = local.connectTimeoutNs > 0 ? local.connectTimeoutNs : config.connectTimeoutNs();
         c.qp = qp;
@@ -280,7 +280,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.proposedPathCount = local.paths.length;
         c.localPrivateData = local.privateData;
         lifecycle.registerQpn(c);
-        connections.add(c);
+        connections.add(c, local);
         c.outLength = writer.request(c, c.out);
         lifecycle.armRetransmit(c, c.connectTimeoutNs);
         LOG.debug("connect {}", c);
@@ -304,7 +304,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     public boolean accept(final Connection request, final byte[] privateData) {
         final byte[] data = QpParams.checkPrivateData(privateData);
         requirePending(request);
-        final ListenParams lp = request.listener.params;
+        final QpParams<?> lp = connections.params(request);
         final QueuePair qp;
         try {
             qp = endpoint.createQueuePair(lp.pd, lp.sendCq, lp.recvCq, lp.caps);
@@ -326,9 +326,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.localQpn = qp.qpn();
         try {
             qp.modify(QpState.INIT, new QpAttributes().port(PORT).accessFlags(lp.accessFlags));
-            qp.modify(QpState.RTR, new QpAttributes().pathMtu(c.mtu).destQpn(c.remoteQpn).rqPsn(c.remoteInitialPsn)
-                .maxDestRdAtomic(Math.max(1, c.replyResponderResources)).minRnrTimerNs(lp.minRnrTimerNs)
-                .paths(Arrays.copyOf(lp.paths, c.pathCount)).remotePeer(c.remotePeer).capabilities(c.capabilities));
+            qp.modify(QpState.RTR, lp.rtrAttributes(c, c.replyResponderResources));
         } catch (final RuntimeException ex) {
             LOG.warn("cannot bring up the queue pair of {}: {}", c, ex.getMessage());
             endpoint.destroyQueuePair(qp);
@@ -525,7 +523,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
         @Override
         public void raise(final CmEventType type, final Connection c, final int reason, final byte[] privateData) {
-            events.raise(new CmEvent(type, c, c.listener, reason, privateData));
+            final QpParams<?> params = connections.params(c);
+            events.raise(new CmEvent(type, c, c.listener, reason, privateData), params == null ? null : params.handler);
             endpoint.trace().recordConnectionEvent(lastNowNs, c.qp == null ? 0 : c.qp.qpn(), type.ordinal(),
                 reason);
         }

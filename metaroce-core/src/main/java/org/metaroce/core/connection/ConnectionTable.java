@@ -4,24 +4,42 @@
 package org.metaroce.core.connection;
 
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 
 import org.agrona.collections.Int2ObjectHashMap;
 
 /**
  * The connections a manager knows: every one not yet freed, in the order the poll visits them,
- * and those that hold a local QPN, by that QPN (how a CM packet to a QPN and a queue pair's
- * report find their connection).
+ * with the parameters it was made with, and those that hold a local QPN, by that QPN (how a CM
+ * packet to a QPN and a queue pair's report find their connection).
+ *
+ * <p>The parameters (and the event handler in them) are kept here, not in the {@link Connection}:
+ * a connection is the application's handle that every {@link CmEvent} names, and the handler
+ * takes the event, so a connection that pointed at its parameters would make the public types a
+ * cycle (issue 19).
  */
 final class ConnectionTable {
     /** Every connection that has a local QPN and is not yet closed, by that QPN. */
     private final Int2ObjectHashMap<Connection> byQpn = new Int2ObjectHashMap<>();
     /** Every connection not yet freed; scanned by the poll when something changed or a timer is due. */
     private final List<Connection> active = new ArrayList<>();
+    /** The parameters of each connection in {@link #active}: a client's own copy, or its listener's. */
+    private final Map<Connection, QpParams<?>> params = new IdentityHashMap<>();
 
-    /** @param c a new connection, visited by polls until it is freed and {@link #removeAt removed} */
-    void add(final Connection c) {
+    /**
+     * @param c a new connection, visited by polls until it is freed and {@link #removeAt removed}
+     * @param p the parameters it was made with (its event handler among them); not copied
+     */
+    void add(final Connection c, final QpParams<?> p) {
         active.add(c);
+        params.put(c, p);
+    }
+
+    /** @return the parameters a connection was made with, null once it is removed */
+    QpParams<?> params(final Connection c) {
+        return params.get(c);
     }
 
     /** @return the number of connections not yet removed */
@@ -36,6 +54,7 @@ final class ConnectionTable {
 
     /** Removes the connection at {@code index}; the last one takes its place (order is not kept). */
     void removeAt(final int index) {
+        params.remove(active.get(index));
         final int last = active.size() - 1;
         active.set(index, active.get(last));
         active.remove(last);

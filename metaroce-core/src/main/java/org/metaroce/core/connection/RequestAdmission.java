@@ -27,6 +27,7 @@ final class RequestAdmission {
     private static final int CM = CmPacketWriter.CM;
 
     private final LongFunction<Listener> listeners;
+    private final LongFunction<ListenParams> listenParams;
     private final CmConfig config;
     private final PeerDirectory directory;
     private final CookieJar cookies;
@@ -42,15 +43,18 @@ final class RequestAdmission {
 
     /**
      * @param listeners the live listener of a Service ID, or null
+     * @param listenParams the parameters of that listener
      * @param handshakes verified requests remembered for their duplicates
      * @param answers where stateless challenges and rejects go
      */
-    RequestAdmission(final LongFunction<Listener> listeners, final CmConfig config, final PeerDirectory directory,
+    RequestAdmission(final LongFunction<Listener> listeners, final LongFunction<ListenParams> listenParams,
+                     final CmConfig config, final PeerDirectory directory,
                      final CookieJar cookies, final CmCounters counters, final HandshakeTable handshakes,
                      final StatelessAnswers answers, final ConnectionTable connections,
                      final ConnectionQueuePairs queuePairs, final ConnectionLifecycle lifecycle,
                      final CmContext context) {
         this.listeners = listeners;
+        this.listenParams = listenParams;
         this.config = config;
         this.directory = directory;
         this.cookies = cookies;
@@ -112,10 +116,9 @@ final class RequestAdmission {
             answers.reject(b, off, peerId, CmReason.NO_RESOURCES);
             return;
         }
+        final ListenParams params = listenParams.apply(serviceId);
         final Connection c = new Connection(true, serviceId, transactionId, listener);
-        c.params = listener.params;
-        c.handler = listener.params.handler;
-        c.context = listener.params.context;
+        c.context = listener.context();
         c.connectTimeoutNs = config.connectTimeoutNs();
         c.remotePeer = directory.pin(peerId);
         c.remoteHost = directory.hostOf(c.remotePeer);
@@ -129,7 +132,7 @@ final class RequestAdmission {
         c.peerPrivateData = PrivateData.of(b, off);
         c.answer = new UnsafeBuffer(new byte[Connection.MAX_PACKET]);
         handshakes.insert(c, address, addressLength, now);
-        connections.add(c);
+        connections.add(c, params);
         restartedPeers(c);
         if (listener.connections >= listener.limit) {
             LOG.debug("listener {} is full; rejecting {}", listener, c);
