@@ -229,9 +229,7 @@ final class CmPacketReceiver {
                     c.remoteQpn = peerQpn;
                 }
                 answers.headerOnly(c, Opcode.DISCONNECT_REPLY, reason);
-                queuePairs.toError(c);
-                context.raise(CmEventType.DISCONNECTED, c, reason, NONE);
-                lifecycle.enterTimewait(now, c);
+                lifecycle.endedByPeer(now, c, CmEventType.DISCONNECTED, reason);
             }
             case CONNECTING -> {
                 // The server gave up on a reply we never received.
@@ -239,9 +237,7 @@ final class CmPacketReceiver {
                     c.remoteQpn = peerQpn;
                     answers.headerOnly(c, Opcode.DISCONNECT_REPLY, reason);
                 }
-                queuePairs.toError(c);
-                context.raise(CmEventType.CONNECT_ERROR, c, reason, NONE);
-                lifecycle.enterTimewait(now, c);
+                lifecycle.endedByPeer(now, c, CmEventType.CONNECT_ERROR, reason);
             }
             case DISCONNECTING -> {
                 answers.headerOnly(c, Opcode.DISCONNECT_REPLY, reason);

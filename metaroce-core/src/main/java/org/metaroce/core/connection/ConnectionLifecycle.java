@@ -114,6 +114,16 @@ final class ConnectionLifecycle {
     }
 
     /**
+     * The peer ended the connection (or restarted [CM-036]): its QP goes to ERR, the event is
+     * raised, and the connection waits in time-wait for the peer's duplicates [CM-034].
+     */
+    void endedByPeer(final long now, final Connection c, final CmEventType type, final int reason) {
+        queuePairs.toError(c);
+        context.raise(type, c, reason, NONE);
+        enterTimewait(now, c);
+    }
+
+    /**
      * [CM-034, CM-039]: the connection is over but its identity is kept to answer the peer's
      * duplicate DISCONNECT_REQUESTs. Everything else goes now, not when time-wait ends: the queue
      * pair the manager created (with the listener slot, at the next poll or after a fatal NACK's

@@ -143,8 +143,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         this.queuePairs = new ConnectionQueuePairs(endpoint, context);
         this.lifecycle = new ConnectionLifecycle(config, directory, writer, counters, connections, queuePairs,
             context);
-        final RequestAdmission admission = new RequestAdmission(listeners::get, listenParams::get, config, directory, cookies,
-            counters, handshakes, answers, connections, queuePairs, lifecycle, context);
+        final RequestAdmission admission = new RequestAdmission(listeners::get, listenParams::get, config,
+            directory, cookies, counters, handshakes, answers, connections, lifecycle, context);
         this.receiver = new CmPacketReceiver(admission, connections, qpn -> endpoint.queuePair(qpn) != null,
             directory, counters, answers, queuePairs, lifecycle, context);
         this.connectionPoll = new ConnectionPoll(config, counters, out, handshakes, queuePairs, lifecycle, context);

@@ -35,7 +35,6 @@ final class RequestAdmission {
     private final HandshakeTable handshakes;
     private final StatelessAnswers answers;
     private final ConnectionTable connections;
-    private final ConnectionQueuePairs queuePairs;
     private final ConnectionLifecycle lifecycle;
     private final CmContext context;
     /** The requesting peer's address bytes: what cookies are bound to and the handshake table's key. */
@@ -48,10 +47,9 @@ final class RequestAdmission {
      * @param answers where stateless challenges and rejects go
      */
     RequestAdmission(final LongFunction<Listener> listeners, final LongFunction<ListenParams> listenParams,
-                     final CmConfig config, final PeerDirectory directory,
-                     final CookieJar cookies, final CmCounters counters, final HandshakeTable handshakes,
-                     final StatelessAnswers answers, final ConnectionTable connections,
-                     final ConnectionQueuePairs queuePairs, final ConnectionLifecycle lifecycle,
+                     final CmConfig config, final PeerDirectory directory, final CookieJar cookies,
+                     final CmCounters counters, final HandshakeTable handshakes, final StatelessAnswers answers,
+                     final ConnectionTable connections, final ConnectionLifecycle lifecycle,
                      final CmContext context) {
         this.listeners = listeners;
         this.listenParams = listenParams;
@@ -62,7 +60,6 @@ final class RequestAdmission {
         this.handshakes = handshakes;
         this.answers = answers;
         this.connections = connections;
-        this.queuePairs = queuePairs;
         this.lifecycle = lifecycle;
         this.context = context;
     }
@@ -172,9 +169,7 @@ final class RequestAdmission {
                 && old.transactionId != fresh.transactionId
                 && (old.state() == ConnectionState.ACCEPTED || old.state() == ConnectionState.ESTABLISHED)) {
                 LOG.debug("peer of {} restarted", old);
-                queuePairs.toError(old);
-                context.raise(CmEventType.DISCONNECTED, old, CmReason.PEER_RESTARTED, PrivateData.NONE);
-                lifecycle.enterTimewait(context.nowNs(), old);
+                lifecycle.endedByPeer(context.nowNs(), old, CmEventType.DISCONNECTED, CmReason.PEER_RESTARTED);
             }
         }
     }
