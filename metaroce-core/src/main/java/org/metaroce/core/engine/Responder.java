@@ -10,9 +10,7 @@ import org.metaroce.core.reliability.ReceiveWindow;
 import org.metaroce.core.verbs.AccessFlags;
 import org.metaroce.core.verbs.MemoryAccessResult;
 import org.metaroce.core.verbs.MemoryRegion;
-import org.metaroce.core.verbs.PostStatus;
 import org.metaroce.core.verbs.RecvRequest;
-import org.metaroce.core.verbs.ScatterGatherEntry;
 import org.metaroce.core.verbs.WcOpcode;
 import org.metaroce.core.verbs.WcStatus;
 import org.metaroce.core.verbs.WorkCompletion;
@@ -50,18 +48,8 @@ final class Responder {
     private final EndpointConfig config;
 
     private final ReceiveWindow window;
-    /**
-     * Posted receives in post order, the oldest at {@link #recvHeadSlot}. A receive's slot comes from
-     * its distance to the oldest, never from its RSN modulo the depth: RSNs wrap at 2^32, and unless
-     * the depth divides 2^32 that modulo jumps at the wrap and maps two posted receives to one slot
-     * [OPS-043].
-     */
-    private final RecvWqe[] recvRing;
-    /** RSN of the oldest receive not yet completed; the ring holds RSNs head..head+posted-1. */
-    private int recvHeadRsn;
-    /** Slot of the receive with RSN {@link #recvHeadRsn}. */
-    private int recvHeadSlot;
-    private int recvPosted;
+    /** Posted receives in post order, found by RSN [OPS-043]; completed here in that order [OPS-030]. */
+    private final ReceiveQueue receives;
 
     /** When and with which trigger each ACK or NACK goes out [REL-008..REL-011]. */
     private final AckScheduler acks;
@@ -111,11 +99,7 @@ final class Responder {
         this.counters = counters;
         window = new ReceiveWindow(config.receiveWindowPackets(), 0);
         acks = new AckScheduler(config);
-        recvRing = new RecvWqe[recvQueueDepth];
-        for (int i = 0; i < recvQueueDepth; i++) {
-            recvRing[i] = new RecvWqe(maxRecvSge);
-            recvRing[i].reset();
-        }
+        receives = new ReceiveQueue(recvQueueDepth, maxRecvSge);
         reads = new ReadResponder(Math.max(4, 2 * maxDestRdAtomic));
         atomics = new AtomicExecutor(Math.max(4, 2 * maxDestRdAtomic));
     }
@@ -140,7 +124,7 @@ final class Responder {
      * instead of 0 [OPS-043]. Only with no receive posted.
      */
     void startRsn(final int rsn) {
-        recvHeadRsn = rsn;
+        receives.startRsn(rsn);
     }
 
     ReceiveWindow window() {
@@ -148,52 +132,13 @@ final class Responder {
     }
 
     int postedReceives() {
-        return recvPosted;
+        return receives.posted();
     }
 
     // ------------------------------------------------------------------ posting
 
     int postRecv(final RecvRequest wr) {
-        if (recvPosted >= recvRing.length) {
-            return PostStatus.QUEUE_FULL;
-        }
-        final RecvWqe wqe = recvRing[recvSlot(recvPosted)];
-        wqe.reset();
-        wqe.wrId = wr.wrId();
-        final int n = wr.numSge();
-        long capacity = 0;
-        for (int i = 0; i < n; i++) {
-            final ScatterGatherEntry sge = wr.sge(i);
-            wqe.sgeAddr[i] = sge.addr();
-            wqe.sgeLength[i] = sge.length();
-            wqe.sgeRegion[i] = qp.pd().lookupLkey(sge.lkey());
-            capacity += sge.length();
-        }
-        wqe.numSge = n;
-        wqe.capacity = capacity;
-        recvPosted++;
-        return PostStatus.OK;
-    }
-
-    private RecvWqe receiveFor(final int rsn) {
-        final int d = rsn - recvHeadRsn;
-        if (d < 0 || d >= recvPosted) {
-            return null;
-        }
-        return recvRing[recvSlot(d)];
-    }
-
-    /** @return the slot of the receive {@code distance} (0..depth-1) places after the oldest */
-    private int recvSlot(final int distance) {
-        final int slot = recvHeadSlot + distance;
-        return slot >= recvRing.length ? slot - recvRing.length : slot;
-    }
-
-    /** Retires the oldest receive: the next one, by RSN and by slot, becomes the oldest. */
-    private void advanceRecvHead() {
-        recvHeadRsn++;
-        recvHeadSlot = recvSlot(1);
-        recvPosted--;
+        return receives.post(wr, qp.pd());
     }
 
     // ------------------------------------------------------------------ requests
@@ -270,7 +215,7 @@ final class Responder {
         }
         switch (opcode) {
             case SEND, SEND_WITH_IMM -> {
-                final RecvWqe recv = receiveFor(MessageHeader.rsn(buffer, msg));
+                final RecvWqe recv = receives.forRsn(MessageHeader.rsn(buffer, msg));
                 if (recv == null) {
                     rnr(nowNs, buffer, offset, psn, ce);
                     return;
@@ -300,7 +245,7 @@ final class Responder {
                 }
                 RecvWqe recv = null;
                 if (opcode == Opcode.WRITE_WITH_IMM) {
-                    recv = receiveFor(MessageHeader.rsn(buffer, msg));
+                    recv = receives.forRsn(MessageHeader.rsn(buffer, msg));
                     if (recv == null) {
                         rnr(nowNs, buffer, offset, psn, ce);
                         return;
@@ -635,14 +580,13 @@ final class Responder {
     // ------------------------------------------------------------------ completion
 
     private void completeReceivesInOrder() {
-        while (recvPosted > 0) {
-            final RecvWqe recv = recvRing[recvHeadSlot];
+        RecvWqe recv;
+        while ((recv = receives.head()) != null) {
             if (!recv.isComplete() || !Psn.before(recv.lastPsn, window.expectedPsn())) {
                 return;
             }
             final boolean pushed = push(recv, WcStatus.SUCCESS);
-            recv.reset();
-            advanceRecvHead();
+            receives.retireHead();
             if (!pushed) {
                 qp.onCompletionQueueOverflow(qp.recvCq());
                 return;
@@ -662,8 +606,8 @@ final class Responder {
 
     /** Completes every posted receive in order: finished ones succeed, a too-small one fails, the rest flush. */
     void flush() {
-        while (recvPosted > 0) {
-            final RecvWqe recv = recvRing[recvHeadSlot];
+        RecvWqe recv;
+        while ((recv = receives.head()) != null) {
             final WcStatus status = recv.tooSmall ? WcStatus.LOC_LEN_ERR
                 : recv.protectionError ? WcStatus.LOC_PROT_ERR
                 : recv.isComplete() && Psn.before(recv.lastPsn, window.expectedPsn()) ? WcStatus.SUCCESS
@@ -674,8 +618,7 @@ final class Responder {
                 recv.hasImm = false;
             }
             push(recv, status);
-            recv.reset();
-            advanceRecvHead();
+            receives.retireHead();
         }
         dropHeldRequests();
         atomics.dropResponses();
@@ -697,12 +640,7 @@ final class Responder {
 
     /** Drops all receives without completions (modify to RESET). */
     void discard() {
-        for (int i = 0; i < recvPosted; i++) {
-            recvRing[recvSlot(i)].reset();
-        }
-        recvPosted = 0;
-        recvHeadRsn = 0;
-        recvHeadSlot = 0;
+        receives.clear();
         dropHeldRequests();
         atomics.dropResponses();
         acks.clearOwn();
