@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  */
 final class ConnectionLifecycle {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionLifecycle.class);
-    private static final byte[] NONE = new byte[0];
+    private static final byte[] NONE = PrivateData.NONE;
 
     private final CmConfig config;
     private final PeerDirectory directory;
