@@ -8,7 +8,9 @@ import java.util.ArrayDeque;
 /**
  * Holds connection-manager events from the moment they are raised until the engine is back in a
  * consistent state, then hands each to the handler of its connection's parameters, else to the
- * default handler, else to the queue the application reads (rdma_get_cm_event).
+ * default handler, else to the queue the application reads (rdma_get_cm_event). The connection's
+ * handler is given with the event when it is raised: the connection does not keep it (an event
+ * names its connection, and the handler takes the event).
  *
  * <p>Raising only queues: the manager raises events in the middle of a packet, a poll or a call,
  * where a handler that called back in (accept from CONNECT_REQUEST, connect from DISCONNECTED,
@@ -18,7 +20,7 @@ import java.util.ArrayDeque;
  * causes is raised into the same queue and delivered after that handler returns, in order.
  */
 final class CmEventDispatcher {
-    private final ArrayDeque<CmEvent> pending = new ArrayDeque<>();
+    private final ArrayDeque<Raised> pending = new ArrayDeque<>();
     private final ArrayDeque<CmEvent> unclaimed = new ArrayDeque<>();
     private CmEventHandler handler;
 
@@ -27,9 +29,13 @@ final class CmEventDispatcher {
         this.handler = handler;
     }
 
-    /** Queues an event for the next {@link #dispatch()}. */
-    void raise(final CmEvent event) {
-        pending.add(event);
+    /**
+     * Queues an event for the next {@link #dispatch()}.
+     *
+     * @param own the handler of the connection's parameters, or null for the default handler
+     */
+    void raise(final CmEvent event, final CmEventHandler own) {
+        pending.add(new Raised(event, own));
     }
 
     /** @return whether events wait for {@link #dispatch()} */
@@ -47,15 +53,18 @@ final class CmEventDispatcher {
      * raise meanwhile (after the handler that raised them has returned).
      */
     void dispatch() {
-        CmEvent event;
-        while ((event = pending.poll()) != null) {
-            final Connection c = event.connection();
-            final CmEventHandler h = c.handler != null ? c.handler : handler;
+        Raised raised;
+        while ((raised = pending.poll()) != null) {
+            final CmEventHandler h = raised.own != null ? raised.own : handler;
             if (h != null) {
-                h.onEvent(event);
+                h.onEvent(raised.event);
             } else {
-                unclaimed.add(event);
+                unclaimed.add(raised.event);
             }
         }
+    }
+
+    /** An event and the handler of its connection, if it has one. */
+    private record Raised(CmEvent event, CmEventHandler own) {
     }
 }

@@ -59,10 +59,8 @@ public final class Connection {
     byte[] peerPrivateData = NONE;
     byte[] localPrivateData = NONE;
 
-    /** Local parameters (a private copy for clients; the listener's for servers). */
-    QpParams<?> params;
+    /** Local parameters and the event handler are the manager's ({@link ConnectionTable#params}). */
     long connectTimeoutNs;
-    CmEventHandler handler;
     Object context;
 
     // ---- transmission: the packet retransmitted by CM-022 and the server's reply/reject for duplicates;

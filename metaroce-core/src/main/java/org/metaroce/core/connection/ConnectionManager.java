@@ -3,14 +3,8 @@
 
 package org.metaroce.core.connection;
 
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-
 import org.agrona.DirectBuffer;
-import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.metaroce.core.RandomSource;
 import org.metaroce.core.engine.AsyncEventType;
 import org.metaroce.core.engine.ConnectionManagerHandler;
@@ -20,10 +14,6 @@ import org.metaroce.core.engine.QueuePair;
 import org.metaroce.core.engine.TransmitSink;
 import org.metaroce.core.verbs.QpAttributes;
 import org.metaroce.core.verbs.QpState;
-import org.metaroce.core.wire.BaseHeader;
-import org.metaroce.core.wire.ConnectHeader;
-import org.metaroce.core.wire.Opcode;
-import org.metaroce.core.wire.WireConstants;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,21 +52,22 @@ import org.slf4j.LoggerFactory;
  * the endpoint, and finds them consistent; nothing here calls a handler from inside a packet, a
  * poll or an API call.
  *
- * <p>This class decides what a packet, a call, a timer or a queue-pair event means for a
- * connection; the mechanisms are classes of their own, handed only what they need:
- * {@link ConnectionStateMachine} checks every change of a connection's state, {@link HandshakeTable}
- * remembers verified requests, {@link CmPacketWriter} builds the packets and {@link CmPacketOut}
- * sends them, {@link StatelessAnswers} writes, rate-limits and queues the header-only answers,
- * {@link QpEventQueue} holds the engine's reports, {@link CmEventDispatcher} delivers events, and
- * each connection's {@link CmTimers} run its retransmission and deadline.
+ * <p>This class is the rdma_cm surface and the engine's hook; it builds its parts and hands
+ * each only what it needs (a {@link CmContext} for the step, never the manager itself):
+ * {@link CmPacketReceiver} decides what a CM packet means for a connection, with
+ * {@link RequestAdmission} for the server's CONNECT_REQUESTs; {@link ConnectionPoll} sends what a
+ * connection owes and runs its {@link CmTimers}; {@link QpEventActions} acts on the queue pairs'
+ * reports; {@link ConnectionLifecycle} makes the moves those causes share, checked by
+ * {@link ConnectionStateMachine}; {@link ConnectionQueuePairs} ends the queue pairs;
+ * {@link ConnectionTable} finds connections; {@link HandshakeTable} remembers verified requests,
+ * {@link CmPacketWriter} builds the packets and {@link CmPacketOut} sends them,
+ * {@link StatelessAnswers} writes, rate-limits and queues the header-only answers, and
+ * {@link CmEventDispatcher} delivers events.
  */
 public final class ConnectionManager implements ConnectionManagerHandler {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionManager.class);
-    private static final int CM = CmPacketWriter.CM;
-    private static final int HEADER = CmPacketWriter.HEADER;
     private static final int PORT = 1;
-    private static final QpAttributes NO_ATTRIBUTES = new QpAttributes();
-    private static final byte[] NONE = new byte[0];
+    private static final byte[] NONE = PrivateData.NONE;
 
     private final Endpoint endpoint;
     private final int endpointPort;
@@ -85,33 +76,22 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     private final RandomSource random;
     private final CookieJar cookies;
     private final CmCounters counters = new CmCounters();
-
     private final Long2ObjectHashMap<Listener> listeners = new Long2ObjectHashMap<>();
+    /** The parameters of each listener in {@link #listeners}, kept here because a listener must not name them. */
+    private final Long2ObjectHashMap<ListenParams> listenParams = new Long2ObjectHashMap<>();
     /** Verified requests the server remembers for their duplicates, bounded in all and per host [CM-040]. */
     private final HandshakeTable handshakes;
-    /** Every connection that has a local QPN and is not yet closed, by that QPN. */
-    private final Int2ObjectHashMap<Connection> byQpn = new Int2ObjectHashMap<>();
-    /** Every connection not yet freed; scanned by {@link #poll} when something changed or a timer is due. */
-    private final List<Connection> active = new ArrayList<>();
-    /**
-     * Ended connections whose queue pair (in ERR, created by this manager) is still to be destroyed
-     * [CM-039]: once it has emitted its last ACK or NACK, and, after a fatal NACK, once it may no
-     * longer have to repeat it [REL-052]. Usually only those of the last poll or two.
-     */
-    private final List<Connection> retiring = new ArrayList<>();
-    /** Earliest {@link Connection#retireAtNs} among {@link #retiring}, as of the last poll. */
-    private long retireDeadlineNs = Long.MAX_VALUE;
-
-    /** Queue-pair events reported by the engine and not yet acted on (at the next poll). */
-    private final QpEventQueue qpEvents = new QpEventQueue();
-
+    private final ConnectionTable connections = new ConnectionTable();
     private final CmEventDispatcher events = new CmEventDispatcher();
-
     /** Header-only answers waiting for the next poll: stateless ones, READY_TO_USE, DISCONNECT_REPLY. */
     private final StatelessAnswers answers;
-
-    private final UnsafeBuffer address = new UnsafeBuffer(new byte[PeerDirectory.MAX_ADDRESS_BYTES]);
     private final CmPacketWriter writer = new CmPacketWriter();
+    private final CmContext context = new Context();
+    private final ConnectionQueuePairs queuePairs;
+    private final ConnectionLifecycle lifecycle;
+    private final CmPacketReceiver receiver;
+    private final ConnectionPoll connectionPoll;
+    private final QpEventActions qpEvents;
     /** Where every CM packet leaves: sealed, from the endpoint port, counted. */
     private final CmPacketOut out;
 
@@ -159,7 +139,17 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         this.handshakes = new HandshakeTable(config.maxHandshakes(), config.maxHandshakesPerHost(),
             config.cookieLifetimeSeconds());
         this.answers = new StatelessAnswers(config, writer, cookies, directory, counters);
-        this.out = new CmPacketOut(writer, counters, endpointPort);
+        final CmPacketOut out = new CmPacketOut(writer, counters, endpointPort);
+        this.queuePairs = new ConnectionQueuePairs(endpoint, context);
+        this.lifecycle = new ConnectionLifecycle(config, directory, writer, counters, connections, queuePairs,
+            context);
+        final RequestAdmission admission = new RequestAdmission(listeners::get, listenParams::get, config,
+            directory, cookies, counters, handshakes, answers, connections, lifecycle, context);
+        this.receiver = new CmPacketReceiver(admission, connections, qpn -> endpoint.queuePair(qpn) != null,
+            directory, counters, answers, queuePairs, lifecycle, context);
+        this.connectionPoll = new ConnectionPoll(config, counters, out, handshakes, queuePairs, lifecycle, context);
+        this.qpEvents = new QpEventActions(config, counters, connections, lifecycle, context);
+        this.out = out;
         endpoint.peerDirectory(directory);
         endpoint.connectionManager(this);
     }
@@ -188,14 +178,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     /** @return connections not yet forgotten (pending, connecting, established, disconnecting, time-wait) */
     public int connectionCount() {
-        int n = 0;
-        for (int i = 0, size = active.size(); i < size; i++) {
-            final Connection c = active.get(i);
-            if (!c.freed && c.state() != ConnectionState.CLOSED) {
-                n++;
-            }
-        }
-        return n;
+        return connections.liveCount();
     }
 
     /** @return number of cookie secret rotations so far [CM-017] */
@@ -230,9 +213,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             throw new IllegalStateException("service " + serviceId + " already has a listener");
         }
         final ListenParams copy = params.copy();
-        final Listener listener = new Listener(this::stopListening, serviceId, copy,
+        final Listener listener = new Listener(this::stopListening, serviceId, copy.context,
             copy.limit > 0 ? copy.limit : config.listenerLimit());
         listeners.put(serviceId, listener);
+        listenParams.put(serviceId, copy);
         return listener;
     }
 
@@ -244,6 +228,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     void stopListening(final Listener listener) {
         if (listeners.get(listener.serviceId()) == listener) {
             listeners.remove(listener.serviceId());
+            listenParams.remove(listener.serviceId());
         }
         listener.closed = true;
     }
@@ -267,7 +252,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
             throw new IllegalArgumentException("queuePair must be in RESET or INIT [CM-005], is " + qp.state());
         }
         if (qp != null) {
-            final Connection existing = byQpn.get(qp.qpn());
+            final Connection existing = connections.byQpn(qp.qpn());
             if (existing != null && existing.state() != ConnectionState.TIMEWAIT) {
                 throw new IllegalStateException("queue pair " + qp.qpn() + " already has a connection: " + existing);
             }
@@ -281,8 +266,6 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         final ConnectParams local = params.copy();
         final Connection c = new Connection(false, params.serviceId, random.nextLong(), null);
         c.ownsQueuePair = created;
-        c.params = local;
-        c.handler = local.handler;
         c.context = local.context;
         c.connectTimeoutNs = local.connectTimeoutNs > 0 ? local.connectTimeoutNs : config.connectTimeoutNs();
         c.qp = qp;
@@ -296,12 +279,12 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.proposedResponderResources = local.effectiveResponderResources();
         c.proposedPathCount = local.paths.length;
         c.localPrivateData = local.privateData;
-        registerQpn(c);
-        active.add(c);
+        lifecycle.registerQpn(c);
+        connections.add(c, local);
         c.outLength = writer.request(c, c.out);
-        armRetransmit(c, c.connectTimeoutNs);
+        lifecycle.armRetransmit(c, c.connectTimeoutNs);
         LOG.debug("connect {}", c);
-        changed();
+        needPoll = true;
         return c;
     }
 
@@ -321,13 +304,13 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     public boolean accept(final Connection request, final byte[] privateData) {
         final byte[] data = QpParams.checkPrivateData(privateData);
         requirePending(request);
-        final ListenParams lp = request.listener.params;
+        final QpParams<?> lp = connections.params(request);
         final QueuePair qp;
         try {
             qp = endpoint.createQueuePair(lp.pd, lp.sendCq, lp.recvCq, lp.caps);
         } catch (final RuntimeException ex) {
             LOG.warn("cannot allocate a queue pair for {}: {}", request, ex.getMessage());
-            rejectPending(request, CmReason.NO_RESOURCES, NONE);
+            lifecycle.rejectPending(request, CmReason.NO_RESOURCES, NONE);
             return false;
         }
         final Connection c = request;
@@ -343,26 +326,24 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         c.localQpn = qp.qpn();
         try {
             qp.modify(QpState.INIT, new QpAttributes().port(PORT).accessFlags(lp.accessFlags));
-            qp.modify(QpState.RTR, new QpAttributes().pathMtu(c.mtu).destQpn(c.remoteQpn).rqPsn(c.remoteInitialPsn)
-                .maxDestRdAtomic(Math.max(1, c.replyResponderResources)).minRnrTimerNs(lp.minRnrTimerNs)
-                .paths(Arrays.copyOf(lp.paths, c.pathCount)).remotePeer(c.remotePeer).capabilities(c.capabilities));
+            qp.modify(QpState.RTR, lp.rtrAttributes(c, c.replyResponderResources));
         } catch (final RuntimeException ex) {
             LOG.warn("cannot bring up the queue pair of {}: {}", c, ex.getMessage());
             endpoint.destroyQueuePair(qp);
             c.qp = null;
             c.ownsQueuePair = false;
             c.localQpn = 0;
-            rejectPending(c, CmReason.NO_RESOURCES, NONE);
+            lifecycle.rejectPending(c, CmReason.NO_RESOURCES, NONE);
             return false;
         }
-        registerQpn(c);
+        lifecycle.registerQpn(c);
         c.answerLength = writer.reply(c, c.answer);
         c.out.putBytes(0, c.answer, 0, c.answerLength);
         c.outLength = c.answerLength;
         c.moveTo(ConnectionState.ACCEPTED);
-        armRetransmit(c, c.connectTimeoutNs);
+        lifecycle.armRetransmit(c, c.connectTimeoutNs);
         LOG.debug("accepted {}", c);
-        changed();
+        needPoll = true;
         return true;
     }
 
@@ -387,7 +368,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     public void reject(final Connection request, final byte[] privateData) {
         final byte[] data = QpParams.checkPrivateData(privateData);
         requirePending(request);
-        rejectPending(request, CmReason.REJECTED_BY_APPLICATION, data);
+        lifecycle.rejectPending(request, CmReason.REJECTED_BY_APPLICATION, data);
     }
 
     /**
@@ -411,18 +392,18 @@ public final class ConnectionManager implements ConnectionManagerHandler {
      */
     public void disconnect(final Connection connection) {
         switch (connection.state()) {
-            case ESTABLISHED, ACCEPTED -> startDisconnect(connection, CmReason.NORMAL, true);
+            case ESTABLISHED, ACCEPTED -> lifecycle.startDisconnect(connection, CmReason.NORMAL, true);
             case CONNECTING -> {
-                qpToError(connection);
-                raise(CmEventType.DISCONNECTED, connection, CmReason.NORMAL, NONE);
-                close(connection);
+                queuePairs.toError(connection);
+                context.raise(CmEventType.DISCONNECTED, connection, CmReason.NORMAL, NONE);
+                lifecycle.close(connection);
             }
-            case REQUEST_PENDING -> rejectPending(connection, CmReason.REJECTED_BY_APPLICATION, NONE);
+            case REQUEST_PENDING -> lifecycle.rejectPending(connection, CmReason.REJECTED_BY_APPLICATION, NONE);
             default -> {
                 return;
             }
         }
-        changed();
+        needPoll = true;
     }
 
     // =============================================================================== engine side
@@ -431,31 +412,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     public void onPacket(final long nowNs, final DirectBuffer buffer, final int offset, final int length,
                          final int peerId) {
         touch(nowNs);
-        counters.increment(CmCounter.PACKETS_IN);
-        final Opcode opcode = Opcode.of(BaseHeader.opcode(buffer, offset));
-        final int destQpn = BaseHeader.destQpn(buffer, offset);
-        if (opcode == Opcode.CONNECT_REQUEST) {
-            if (destQpn != WireConstants.CONNECTION_MANAGER_QPN) {
-                // [WIRE-070] a request goes to QPN 0; to another QPN it is dropped at step 10 of
-                // 4.8 if that QPN is unknown [QP-024], and is not valid there if it is known [CM-003].
-                counters.increment(byQpn.containsKey(destQpn) || endpoint.queuePair(destQpn) != null
-                    ? CmCounter.CM_UNEXPECTED : CmCounter.UNKNOWN_QPN);
-                return;
-            }
-            onConnectRequest(nowNs, buffer, offset, peerId);
-        } else if (destQpn == WireConstants.CONNECTION_MANAGER_QPN) {
-            counters.increment(CmCounter.CM_UNEXPECTED);
-            return;
-        } else {
-            final Connection c = byQpn.get(destQpn);
-            if (c == null) {
-                // A live QP wired by hand [CM-038] has no handshake state for the packet [CM-003].
-                counters.increment(endpoint.queuePair(destQpn) != null ? CmCounter.CM_UNEXPECTED
-                    : CmCounter.UNKNOWN_QPN);
-                return;
-            }
-            onConnectionPacket(nowNs, c, opcode, buffer, offset, peerId);
-        }
+        receiver.onPacket(nowNs, buffer, offset, peerId);
     }
 
     @Override
@@ -464,8 +421,8 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         if (cookies.maintain(nowNs)) {
             counters.increment(CmCounter.SECRET_ROTATIONS);
         }
-        processQueuePairEvents(nowNs);
-        destroyRetiredQueuePairs(nowNs);
+        qpEvents.process(nowNs);
+        queuePairs.destroyRetired(nowNs);
         // Connections are visited only when one of them changed or a timer is due, so a poll that
         // the data path causes costs nothing per connection.
         final boolean due = needPoll || nowNs >= cachedDeadlineNs;
@@ -476,15 +433,13 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         }
         if (due) {
             long next = Long.MAX_VALUE;
-            for (int i = active.size() - 1; i >= 0; i--) {
-                final Connection c = active.get(i);
+            for (int i = connections.size() - 1; i >= 0; i--) {
+                final Connection c = connections.get(i);
                 if (!c.freed) {
-                    emitted += service(nowNs, c, sink);
+                    emitted += connectionPoll.service(nowNs, c, sink);
                 }
                 if (c.freed) {
-                    final int last = active.size() - 1;
-                    active.set(i, active.get(last));
-                    active.remove(last);
+                    connections.removeAt(i);
                     continue;
                 }
                 next = Math.min(next, c.nextDeadlineNs());
@@ -510,10 +465,10 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     @Override
     public long nextDeadlineNs() {
-        if (needPoll || !answers.isEmpty() || !qpEvents.isEmpty() || events.hasPending()) {
+        if (needPoll || !answers.isEmpty() || qpEvents.hasPending() || events.hasPending()) {
             return timeKnown ? lastNowNs : Long.MIN_VALUE;
         }
-        return Math.min(cachedDeadlineNs, retireDeadlineNs);
+        return Math.min(cachedDeadlineNs, queuePairs.deadlineNs());
     }
 
     /**
@@ -523,7 +478,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
     @Override
     public void onQueuePairEvent(final QueuePair qp, final AsyncEventType type) {
         switch (type) {
-            case QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR, COMM_EST -> queueQpEvent(qp, type);
+            case QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR, COMM_EST -> qpEvents.report(qp, type);
             default -> {
                 // SQ_DRAINED and CQ_ERR concern the application only.
             }
@@ -532,501 +487,7 @@ public final class ConnectionManager implements ConnectionManagerHandler {
 
     @Override
     public void onQueuePairDestroyed(final QueuePair qp) {
-        queueQpEvent(qp, null);
-    }
-
-    private void queueQpEvent(final QueuePair qp, final AsyncEventType type) {
-        final Connection c = byQpn.get(qp.qpn());
-        if (c == null || c.qp != qp || c.state() == ConnectionState.TIMEWAIT || c.state() == ConnectionState.CLOSED) {
-            // A QP the application wired by hand, or of a connection that has ended (whose QP
-            // this manager may be destroying right now): nothing left to act on.
-            return;
-        }
-        qpEvents.add(qp, type);
-        changed();
-    }
-
-    private void processQueuePairEvents(final long now) {
-        while (!qpEvents.isEmpty()) {
-            final QueuePair qp = qpEvents.headQueuePair();
-            final AsyncEventType type = qpEvents.headType();
-            qpEvents.removeHead();
-            final Connection c = byQpn.get(qp.qpn());
-            if (c == null || c.qp != qp) {
-                continue;
-            }
-            if (type == null) {
-                onQueuePairDestroyed(c);
-            } else if (type == AsyncEventType.COMM_EST) {
-                onCommunicationEstablished(c);
-            } else {
-                onQueuePairError(now, c, type);
-            }
-        }
-    }
-
-    // =============================================================================== server: requests
-
-    /** [CM-010] steps 1 to 6 and [CM-012]. */
-    private void onConnectRequest(final long now, final DirectBuffer b, final int off, final int peerId) {
-        final int h = off + CM;
-        final long serviceId = ConnectHeader.serviceId(b, h);
-        final int sourceQpn = BaseHeader.sourceQpn(b, off);
-        final Listener listener = listeners.get(serviceId);
-        if (listener == null) {
-            answers.rejectIfAllowed(now, b, off, peerId, CmReason.NO_LISTENER);
-            return;
-        }
-        if (!WireConstants.isValidPathMtu(ConnectHeader.pathMtu(b, h)) || ConnectHeader.pathCount(b, h) == 0
-            || sourceQpn == 0) {
-            answers.rejectIfAllowed(now, b, off, peerId, CmReason.BAD_PARAMETERS);
-            return;
-        }
-        final int addressLength = addressOf(peerId);
-        final long transactionId = ConnectHeader.transactionId(b, h);
-        if (cookies.maintain(now)) {
-            counters.increment(CmCounter.SECRET_ROTATIONS);
-        }
-        if (CookieJar.isZero(b, h + ConnectHeader.COOKIE_OFFSET)) {
-            answers.challenge(now, b, off, peerId, address, addressLength);
-            return;
-        }
-        final int verdict = cookies.verify(now, address, addressLength, serviceId, transactionId, sourceQpn, b,
-            h + ConnectHeader.COOKIE_OFFSET);
-        if (verdict == CookieJar.BAD) {
-            counters.increment(CmCounter.BAD_COOKIE);
-            answers.challenge(now, b, off, peerId, address, addressLength);
-            return;
-        }
-        if (verdict == CookieJar.STALE) {
-            counters.increment(CmCounter.STALE_COOKIE);
-            answers.rejectIfAllowed(now, b, off, peerId, CmReason.STALE_COOKIE);
-            return;
-        }
-        // Step 6: the client receives packets at its address.
-        final Connection known = handshakes.find(transactionId, address, addressLength);
-        if (known != null) {
-            onDuplicateRequest(known, b, off, serviceId, sourceQpn);
-            return;
-        }
-        final HandshakeTable.Admission admission = handshakes.admit(directory.hostOf(peerId));
-        if (admission != HandshakeTable.Admission.ADMITTED) {
-            counters.increment(admission == HandshakeTable.Admission.TABLE_FULL ? CmCounter.HANDSHAKE_TABLE_FULL
-                : CmCounter.HOST_HANDSHAKES_FULL);
-            answers.reject(b, off, peerId, CmReason.NO_RESOURCES);
-            return;
-        }
-        final Connection c = new Connection(true, serviceId, transactionId, listener);
-        c.params = listener.params;
-        c.handler = listener.params.handler;
-        c.context = listener.params.context;
-        c.connectTimeoutNs = config.connectTimeoutNs();
-        c.remotePeer = directory.pin(peerId);
-        c.remoteHost = directory.hostOf(c.remotePeer);
-        c.remoteQpn = sourceQpn;
-        c.remoteInitialPsn = ConnectHeader.initialPsn(b, h);
-        c.proposedMtu = ConnectHeader.pathMtu(b, h);
-        c.proposedCapabilities = ConnectHeader.capabilities(b, h);
-        c.proposedInitiatorDepth = ConnectHeader.initiatorDepth(b, h);
-        c.proposedResponderResources = ConnectHeader.responderResources(b, h);
-        c.proposedPathCount = ConnectHeader.pathCount(b, h);
-        c.peerPrivateData = payloadOf(b, off);
-        c.answer = new UnsafeBuffer(new byte[Connection.MAX_PACKET]);
-        handshakes.insert(c, address, addressLength, now);
-        active.add(c);
-        restartedPeers(c);
-        if (listener.connections >= listener.limit) {
-            LOG.debug("listener {} is full; rejecting {}", listener, c);
-            rejectPending(c, CmReason.NO_RESOURCES, NONE);
-            return;
-        }
-        listener.connections++;
-        c.countedInListener = true;
-        changed();
-        raise(CmEventType.CONNECT_REQUEST, c, c.peerPrivateData);
-    }
-
-    /** [CM-025]: answer a duplicate second CONNECT_REQUEST with what was sent, never a second event. */
-    private void onDuplicateRequest(final Connection c, final DirectBuffer b, final int off, final long serviceId,
-                                    final int sourceQpn) {
-        if (c.serviceId != serviceId || c.remoteQpn != sourceQpn) {
-            counters.increment(CmCounter.CM_MISMATCH);
-            return;
-        }
-        switch (c.state()) {
-            case ACCEPTED, ESTABLISHED, CLOSED -> {
-                if (c.answerLength > 0) {
-                    c.sendAnswer = true;
-                    changed();
-                }
-            }
-            default -> {
-                // Undecided, or already tearing down: nothing to repeat.
-            }
-        }
-    }
-
-    /** [CM-036]: a verified request from the address and QPN of a live connection with another Transaction ID. */
-    private void restartedPeers(final Connection fresh) {
-        for (int i = 0, n = active.size(); i < n; i++) {
-            final Connection old = active.get(i);
-            if (old != fresh && !old.freed && old.remoteHost == fresh.remoteHost && old.remoteQpn == fresh.remoteQpn
-                && old.transactionId != fresh.transactionId
-                && (old.state() == ConnectionState.ACCEPTED || old.state() == ConnectionState.ESTABLISHED)) {
-                LOG.debug("peer of {} restarted", old);
-                qpToError(old);
-                raise(CmEventType.DISCONNECTED, old, CmReason.PEER_RESTARTED, NONE);
-                enterTimewait(lastNowNs, old);
-            }
-        }
-    }
-
-    // =============================================================================== packets to a QPN
-
-    private void onConnectionPacket(final long now, final Connection c, final Opcode opcode, final DirectBuffer b,
-                                    final int off, final int peerId) {
-        final int h = off + CM;
-        if (ConnectHeader.transactionId(b, h) != c.transactionId || ConnectHeader.serviceId(b, h) != c.serviceId
-            || directory.hostOf(peerId) != c.remoteHost) {
-            counters.increment(CmCounter.CM_MISMATCH);
-            return;
-        }
-        final int sourceQpn = BaseHeader.sourceQpn(b, off);
-        if (c.remoteQpn != 0 && sourceQpn != c.remoteQpn) {
-            if (sourceQpn == 0 && opcode == Opcode.CONNECT_CHALLENGE && !c.server) {
-                return; // [CM-026] a late duplicate challenge for a connection that has its reply
-            }
-            counters.increment(CmCounter.CM_MISMATCH);
-            return;
-        }
-        switch (opcode) {
-            case CONNECT_CHALLENGE -> onChallenge(c, b, h);
-            case CONNECT_REPLY -> onReply(c, b, off);
-            case CONNECT_REJECT -> onReject(c, b, off);
-            case READY_TO_USE -> onReadyToUse(c);
-            case DISCONNECT_REQUEST -> onDisconnectRequest(now, c, b, off);
-            case DISCONNECT_REPLY -> onDisconnectReply(now, c);
-            default -> counters.increment(CmCounter.CM_UNEXPECTED);
-        }
-    }
-
-    /** [CM-006]: send (again) the second CONNECT_REQUEST with the newest cookie. */
-    private void onChallenge(final Connection c, final DirectBuffer b, final int h) {
-        if (c.server || c.state() != ConnectionState.CONNECTING) {
-            if (c.server || c.state() != ConnectionState.ESTABLISHED) {
-                counters.increment(CmCounter.CM_UNEXPECTED);
-            }
-            return; // [CM-026] ignored once established
-        }
-        c.out.putBytes(CM + ConnectHeader.COOKIE_OFFSET, b, h + ConnectHeader.COOKIE_OFFSET,
-            WireConstants.COOKIE_LENGTH);
-        c.challenged = true;
-        armRetransmit(c, 0);
-        changed();
-    }
-
-    /** [CM-007, CM-009, CM-026]. */
-    private void onReply(final Connection c, final DirectBuffer b, final int off) {
-        if (c.server) {
-            counters.increment(CmCounter.CM_UNEXPECTED);
-            return;
-        }
-        final int sourceQpn = BaseHeader.sourceQpn(b, off);
-        if (c.state() == ConnectionState.ESTABLISHED) {
-            answers.headerOnly(c, Opcode.READY_TO_USE, 0); // [CM-026] our READY_TO_USE was lost
-            return;
-        }
-        if (c.state() != ConnectionState.CONNECTING || sourceQpn == 0) {
-            counters.increment(CmCounter.CM_UNEXPECTED);
-            return;
-        }
-        final int h = off + CM;
-        final int mtu = ConnectHeader.pathMtu(b, h);
-        final int pathCount = ConnectHeader.pathCount(b, h);
-        final int caps = ConnectHeader.capabilities(b, h);
-        final int depth = ConnectHeader.initiatorDepth(b, h);
-        final int resources = ConnectHeader.responderResources(b, h);
-        c.remoteQpn = sourceQpn;
-        c.remoteInitialPsn = ConnectHeader.initialPsn(b, h);
-        c.mtu = mtu;
-        c.pathCount = pathCount;
-        c.capabilities = caps;
-        c.replyInitiatorDepth = depth;
-        c.replyResponderResources = resources;
-        c.peerPrivateData = payloadOf(b, off);
-        c.timers.stop();
-        final boolean acceptable = WireConstants.isValidPathMtu(mtu) && mtu <= c.proposedMtu && pathCount >= 1
-            && pathCount <= c.proposedPathCount && (caps & ~c.proposedCapabilities) == 0
-            && depth <= c.proposedResponderResources && resources <= c.proposedInitiatorDepth;
-        if (!acceptable) {
-            LOG.debug("unacceptable reply for {}", c);
-            raise(CmEventType.CONNECT_ERROR, c, CmReason.BAD_PARAMETERS, NONE);
-            startDisconnect(c, CmReason.BAD_PARAMETERS, false);
-            return;
-        }
-        final QpParams<?> p = c.params;
-        try {
-            c.qp.modify(QpState.RTR, new QpAttributes().pathMtu(mtu).destQpn(sourceQpn).rqPsn(c.remoteInitialPsn)
-                .maxDestRdAtomic(Math.max(1, c.proposedResponderResources)).minRnrTimerNs(p.minRnrTimerNs)
-                .paths(Arrays.copyOf(p.paths, pathCount)).remotePeer(c.remotePeer).capabilities(caps));
-            c.qp.modify(QpState.RTS, p.congestionAttributes(new QpAttributes().sqPsn(c.localInitialPsn)
-                .timeoutNs(p.timeoutNs).retryCount(p.retryCount).rnrRetry(p.rnrRetry)
-                .maxRdAtomic(Math.max(1, resources))));
-        } catch (final RuntimeException ex) {
-            LOG.warn("cannot bring up the queue pair of {}: {}", c, ex.getMessage());
-            raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
-            startDisconnect(c, CmReason.QP_ERROR, false);
-            return;
-        }
-        answers.headerOnly(c, Opcode.READY_TO_USE, 0);
-        c.moveTo(ConnectionState.ESTABLISHED);
-        c.timers.clearDeadline();
-        LOG.debug("established {}", c);
-        raise(CmEventType.ESTABLISHED, c, c.peerPrivateData);
-        changed();
-    }
-
-    /** [CM-008, CM-018]. */
-    private void onReject(final Connection c, final DirectBuffer b, final int off) {
-        if (c.server || c.state() != ConnectionState.CONNECTING) {
-            counters.increment(CmCounter.CM_UNEXPECTED);
-            return;
-        }
-        final int reason = ConnectHeader.reason(b, off + CM);
-        if (reason == CmReason.STALE_COOKIE && !c.staleRetried) {
-            c.staleRetried = true;
-            c.challenged = false;
-            c.out.setMemory(CM + ConnectHeader.COOKIE_OFFSET, WireConstants.COOKIE_LENGTH, (byte) 0);
-            armRetransmit(c, 0);
-            changed();
-            return;
-        }
-        qpToError(c);
-        LOG.debug("rejected {} ({})", c, CmReason.name(reason));
-        raise(CmEventType.REJECTED, c, reason, payloadOf(b, off));
-        close(c);
-    }
-
-    /** [CM-013]. */
-    private void onReadyToUse(final Connection c) {
-        if (!c.server) {
-            counters.increment(CmCounter.CM_UNEXPECTED);
-            return;
-        }
-        if (c.state() == ConnectionState.ACCEPTED) {
-            establishServer(c);
-        } else if (c.state() != ConnectionState.ESTABLISHED) {
-            counters.increment(CmCounter.CM_UNEXPECTED);
-        }
-        // A duplicate READY_TO_USE of an established connection is ignored [CM-026].
-    }
-
-    /** [CM-031, CM-034]. */
-    private void onDisconnectRequest(final long now, final Connection c, final DirectBuffer b, final int off) {
-        final int reason = disconnectReason(ConnectHeader.reason(b, off + CM));
-        final int peerQpn = BaseHeader.sourceQpn(b, off);
-        switch (c.state()) {
-            case ESTABLISHED, ACCEPTED -> {
-                if (c.remoteQpn == 0) {
-                    c.remoteQpn = peerQpn;
-                }
-                answers.headerOnly(c, Opcode.DISCONNECT_REPLY, reason);
-                qpToError(c);
-                raise(CmEventType.DISCONNECTED, c, reason, NONE);
-                enterTimewait(now, c);
-            }
-            case CONNECTING -> {
-                // The server gave up on a reply we never received.
-                if (peerQpn != 0) {
-                    c.remoteQpn = peerQpn;
-                    answers.headerOnly(c, Opcode.DISCONNECT_REPLY, reason);
-                }
-                qpToError(c);
-                raise(CmEventType.CONNECT_ERROR, c, reason, NONE);
-                enterTimewait(now, c);
-            }
-            case DISCONNECTING -> {
-                answers.headerOnly(c, Opcode.DISCONNECT_REPLY, reason);
-                finishDisconnect(now, c);
-            }
-            case TIMEWAIT -> {
-                answers.headerOnly(c, Opcode.DISCONNECT_REPLY, reason);
-                if (c.retiring) {
-                    // A peer that disconnects has learned why the QP failed: no fatal NACK to repeat.
-                    c.retireAtNs = Math.min(c.retireAtNs, now);
-                }
-            }
-            default -> counters.increment(CmCounter.CM_UNEXPECTED);
-        }
-        changed();
-    }
-
-    private void onDisconnectReply(final long now, final Connection c) {
-        if (c.state() == ConnectionState.DISCONNECTING) {
-            finishDisconnect(now, c);
-            changed();
-        } else if (c.state() != ConnectionState.TIMEWAIT) {
-            counters.increment(CmCounter.CM_UNEXPECTED);
-        }
-    }
-
-    // =============================================================================== timers
-
-    /** Emits what the connection owes and runs its timers; returns packets emitted. */
-    private int service(final long now, final Connection c, final TransmitSink sink) {
-        int emitted = 0;
-        final CmTimers timers = c.timers;
-        if (timers.sendPending()) {
-            if (!emit(now, sink, c.out, 0, c.outLength, c.remotePeer)) {
-                return emitted;
-            }
-            emitted++;
-            timers.sent(now);
-        } else if (timers.retransmitDue(now)) {
-            if (!emit(now, sink, c.out, 0, c.outLength, c.remotePeer)) {
-                return emitted;
-            }
-            emitted++;
-            counters.increment(CmCounter.RETRANSMITS);
-            timers.retransmitted(now, config.retransmitMaxNs());
-        }
-        if (c.sendAnswer) {
-            if (!emit(now, sink, c.answer, 0, c.answerLength, c.remotePeer)) {
-                return emitted;
-            }
-            emitted++;
-            c.sendAnswer = false;
-        }
-        if (timers.deadlineDue(now)) {
-            onDeadline(now, c);
-        }
-        if (now >= c.handshakeExpiryNs()) {
-            handshakes.remove(c);
-            if (c.state() == ConnectionState.REQUEST_PENDING) {
-                LOG.debug("application did not decide on {} in time", c);
-                close(c);
-            }
-            maybeFree(c);
-        }
-        return emitted;
-    }
-
-    private void onDeadline(final long now, final Connection c) {
-        c.timers.clearDeadline();
-        switch (c.state()) {
-            case CONNECTING -> { // [CM-023]
-                LOG.debug("unreachable: {}", c);
-                qpToError(c);
-                raise(CmEventType.UNREACHABLE, c, CmReason.NORMAL, NONE);
-                close(c);
-            }
-            case ACCEPTED -> { // [CM-024]
-                LOG.debug("no READY_TO_USE for {}", c);
-                raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
-                startDisconnect(c, CmReason.QP_ERROR, false);
-            }
-            case DISCONNECTING -> finishDisconnect(now, c); // [CM-032]
-            case TIMEWAIT -> { // [CM-034]
-                raise(CmEventType.TIMEWAIT_EXIT, c, CmReason.NORMAL, NONE);
-                close(c);
-            }
-            default -> {
-                // No timer in other states.
-            }
-        }
-    }
-
-    /** [CM-013]: the first request packet reached the server's QP in RTR before READY_TO_USE. */
-    private void onCommunicationEstablished(final Connection c) {
-        if (c.server && c.state() == ConnectionState.ACCEPTED && c.qp.state() == QpState.RTR) {
-            counters.increment(CmCounter.COMM_EST);
-            establishServer(c);
-        }
-        // Otherwise READY_TO_USE came first (or the connection is being torn down): nothing to do.
-    }
-
-    /**
-     * A connection's QP entered ERR by itself. A peer declared dead by keepalive ends the
-     * connection at once, without a disconnect exchange nobody would answer [CM-030]. After a fatal
-     * NACK this side sent (QP_REQ_ERR, QP_ACCESS_ERR), the peer learns from the NACK, so the
-     * connection ends without DISCONNECT_REQUEST too; it waits in time-wait to answer the peer's
-     * [CM-033, CM-034]. Any other failure is announced with DISCONNECT_REQUEST QP_ERROR [CM-033].
-     * Before ESTABLISHED the failure is a CONNECT_ERROR.
-     */
-    private void onQueuePairError(final long now, final Connection c, final AsyncEventType cause) {
-        final boolean peerDead = c.qp.isPeerDead();
-        final boolean sentFatalNack = cause == AsyncEventType.QP_REQ_ERR || cause == AsyncEventType.QP_ACCESS_ERR;
-        switch (c.state()) {
-            case CONNECTING -> {
-                LOG.debug("queue pair failed ({}) while connecting: {}", cause, c);
-                raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
-                close(c);
-            }
-            case ACCEPTED -> {
-                LOG.debug("queue pair failed ({}) before READY_TO_USE: {}", cause, c);
-                raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
-                if (sentFatalNack) {
-                    enterTimewait(now, c, config.disconnectTimeoutNs());
-                } else {
-                    startDisconnect(c, CmReason.QP_ERROR, false);
-                }
-            }
-            case ESTABLISHED -> {
-                if (peerDead || sentFatalNack) {
-                    LOG.debug("{}: {}", peerDead ? "peer dead" : "fatal NACK sent", c);
-                    if (peerDead) {
-                        counters.increment(CmCounter.PEERS_DEAD);
-                    }
-                    raise(CmEventType.DISCONNECTED, c, CmReason.QP_ERROR, NONE);
-                    enterTimewait(now, c, sentFatalNack ? config.disconnectTimeoutNs() : 0);
-                } else {
-                    LOG.debug("queue pair failed ({}): {}", cause, c);
-                    startDisconnect(c, CmReason.QP_ERROR, true);
-                }
-            }
-            default -> {
-                // Already tearing down: the CM put the QP in ERR itself.
-            }
-        }
-    }
-
-    /** The application destroyed a connection's QP: the connection ends as by {@link #disconnect}. */
-    private void onQueuePairDestroyed(final Connection c) {
-        switch (c.state()) {
-            case CONNECTING -> {
-                raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
-                close(c);
-            }
-            case ACCEPTED, ESTABLISHED -> startDisconnect(c, CmReason.NORMAL, true);
-            default -> {
-                // Tearing down already; time-wait answers from the kept identity [CM-034].
-            }
-        }
-    }
-
-    // =============================================================================== transitions
-
-    private void establishServer(final Connection c) {
-        final QpParams<?> p = c.params;
-        if (c.qp.state() != QpState.RTR) {
-            return; // in ERR: its QP event ends the connection at the next poll
-        }
-        try {
-            c.qp.modify(QpState.RTS, p.congestionAttributes(new QpAttributes().sqPsn(c.localInitialPsn)
-                .timeoutNs(p.timeoutNs).retryCount(p.retryCount).rnrRetry(p.rnrRetry)
-                .maxRdAtomic(Math.max(1, c.replyInitiatorDepth))));
-        } catch (final RuntimeException ex) {
-            LOG.warn("cannot move the queue pair of {} to RTS: {}", c, ex.getMessage());
-            raise(CmEventType.CONNECT_ERROR, c, CmReason.QP_ERROR, NONE);
-            startDisconnect(c, CmReason.QP_ERROR, false);
-            return;
-        }
-        c.timers.stop();
-        c.timers.clearDeadline();
-        c.moveTo(ConnectionState.ESTABLISHED);
-        LOG.debug("established {}", c);
-        raise(CmEventType.ESTABLISHED, c, NONE);
-        changed();
+        qpEvents.report(qp, null);
     }
 
     private void requirePending(final Connection request) {
@@ -1042,240 +503,31 @@ public final class ConnectionManager implements ConnectionManagerHandler {
         return event.connection();
     }
 
-    /** Answers a verified request with CONNECT_REJECT and remembers the answer for duplicates. */
-    private void rejectPending(final Connection c, final int reason, final byte[] data) {
-        c.answerLength = writer.reject(c, reason, data, c.answer);
-        c.sendAnswer = true;
-        counters.increment(CmCounter.REJECTS_SENT);
-        close(c);
-    }
-
-    /** [CM-031, CM-033, CM-009]: QP to ERR, DISCONNECT_REQUEST retransmitted until answered. */
-    private void startDisconnect(final Connection c, final int reason, final boolean raiseDisconnected) {
-        qpToError(c);
-        c.disconnectReason = reason;
-        c.raiseDisconnected = raiseDisconnected;
-        if (c.remoteQpn == 0) {
-            finishDisconnect(lastNowNs, c);
-            return;
-        }
-        writer.headerOnly(c.out, 0, c, Opcode.DISCONNECT_REQUEST, reason);
-        c.outLength = HEADER;
-        c.moveTo(ConnectionState.DISCONNECTING);
-        armRetransmit(c, config.disconnectTimeoutNs());
-        changed();
-    }
-
-    private void finishDisconnect(final long now, final Connection c) {
-        if (c.raiseDisconnected) {
-            c.raiseDisconnected = false;
-            raise(CmEventType.DISCONNECTED, c, c.disconnectReason, NONE);
-        }
-        enterTimewait(now, c);
-    }
-
-    /**
-     * [CM-034, CM-039]: the connection is over but its identity is kept to answer the peer's
-     * duplicate DISCONNECT_REQUESTs. Everything else goes now, not when time-wait ends: the queue
-     * pair the manager created (with the listener slot, at the next poll or after a fatal NACK's
-     * linger) and the packet buffers (time-wait answers are built from the identity), so that a
-     * peer that connects and disconnects in a loop leaves behind one small record per connection
-     * for QPN_QUARANTINE, not a queue pair.
-     */
-    private void enterTimewait(final long now, final Connection c) {
-        enterTimewait(now, c, 0);
-    }
-
-    /**
-     * @param lingerNs how long the QP stays (in ERR) before it is destroyed: after a fatal NACK it
-     *     repeats that NACK to retransmissions of the offending packet [REL-052]
-     */
-    private void enterTimewait(final long now, final Connection c, final long lingerNs) {
-        c.timers.stop();
-        releaseQueuePair(now, c, lingerNs);
-        c.sendAnswer = false;
-        c.out = null;
-        c.answer = null;
-        c.answerLength = 0;
-        c.localPrivateData = NONE;
-        c.moveTo(ConnectionState.TIMEWAIT);
-        c.timers.deadline(now + config.timewaitNs());
-        changed();
-    }
-
-    /**
-     * The connection is finished without time-wait (failed handshake, rejected request, time-wait
-     * over). A server's CONNECT_REJECT stays in {@link Connection#answer} while the handshake table
-     * remembers the request, for its duplicates [CM-025].
-     */
-    private void close(final Connection c) {
-        c.timers.stop();
-        releaseQueuePair(lastNowNs, c, 0);
-        c.out = null;
-        c.moveTo(ConnectionState.CLOSED);
-        c.timers.clearDeadline();
-        if (c.inQpnTable && byQpn.get(c.localQpn) == c) {
-            byQpn.remove(c.localQpn);
-        }
-        c.inQpnTable = false;
-        maybeFree(c);
-        changed();
-    }
-
-    private void maybeFree(final Connection c) {
-        if (!c.freed && c.state() == ConnectionState.CLOSED && c.handshakeExpiryNs() == Long.MAX_VALUE) {
-            c.freed = true;
-            directory.unpin(c.remotePeer);
-            changed();
-        }
-    }
-
-    /**
-     * Moves the queue pair the manager created for a connection that has ended to ERR, so that its
-     * outstanding work requests complete with WR_FLUSH_ERR rather than vanish [QP-022], and has it
-     * destroyed at a coming poll [CM-039]. The listener slot is released when the QP is gone, so
-     * the listener limit bounds the QPs a listener's connections hold, lingering ones included. A
-     * QP the application destroyed itself, or passed to {@link #connect}, is left alone.
-     */
-    private void releaseQueuePair(final long now, final Connection c, final long lingerNs) {
-        final QueuePair qp = c.qp;
-        if (c.retiring) {
-            c.retireAtNs = Math.min(c.retireAtNs, now + lingerNs); // closing ends a linger
-        } else if (c.ownsQueuePair && qp != null && endpoint.queuePair(c.localQpn) == qp) {
-            qpToError(c);
-            c.retiring = true;
-            c.retireAtNs = now + lingerNs;
-            retiring.add(c);
-            changed();
-        } else {
-            releaseListenerSlot(c);
-        }
-        c.ownsQueuePair = false;
-    }
-
-    /**
-     * Destroys the retiring queue pairs that have nothing left to send and no reason to linger.
-     * Runs at the start of a poll, before the endpoint polls its queue pairs, so a QP that failed
-     * with a NACK to send emits it in this poll and is destroyed in the next.
-     */
-    private void destroyRetiredQueuePairs(final long now) {
-        long next = Long.MAX_VALUE;
-        for (int i = retiring.size() - 1; i >= 0; i--) {
-            final Connection c = retiring.get(i);
-            final QueuePair qp = c.qp;
-            final boolean live = endpoint.queuePair(c.localQpn) == qp;
-            if (live && qp.hasAcknowledgementsToSend()) {
-                next = now; // sent by the endpoint in this poll: destroy it at the next
-                continue;
-            }
-            if (live && now < c.retireAtNs) {
-                next = Math.min(next, c.retireAtNs);
-                continue;
-            }
-            final int last = retiring.size() - 1;
-            retiring.set(i, retiring.get(last));
-            retiring.remove(last);
-            c.retiring = false;
-            if (live) {
-                endpoint.destroyQueuePair(qp);
-            }
-            releaseListenerSlot(c);
-        }
-        retireDeadlineNs = next;
-    }
-
-    private void releaseListenerSlot(final Connection c) {
-        if (c.countedInListener) {
-            c.countedInListener = false;
-            c.listener.connections--;
-        }
-    }
-
-    private void registerQpn(final Connection c) {
-        final Connection old = byQpn.get(c.localQpn);
-        if (old != null && old != c) {
-            // The engine reused a QPN still in our time-wait (its quarantine counts allocations).
-            raise(CmEventType.TIMEWAIT_EXIT, old, CmReason.NORMAL, NONE);
-            old.inQpnTable = false;
-            close(old);
-        }
-        byQpn.put(c.localQpn, c);
-        c.inQpnTable = true;
-    }
-
-    private void qpToError(final Connection c) {
-        final QueuePair qp = c.qp;
-        if (qp != null && endpoint.queuePair(c.localQpn) == qp && qp.state() != QpState.ERR) {
-            qp.modify(QpState.ERR, NO_ATTRIBUTES);
-        }
-    }
-
-    /** Sends the connection's {@link Connection#out} at the next poll and until answered [CM-022]. */
-    private void armRetransmit(final Connection c, final long deadlineAfterSendNs) {
-        c.timers.arm(config.retransmitInitialNs(), deadlineAfterSendNs);
-    }
-
-    private static int disconnectReason(final int reason) {
-        return reason <= CmReason.PEER_RESTARTED ? reason : CmReason.NORMAL; // [CM-018]
-    }
-
-    // =============================================================================== addresses
-
-    /**
-     * Writes a peer's address bytes into {@link #address}: what cookies are bound to [CM-015] and,
-     * with the Transaction ID, the handshake table's key [CM-012].
-     *
-     * @return their number
-     */
-    private int addressOf(final int peerId) {
-        final int n = directory.addressBytes(peerId, address, 0);
-        if (n < 1 || n > PeerDirectory.MAX_ADDRESS_BYTES) {
-            throw new IllegalStateException("PeerDirectory.addressBytes wrote " + n + " bytes; must be 1.."
-                + PeerDirectory.MAX_ADDRESS_BYTES);
-        }
-        return n;
-    }
-
-    // =============================================================================== packets out
-
-    /** Sends a connection's packet; when the sink has no room, the next poll visits the connections again. */
-    private boolean emit(final long now, final TransmitSink sink, final DirectBuffer src, final int srcOffset,
-                         final int length, final int peerId) {
-        if (out.send(now, sink, src, srcOffset, length, peerId)) {
-            return true;
-        }
-        needPoll = true;
-        return false;
-    }
-
-    private static byte[] payloadOf(final DirectBuffer b, final int off) {
-        final int n = BaseHeader.payloadLength(b, off);
-        if (n == 0) {
-            return NONE;
-        }
-        final byte[] data = new byte[n];
-        b.getBytes(off + HEADER, data);
-        return data;
-    }
-
-    // =============================================================================== events
-
-    private void raise(final CmEventType type, final Connection c, final byte[] privateData) {
-        raise(type, c, CmReason.NORMAL, privateData);
-    }
-
-    private void raise(final CmEventType type, final Connection c, final int reason, final byte[] privateData) {
-        events.raise(new CmEvent(type, c, c.listener, reason, privateData));
-        endpoint.trace().recordConnectionEvent(lastNowNs, c.qp == null ? 0 : c.qp.qpn(), type.ordinal(), reason);
-    }
 
     private void touch(final long nowNs) {
         lastNowNs = nowNs;
         timeKnown = true;
     }
 
-    private void changed() {
-        needPoll = true;
+    /** The manager's step as its parts see it. */
+    private final class Context implements CmContext {
+        @Override
+        public long nowNs() {
+            return lastNowNs;
+        }
+
+        @Override
+        public void changed() {
+            needPoll = true;
+        }
+
+        @Override
+        public void raise(final CmEventType type, final Connection c, final int reason, final byte[] privateData) {
+            final QpParams<?> params = connections.params(c);
+            events.raise(new CmEvent(type, c, c.listener, reason, privateData), params == null ? null : params.handler);
+            endpoint.trace().recordConnectionEvent(lastNowNs, c.qp == null ? 0 : c.qp.qpn(), type.ordinal(),
+                reason);
+        }
     }
 
     @Override

@@ -10,15 +10,16 @@ public final class Listener {
     /** What {@link #close()} asks of the manager (its stopListening): not the manager itself. */
     private final Consumer<Listener> onClose;
     private final long serviceId;
-    final ListenParams params;
+    /** The application object of the listen parameters (which the manager keeps: see {@link ConnectionTable}). */
+    private final Object context;
     final int limit;
     int connections;
     boolean closed;
 
-    Listener(final Consumer<Listener> onClose, final long serviceId, final ListenParams params, final int limit) {
+    Listener(final Consumer<Listener> onClose, final long serviceId, final Object context, final int limit) {
         this.onClose = onClose;
         this.serviceId = serviceId;
-        this.params = params;
+        this.context = context;
         this.limit = limit;
     }
 
@@ -39,7 +40,7 @@ public final class Listener {
 
     /** @return the application object given in {@link ListenParams#context(Object)} */
     public Object context() {
-        return params.context;
+        return context;
     }
 
     /** @return whether {@link #close()} was called */

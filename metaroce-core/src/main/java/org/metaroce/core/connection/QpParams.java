@@ -3,6 +3,8 @@
 
 package org.metaroce.core.connection;
 
+import java.util.Arrays;
+
 import org.metaroce.core.congestion.CongestionControlAlgorithm;
 import org.metaroce.core.engine.QueuePairCapabilities;
 import org.metaroce.core.verbs.AccessFlags;
@@ -244,6 +246,30 @@ public abstract class QpParams<T extends QpParams<T>> {
     }
 
     /** Adds the congestion-control and retry-budget attributes these parameters set to an RTR→RTS modify. */
+    /**
+     * @param c a connection whose peer QPN, initial PSN and negotiated path MTU, Path Count and
+     *     capabilities are known
+     * @param maxDestRdAtomic READ/atomic requests the peer may have outstanding towards this side
+     * @return the attributes that move the connection's queue pair to RTR [CM-019]: the negotiated
+     *     values, this side's first Path Count entropy values and RNR timer
+     */
+    QpAttributes rtrAttributes(final Connection c, final int maxDestRdAtomic) {
+        return new QpAttributes().pathMtu(c.mtu).destQpn(c.remoteQpn).rqPsn(c.remoteInitialPsn)
+            .maxDestRdAtomic(Math.max(1, maxDestRdAtomic)).minRnrTimerNs(minRnrTimerNs)
+            .paths(Arrays.copyOf(paths, c.pathCount)).remotePeer(c.remotePeer).capabilities(c.capabilities);
+    }
+
+    /**
+     * @param sqPsn the first PSN this side sends
+     * @param maxRdAtomic READ/atomic requests this side may have outstanding, as negotiated
+     * @return the attributes that move a connection's queue pair to RTS: these retry parameters
+     *     and this congestion control
+     */
+    QpAttributes rtsAttributes(final int sqPsn, final int maxRdAtomic) {
+        return congestionAttributes(new QpAttributes().sqPsn(sqPsn).timeoutNs(timeoutNs).retryCount(retryCount)
+            .rnrRetry(rnrRetry).maxRdAtomic(Math.max(1, maxRdAtomic)));
+    }
+
     QpAttributes congestionAttributes(final QpAttributes rts) {
         if (ccAlgorithm != null) {
             rts.ccAlgorithm(ccAlgorithm);

@@ -56,11 +56,8 @@ public final class QueuePair {
     private QpState state = QpState.RESET;
     private boolean communicationEstablished;
     private boolean drainedRaised;
-    /** Time of the last packet from the peer that passed the origin check; MIN_VALUE until RTS polls. */
-    private long lastHeardNs = Long.MIN_VALUE;
-    private int keepalivesSent;
-    /** When the last KEEPALIVE probe left: each probe gets a full interval to be answered. */
-    private long lastProbeNs;
+    /** When to probe a silent peer and when to declare it dead [CM-027, CM-030]. */
+    private final KeepaliveTimer keepaliveTimer = new KeepaliveTimer();
     private boolean peerDead;
     private boolean destroyed;
     /** This QP's retransmissions by cause, counted by the requester as it retransmits. */
@@ -396,8 +393,7 @@ public final class QueuePair {
             requester.discard();
             responder.discard();
             communicationEstablished = false;
-            lastHeardNs = Long.MIN_VALUE;
-            keepalivesSent = 0;
+            keepaliveTimer.restart();
             peerDead = false;
             state = QpState.RESET;
             trace(TraceEvent.STATE, 0, QpState.RESET.ordinal(), -1, 0);
@@ -610,8 +606,7 @@ public final class QueuePair {
             return;
         }
         // Any valid packet from the peer restarts the keepalive idle time [CM-028].
-        lastHeardNs = nowNs;
-        keepalivesSent = 0;
+        keepaliveTimer.heard(nowNs);
         if (opcode == Opcode.KEEPALIVE) {
             if (state == QpState.RTR || state == QpState.RTS || state == QpState.SQD || state == QpState.SQE) {
                 responder.onKeepalive(nowNs, arrivalNs, buffer, offset);
@@ -706,43 +701,26 @@ public final class QueuePair {
      * [CM-027], [CM-030].
      */
     private int keepalive(final long nowNs, final TransmitSink sink) {
-        final EndpointConfig config = endpoint.config();
-        if (config.keepaliveIdleNs() == 0) {
-            return 0;
+        final KeepaliveTimer.Due due = keepaliveTimer.due(nowNs, endpoint.config(), retryTimeoutNs);
+        if (due == KeepaliveTimer.Due.PROBE) {
+            if (!sendProbe(nowNs, sink, keepaliveTimer.probesSent())) {
+                return 0;
+            }
+            keepaliveTimer.probed(nowNs);
+            return 1;
         }
-        if (lastHeardNs == Long.MIN_VALUE) {
-            lastHeardNs = nowNs;
-            return 0;
-        }
-        final long silentFor = nowNs - lastHeardNs;
-        // Dead only once KEEPALIVE_PROBES probes really left and the last one had an interval to be
-        // answered [CM-030]: a driver that was not polled for seconds (a stalled thread, a loaded
-        // machine) must probe before it gives up on a peer that may be alive.
-        // With a RETRY_TIMEOUT the probes go on every interval until the peer has been silent that
-        // long [CM-030], [REL-060]: a peer paused for seconds is probed, not buried.
-        final boolean probesDone = keepalivesSent >= config.keepaliveProbes();
-        final long deadAfter = Math.max(config.keepaliveIdleNs() + config.keepaliveProbes() * config.keepaliveIntervalNs(),
-            retryTimeoutNs);
-        if (probesDone && silentFor >= deadAfter && nowNs - lastProbeNs >= config.keepaliveIntervalNs()) {
+        if (due == KeepaliveTimer.Due.PEER_DEAD) {
+            final long silentFor = keepaliveTimer.silentForNs(nowNs);
+            final int probes = keepaliveTimer.probesSent();
             peerDead = true;
             counters.increment(EndpointCounter.PEERS_DEAD);
-            trace(nowNs, TraceEvent.PEER_DEAD, 0, keepalivesSent, 0, silentFor);
-            recordFailure("peer dead: nothing heard from it for " + Seconds.of(silentFor) + " despite " + keepalivesSent
+            trace(nowNs, TraceEvent.PEER_DEAD, 0, probes, 0, silentFor);
+            recordFailure("peer dead: nothing heard from it for " + Seconds.of(silentFor) + " despite " + probes
                 + " KEEPALIVE probes (RETRY_TIMEOUT " + Seconds.of(retryTimeoutNs) + ") [CM-030]");
             requester.failOldest(WcStatus.RETRY_EXC_ERR);
             enterError(AsyncEventType.QP_FATAL);
-            return 0;
         }
-        if (silentFor < nextKeepaliveDelay(config)
-            || (keepalivesSent > 0 && nowNs - lastProbeNs < config.keepaliveIntervalNs())) {
-            return 0;
-        }
-        if (!sendProbe(nowNs, sink, keepalivesSent)) {
-            return 0;
-        }
-        keepalivesSent++;
-        lastProbeNs = nowNs;
-        return 1;
+        return 0;
     }
 
     /**
@@ -765,10 +743,6 @@ public final class QueuePair {
         requester.onProbeSent(nowNs);
         counters.increment(EndpointCounter.KEEPALIVES_OUT);
         return true;
-    }
-
-    private long nextKeepaliveDelay(final EndpointConfig config) {
-        return config.keepaliveIdleNs() + keepalivesSent * config.keepaliveIntervalNs();
     }
 
     /** @return whether keepalive declared the peer dead (the QP is then in ERR) [CM-030] */
@@ -810,16 +784,7 @@ public final class QueuePair {
         }
         long deadline = responder.nextDeadlineNs();
         if ((state == QpState.RTS || state == QpState.SQD) && endpoint.config().keepaliveIdleNs() > 0) {
-            final EndpointConfig config = endpoint.config();
-            if (lastHeardNs == Long.MIN_VALUE) {
-                deadline = Long.MIN_VALUE;
-            } else {
-                final long spacing = keepalivesSent > 0 ? lastProbeNs + config.keepaliveIntervalNs() : Long.MIN_VALUE;
-                // Probes go on every interval until the peer is declared dead, which each probe's
-                // turn checks first [CM-030].
-                final long next = lastHeardNs + nextKeepaliveDelay(config);
-                deadline = Math.min(deadline, Math.max(next, spacing));
-            }
+            deadline = Math.min(deadline, keepaliveTimer.deadlineNs(endpoint.config()));
         }
         if (state == QpState.RTS || state == QpState.SQD) {
             // Work the window holds back waits for an ACK (which makes the driver poll) or a timer.

@@ -10,9 +10,7 @@ import org.metaroce.core.reliability.ReceiveWindow;
 import org.metaroce.core.verbs.AccessFlags;
 import org.metaroce.core.verbs.MemoryAccessResult;
 import org.metaroce.core.verbs.MemoryRegion;
-import org.metaroce.core.verbs.PostStatus;
 import org.metaroce.core.verbs.RecvRequest;
-import org.metaroce.core.verbs.ScatterGatherEntry;
 import org.metaroce.core.verbs.WcOpcode;
 import org.metaroce.core.verbs.WcStatus;
 import org.metaroce.core.verbs.WorkCompletion;
@@ -25,7 +23,6 @@ import org.metaroce.core.wire.MessageHeader;
 import org.metaroce.core.wire.NackReason;
 import org.metaroce.core.wire.Opcode;
 import org.metaroce.core.wire.RdmaHeader;
-import org.metaroce.core.wire.WireConstants;
 
 /**
  * The receiving half of a queue pair (specification sections 5, 6 and 10): the selective-repeat
@@ -50,18 +47,8 @@ final class Responder {
     private final EndpointConfig config;
 
     private final ReceiveWindow window;
-    /**
-     * Posted receives in post order, the oldest at {@link #recvHeadSlot}. A receive's slot comes from
-     * its distance to the oldest, never from its RSN modulo the depth: RSNs wrap at 2^32, and unless
-     * the depth divides 2^32 that modulo jumps at the wrap and maps two posted receives to one slot
-     * [OPS-043].
-     */
-    private final RecvWqe[] recvRing;
-    /** RSN of the oldest receive not yet completed; the ring holds RSNs head..head+posted-1. */
-    private int recvHeadRsn;
-    /** Slot of the receive with RSN {@link #recvHeadRsn}. */
-    private int recvHeadSlot;
-    private int recvPosted;
+    /** Posted receives in post order, found by RSN [OPS-043]; completed here in that order [OPS-030]. */
+    private final ReceiveQueue receives;
 
     /** When and with which trigger each ACK or NACK goes out [REL-008..REL-011]. */
     private final AckScheduler acks;
@@ -71,7 +58,6 @@ final class Responder {
      * paths that queue an answer need not carry it.
      */
     private long packetArrivalNs;
-    private int ceCount;
 
     // Go-back-N [REL-053]: the ePSN value a SEQUENCE_GAP NACK has been sent for.
     private boolean gapNacked;
@@ -82,9 +68,6 @@ final class Responder {
     private int cnpPsn;
     private long lastCnpNs = Long.MIN_VALUE;
 
-    /** The Cumulative PSN and Credit of the latest acknowledgement sent: what the requester may send [REL-019]. */
-    private int advertisedCumulative;
-    private long advertisedCredit = 64;
 
     /** Time of the latest request packet accepted or classified, for the receiver-credit share [CC-018]. */
     private long lastRequestNs = Long.MIN_VALUE;
@@ -103,6 +86,8 @@ final class Responder {
     private final AtomicExecutor atomics;
     /** How the READ and atomic parts, and this class, send a packet: the QP's path and addresses. */
     private final PeerOut out = new PeerOut();
+    /** Writes ACKs, NACKs and CNPs with the current state, and remembers what was advertised [REL-019]. */
+    private final AckWriter ackWriter;
 
     Responder(final ResponderContext qp, final int recvQueueDepth, final int maxRecvSge, final int maxDestRdAtomic,
               final EndpointConfig config, final EndpointCounters counters) {
@@ -111,19 +96,15 @@ final class Responder {
         this.counters = counters;
         window = new ReceiveWindow(config.receiveWindowPackets(), 0);
         acks = new AckScheduler(config);
-        recvRing = new RecvWqe[recvQueueDepth];
-        for (int i = 0; i < recvQueueDepth; i++) {
-            recvRing[i] = new RecvWqe(maxRecvSge);
-            recvRing[i].reset();
-        }
+        receives = new ReceiveQueue(recvQueueDepth, maxRecvSge);
         reads = new ReadResponder(Math.max(4, 2 * maxDestRdAtomic));
         atomics = new AtomicExecutor(Math.max(4, 2 * maxDestRdAtomic));
+        ackWriter = new AckWriter(window, out, qp::creditToGrant, counters);
     }
 
     void start(final int expectedPsn) {
         window.reset(expectedPsn);
-        advertisedCumulative = expectedPsn;
-        advertisedCredit = 64;
+        ackWriter.start(expectedPsn);
     }
 
     /**
@@ -131,8 +112,7 @@ final class Responder {
      * send nothing more until it hears from us: then the ACK must not wait for coalescing [REL-014].
      */
     private boolean usesLastCredit(final int psn) {
-        return (qp.capabilities() & ConnectHeader.CAP_RECEIVER_CREDIT) != 0
-            && (long) (psn + 1 - advertisedCumulative) >= advertisedCredit;
+        return (qp.capabilities() & ConnectHeader.CAP_RECEIVER_CREDIT) != 0 && ackWriter.usesLastCredit(psn);
     }
 
     /**
@@ -140,7 +120,7 @@ final class Responder {
      * instead of 0 [OPS-043]. Only with no receive posted.
      */
     void startRsn(final int rsn) {
-        recvHeadRsn = rsn;
+        receives.startRsn(rsn);
     }
 
     ReceiveWindow window() {
@@ -148,52 +128,13 @@ final class Responder {
     }
 
     int postedReceives() {
-        return recvPosted;
+        return receives.posted();
     }
 
     // ------------------------------------------------------------------ posting
 
     int postRecv(final RecvRequest wr) {
-        if (recvPosted >= recvRing.length) {
-            return PostStatus.QUEUE_FULL;
-        }
-        final RecvWqe wqe = recvRing[recvSlot(recvPosted)];
-        wqe.reset();
-        wqe.wrId = wr.wrId();
-        final int n = wr.numSge();
-        long capacity = 0;
-        for (int i = 0; i < n; i++) {
-            final ScatterGatherEntry sge = wr.sge(i);
-            wqe.sgeAddr[i] = sge.addr();
-            wqe.sgeLength[i] = sge.length();
-            wqe.sgeRegion[i] = qp.pd().lookupLkey(sge.lkey());
-            capacity += sge.length();
-        }
-        wqe.numSge = n;
-        wqe.capacity = capacity;
-        recvPosted++;
-        return PostStatus.OK;
-    }
-
-    private RecvWqe receiveFor(final int rsn) {
-        final int d = rsn - recvHeadRsn;
-        if (d < 0 || d >= recvPosted) {
-            return null;
-        }
-        return recvRing[recvSlot(d)];
-    }
-
-    /** @return the slot of the receive {@code distance} (0..depth-1) places after the oldest */
-    private int recvSlot(final int distance) {
-        final int slot = recvHeadSlot + distance;
-        return slot >= recvRing.length ? slot - recvRing.length : slot;
-    }
-
-    /** Retires the oldest receive: the next one, by RSN and by slot, becomes the oldest. */
-    private void advanceRecvHead() {
-        recvHeadRsn++;
-        recvHeadSlot = recvSlot(1);
-        recvPosted--;
+        return receives.post(wr, qp.pd());
     }
 
     // ------------------------------------------------------------------ requests
@@ -209,7 +150,7 @@ final class Responder {
         final int payloadLength = BaseHeader.payloadLength(buffer, offset);
         final boolean ce = ecn == DatagramEndpoint.ECN_CE;
         if (ce) {
-            ceCount++;
+            ackWriter.ceMarked();
         }
         if (payloadLength > qp.pathMtu()) {
             counters.increment(EndpointCounter.OVERSIZE);
@@ -270,7 +211,7 @@ final class Responder {
         }
         switch (opcode) {
             case SEND, SEND_WITH_IMM -> {
-                final RecvWqe recv = receiveFor(MessageHeader.rsn(buffer, msg));
+                final RecvWqe recv = receives.forRsn(MessageHeader.rsn(buffer, msg));
                 if (recv == null) {
                     rnr(nowNs, buffer, offset, psn, ce);
                     return;
@@ -300,7 +241,7 @@ final class Responder {
                 }
                 RecvWqe recv = null;
                 if (opcode == Opcode.WRITE_WITH_IMM) {
-                    recv = receiveFor(MessageHeader.rsn(buffer, msg));
+                    recv = receives.forRsn(MessageHeader.rsn(buffer, msg));
                     if (recv == null) {
                         rnr(nowNs, buffer, offset, psn, ce);
                         return;
@@ -635,14 +576,13 @@ final class Responder {
     // ------------------------------------------------------------------ completion
 
     private void completeReceivesInOrder() {
-        while (recvPosted > 0) {
-            final RecvWqe recv = recvRing[recvHeadSlot];
+        RecvWqe recv;
+        while ((recv = receives.head()) != null) {
             if (!recv.isComplete() || !Psn.before(recv.lastPsn, window.expectedPsn())) {
                 return;
             }
             final boolean pushed = push(recv, WcStatus.SUCCESS);
-            recv.reset();
-            advanceRecvHead();
+            receives.retireHead();
             if (!pushed) {
                 qp.onCompletionQueueOverflow(qp.recvCq());
                 return;
@@ -662,8 +602,8 @@ final class Responder {
 
     /** Completes every posted receive in order: finished ones succeed, a too-small one fails, the rest flush. */
     void flush() {
-        while (recvPosted > 0) {
-            final RecvWqe recv = recvRing[recvHeadSlot];
+        RecvWqe recv;
+        while ((recv = receives.head()) != null) {
             final WcStatus status = recv.tooSmall ? WcStatus.LOC_LEN_ERR
                 : recv.protectionError ? WcStatus.LOC_PROT_ERR
                 : recv.isComplete() && Psn.before(recv.lastPsn, window.expectedPsn()) ? WcStatus.SUCCESS
@@ -674,8 +614,7 @@ final class Responder {
                 recv.hasImm = false;
             }
             push(recv, status);
-            recv.reset();
-            advanceRecvHead();
+            receives.retireHead();
         }
         dropHeldRequests();
         atomics.dropResponses();
@@ -697,12 +636,7 @@ final class Responder {
 
     /** Drops all receives without completions (modify to RESET). */
     void discard() {
-        for (int i = 0; i < recvPosted; i++) {
-            recvRing[recvSlot(i)].reset();
-        }
-        recvPosted = 0;
-        recvHeadRsn = 0;
-        recvHeadSlot = 0;
+        receives.clear();
         dropHeldRequests();
         atomics.dropResponses();
         acks.clearOwn();
@@ -711,7 +645,7 @@ final class Responder {
         fatalRepeats = 0;
         accepted = false;
         gapNacked = false;
-        ceCount = 0;
+        ackWriter.resetCeCount();
         cnpPending = false;
         lastCnpNs = Long.MIN_VALUE;
         lastRequestNs = Long.MIN_VALUE;
@@ -724,7 +658,7 @@ final class Responder {
     int emit(final long nowNs, final TransmitSink sink, final int budget) {
         int emitted = 0;
         while (acks.hasOwn() && emitted < budget) {
-            if (!emitAck(nowNs, sink, acks.ownReason(), acks.ownNackPsn(), acks.ownRnrUnits(), acks.ownTriggerPsn(),
+            if (!ackWriter.ack(nowNs, sink, acks.ownReason(), acks.ownNackPsn(), acks.ownRnrUnits(), acks.ownTriggerPsn(),
                 acks.ownTimestamp(), acks.ownArrivalNs(), acks.ownPathId(), acks.ownAckFlags())) {
                 return emitted;
             }
@@ -735,13 +669,14 @@ final class Responder {
             return emitted;
         }
         if (cnpPending && emitted < budget) {
-            if (!emitCnp(nowNs, sink)) {
+            if (!ackWriter.cnp(nowNs, sink, cnpPsn)) {
                 return emitted;
             }
+            cnpPending = false;
             emitted++;
         }
         if (acks.ackDue(nowNs) && emitted < budget) {
-            if (!emitAck(nowNs, sink, 0, 0, 0, acks.triggerPsn(), acks.triggerTimestamp(), acks.triggerArrivalNs(),
+            if (!ackWriter.ack(nowNs, sink, 0, 0, 0, acks.triggerPsn(), acks.triggerTimestamp(), acks.triggerArrivalNs(),
                 acks.triggerPathId(), acks.triggerAckFlags())) {
                 return emitted;
             }
@@ -790,61 +725,6 @@ final class Responder {
         qp.recordFailure("a READ at PSN " + Integer.toUnsignedString(psn) + " lost its source region while being "
             + "answered: NACK REMOTE_ACCESS [MEM-014]");
         qp.enterError(AsyncEventType.QP_ACCESS_ERR);
-    }
-
-    /**
-     * Writes an ACK (reason 0) or NACK with the given triggering packet and the responder's current
-     * state; the {@link AckScheduler} says which and when.
-     *
-     * @return false when the sink had no room (nothing written)
-     */
-    private boolean emitAck(final long nowNs, final TransmitSink sink, final int reason, final int nackPsn,
-                            final int rnrUnits, final int triggerPsn, final int echoedTimestamp,
-                            final long triggerArrivalNs, final int echoedPathId, final int ackFlags) {
-        final boolean nack = reason != 0;
-        final Opcode opcode = nack ? Opcode.NACK : Opcode.ACK;
-        final int offset = out.claim(sink, nowNs, opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH);
-        if (offset == TransmitSink.NO_ROOM) {
-            return false;
-        }
-        final MutableDirectBuffer buffer = sink.buffer();
-        final PacketWriter w = out.header(buffer, offset, opcode, 0, triggerPsn, 0, nowNs);
-        writeAckState(w, buffer, offset, opcode, nowNs, echoedTimestamp, nowNs - triggerArrivalNs, echoedPathId,
-            ackFlags);
-        if (nack) {
-            w.nack(buffer, offset, opcode).reason(reason).rnrTimer(rnrUnits).nackPsn(nackPsn);
-            counters.increment(EndpointCounter.NACKS_OUT);
-        } else {
-            counters.increment(EndpointCounter.ACKS_OUT);
-        }
-        out.commit(sink, offset, opcode, 0);
-        return true;
-    }
-
-    /** A CNP: Destination QPN the peer, PSN of the CE-marked packet, no extension headers [CC-020], [WIRE-065]. */
-    private boolean emitCnp(final long nowNs, final TransmitSink sink) {
-        final Opcode opcode = Opcode.CNP;
-        final int offset = out.claim(sink, nowNs, opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH);
-        if (offset == TransmitSink.NO_ROOM) {
-            return false;
-        }
-        out.header(sink.buffer(), offset, opcode, 0, cnpPsn, 0, nowNs);
-        out.commit(sink, offset, opcode, 0);
-        counters.increment(EndpointCounter.CNPS_OUT);
-        cnpPending = false;
-        return true;
-    }
-
-    /** The responder's current state, as every ACK and NACK carries it [REL-012], [REL-013]. */
-    private void writeAckState(final PacketWriter w, final MutableDirectBuffer buffer, final int offset,
-                               final Opcode opcode, final long nowNs, final int echoedTimestamp, final long ackDelay,
-                               final int echoedPathId, final int ackFlags) {
-        final int credit = qp.creditToGrant(nowNs, window.size());
-        advertisedCumulative = window.expectedPsn();
-        advertisedCredit = credit;
-        w.ack(buffer, offset, opcode).cumulativePsn(advertisedCumulative).sackBitmap(window.sackBitmap())
-            .echoedTimestamp(echoedTimestamp).ackDelay(Math.max(0, ackDelay)).ceCount(ceCount)
-            .credit(credit).echoedPathId(echoedPathId).ackFlags(ackFlags);
     }
 
     /** @return whether ACKs or NACKs of its own wait to be emitted (the only packets it sends in ERR) */

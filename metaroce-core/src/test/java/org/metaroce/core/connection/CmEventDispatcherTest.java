@@ -21,11 +21,11 @@ class CmEventDispatcherTest {
         final CmEventDispatcher d = new CmEventDispatcher();
         final List<String> seen = new ArrayList<>();
         final Connection own = new Connection(false, 1, 1, null);
-        own.handler = e -> seen.add("own " + e.type());
+        final CmEventHandler ownHandler = e -> seen.add("own " + e.type());
         final Connection other = new Connection(false, 1, 2, null);
 
-        d.raise(event(CmEventType.ESTABLISHED, other));
-        d.raise(event(CmEventType.ESTABLISHED, own));
+        d.raise(event(CmEventType.ESTABLISHED, other), null);
+        d.raise(event(CmEventType.ESTABLISHED, own), ownHandler);
         assertThat(seen).as("raising only queues").isEmpty();
         d.dispatch();
         assertThat(seen).containsExactly("own ESTABLISHED");
@@ -33,7 +33,7 @@ class CmEventDispatcherTest {
         assertThat(d.poll()).isNull();
 
         d.handler(e -> seen.add("default " + e.type()));
-        d.raise(event(CmEventType.DISCONNECTED, other));
+        d.raise(event(CmEventType.DISCONNECTED, other), null);
         d.dispatch();
         assertThat(seen).containsExactly("own ESTABLISHED", "default DISCONNECTED");
         assertThat(d.poll()).isNull();
@@ -49,13 +49,13 @@ class CmEventDispatcherTest {
         d.handler(e -> {
             seen.add("start " + e.type());
             if (e.type() == CmEventType.CONNECT_REQUEST) {
-                d.raise(event(CmEventType.ESTABLISHED, c));
-                d.raise(event(CmEventType.DISCONNECTED, c));
+                d.raise(event(CmEventType.ESTABLISHED, c), null);
+                d.raise(event(CmEventType.DISCONNECTED, c), null);
                 assertThat(d.hasPending()).isTrue();
             }
             seen.add("end " + e.type());
         });
-        d.raise(event(CmEventType.CONNECT_REQUEST, c));
+        d.raise(event(CmEventType.CONNECT_REQUEST, c), null);
         d.dispatch();
         assertThat(seen).containsExactly("start CONNECT_REQUEST", "end CONNECT_REQUEST", "start ESTABLISHED",
             "end ESTABLISHED", "start DISCONNECTED", "end DISCONNECTED");
