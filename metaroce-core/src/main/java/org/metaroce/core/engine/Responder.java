@@ -79,6 +79,8 @@ final class Responder {
 
     // CNP generation [CC-020]: one pending CNP, with the PSN of the CE-marked packet.
     private boolean cnpPending;
+    /** An ACK announcing the Sender Count to a requester that has sent nothing yet is due [CC-038]. */
+    private boolean senderCountPending;
     private int cnpPsn;
     private long lastCnpNs = Long.MIN_VALUE;
 
@@ -622,6 +624,11 @@ final class Responder {
         return accepted;
     }
 
+    /** An ACK with the current Sender Count is to be sent, once however often this is called before it leaves [CC-038]. */
+    void announceSenderCount() {
+        senderCountPending = true;
+    }
+
     /** A KEEPALIVE is answered at once with an ACK carrying the current state [CM-028], [WIRE-065]. */
     void onKeepalive(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
         packetArrivalNs = arrivalNs;
@@ -681,6 +688,7 @@ final class Responder {
         atomics.dropResponses();
         acks.cancelAck();
         cnpPending = false;
+        senderCountPending = false;
         // Only the fatal NACK (if any) may still leave [REL-052].
         if (fatalReason == 0) {
             acks.clearOwn();
@@ -713,6 +721,7 @@ final class Responder {
         gapNacked = false;
         ceCount = 0;
         cnpPending = false;
+        senderCountPending = false;
         lastCnpNs = Long.MIN_VALUE;
         lastRequestNs = Long.MIN_VALUE;
         cachedRegion = null;
@@ -733,6 +742,18 @@ final class Responder {
         }
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
             return emitted;
+        }
+        if (senderCountPending && emitted < budget) {
+            // A count of 1 tells nothing the initial window does not assume: not sent. Otherwise
+            // no packet triggered it: the PSN before the expected one (never outstanding at the
+            // requester), no echo, no hold; the state is the responder's current one [CC-038].
+            if (qp.senderCountToAdvertise(nowNs) > 1) {
+                if (!emitAck(nowNs, sink, 0, 0, 0, window.expectedPsn() - 1, 0, nowNs, 0, 0)) {
+                    return emitted;
+                }
+                emitted++;
+            }
+            senderCountPending = false;
         }
         if (cnpPending && emitted < budget) {
             if (!emitCnp(nowNs, sink)) {
@@ -844,7 +865,7 @@ final class Responder {
         advertisedCredit = credit;
         w.ack(buffer, offset, opcode).cumulativePsn(advertisedCumulative).sackBitmap(window.sackBitmap())
             .echoedTimestamp(echoedTimestamp).ackDelay(Math.max(0, ackDelay)).ceCount(ceCount)
-            .credit(credit).echoedPathId(echoedPathId).ackFlags(ackFlags);
+            .credit(credit).echoedPathId(echoedPathId).ackFlags(ackFlags).senderCount(qp.senderCountToAdvertise(nowNs));
     }
 
     /** @return whether ACKs or NACKs of its own wait to be emitted (the only packets it sends in ERR) */
@@ -867,7 +888,7 @@ final class Responder {
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
             return Long.MAX_VALUE;
         }
-        if (cnpPending || atomics.hasResponses() || (reads.hasHeld() && readExecutable())) {
+        if (senderCountPending || cnpPending || atomics.hasResponses() || (reads.hasHeld() && readExecutable())) {
             return Long.MIN_VALUE;
         }
         return acks.ackDeadlineNs();
