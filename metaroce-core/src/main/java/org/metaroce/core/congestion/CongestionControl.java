@@ -92,6 +92,17 @@ public interface CongestionControl {
     }
 
     /**
+     * An ACK carried the responder's Sender Count (SENDER_COUNT negotiated, field non-zero) [CC-038].
+     * The default algorithm uses it for its initial window and its increases [CC-039].
+     *
+     * @param nowNs current time
+     * @param count the Sender Count, 1 to 255
+     */
+    default void onSenderCount(final long nowNs, final int count) {
+        // Only the default algorithm uses the count.
+    }
+
+    /**
      * The requester has just had its chance to send (the end of each emit): how much is in flight,
      * and whether anything is left that it could not send (held back by the window, the credit or
      * pacing). An algorithm uses it to tell application-limited from network-limited [CC-005].

@@ -96,6 +96,12 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private long baseRttNs;
     private long srttNs;
     private double cwnd;
+    /** W0, the initial window of [CC-010], which the Sender Count divides before the first packet [CC-039]. */
+    private final double initialWindow;
+    /** Whether a packet has been sent: the Sender Count sizes the first window only before it [CC-039]. */
+    private boolean sentAny;
+    /** The latest Sender Count from the responder (1 without one): it divides the increases [CC-039]. */
+    private int senders = 1;
     private long lastDecreaseNs = Long.MIN_VALUE / 2;
     private long nextSendNs = Long.MIN_VALUE;
     private long decreases;
@@ -145,6 +151,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         // Start near line rate: one BDP at the initial baseRTT, at least one packet [CC-010].
         this.cwnd = initialWindowBytes > 0 ? initialWindowBytes : Math.max(pmtu, bdpBytes());
         clamp();
+        this.initialWindow = cwnd;
     }
 
     /**
@@ -248,10 +255,27 @@ public final class DelayBasedCongestionControl implements CongestionControl {
 
     @Override
     public void onPacketSent(final long nowNs, final int bytes, final int pathId) {
+        sentAny = true;
         if (cwnd < pmtu) {
             // Below one packet per RTT: space packets so that cwnd bytes leave per SRTT [CC-002].
             final long rtt = srttNs > 0 ? srttNs : baseRttNs();
             nextSendNs = nowNs + (long) (rtt * (pmtu / cwnd));
+        }
+    }
+
+    /**
+     * The responder's Sender Count n [CC-038]: before the first packet the window becomes
+     * min(cwnd, max(PMTU, W0 / n)), so that n requesters told before a burst put about W0 on the
+     * receiver's port in their first round trip, not n × W0; and the fast and fair increases are
+     * divided by n from now on, so that n flows into one port add FAST_AI (or one PMTU) per round
+     * trip together [CC-039].
+     */
+    @Override
+    public void onSenderCount(final long nowNs, final int count) {
+        senders = Math.max(1, count);
+        if (!sentAny) {
+            cwnd = Math.min(cwnd, Math.max(pmtu, initialWindow / senders));
+            clamp();
         }
     }
 
@@ -341,7 +365,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
                 decreased(nowNs);
             } else if (!ce && mayGrow) {
                 final boolean recentMark = nowNs - lastCeNs < CE_MEMORY_SRTTS * srttNs;
-                cwnd += Math.min((recentMark ? 1 : FAST_AI) * pmtu * acked / cwnd, acked);
+                cwnd += Math.min((recentMark ? 1 : FAST_AI) / senders * pmtu * acked / cwnd, acked);
             }
             clamp();
             return;
@@ -353,7 +377,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
                 // the bytes acknowledged, so the window at most doubles per round trip: below
                 // FAST_AI packets the formula adds more than an ACK acknowledges, and below one
                 // packet (one ACK per PMTU / cwnd round trips) one ACK multiplied the window [CC-033].
-                cwnd += Math.min(FAST_AI * pmtu * (acked / cwnd) * (target - q) / target, acked);
+                cwnd += Math.min(FAST_AI / senders * pmtu * (acked / cwnd) * (target - q) / target, acked);
             }
             // ECN with low delay: hold; the path selector moves traffic away from the marking path.
             // High delay with a recent mark (below): a queue at a switch, decrease [CC-012].
@@ -361,7 +385,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
             // High delay and no mark for CE_MEMORY: the queue is not at a marking switch (the
             // receiver host, say): fair (additive) increase of one PMTU per window [CC-029].
             if (mayGrow) {
-                cwnd += pmtu * acked / cwnd;
+                cwnd += pmtu / (double) senders * acked / cwnd;
             }
         } else {
             cwnd *= Math.max(1 - BETA * (q - target) / q, 1 - MAX_MDF);

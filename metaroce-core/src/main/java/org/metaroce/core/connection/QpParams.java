@@ -27,7 +27,8 @@ public abstract class QpParams<T extends QpParams<T>> {
     public static final int DEFAULT_INITIATOR_DEPTH = 16;
     /** Capability flags this implementation can honour; others must not be advertised [GEN-001]. */
     public static final int KNOWN_CAPABILITIES =
-        ConnectHeader.CAP_RECEIVER_CREDIT | ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_ECN;
+        ConnectHeader.CAP_RECEIVER_CREDIT | ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_ECN
+            | ConnectHeader.CAP_SENDER_COUNT;
 
     ProtectionDomain pd;
     CompletionQueue sendCq;

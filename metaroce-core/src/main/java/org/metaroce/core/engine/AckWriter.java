@@ -3,6 +3,8 @@
 
 package org.metaroce.core.engine;
 
+import java.util.function.LongToIntFunction;
+
 import org.agrona.MutableDirectBuffer;
 import org.metaroce.core.reliability.ReceiveWindow;
 import org.metaroce.core.wire.Opcode;
@@ -11,7 +13,8 @@ import org.metaroce.core.wire.WireConstants;
 /**
  * Writes the responder's ACKs, NACKs and CNPs. Every ACK and NACK carries the responder's state
  * when it leaves [REL-012, REL-013]: the cumulative PSN and SACK bitmap of the receive window,
- * the count of CE-marked packets, and a fresh Credit. The cumulative PSN and Credit last sent are
+ * the count of CE-marked packets, a fresh Credit and, with SENDER_COUNT, the Sender Count
+ * [CC-038]. The cumulative PSN and Credit last sent are
  * kept: they are what the requester may send [REL-019], so they tell whether a packet used up the
  * last credit and its ACK must not wait [REL-014]. When to send what is the {@link AckScheduler}'s.
  */
@@ -32,6 +35,8 @@ final class AckWriter {
     private final ReceiveWindow window;
     private final ResponseOut out;
     private final CreditSource credit;
+    /** The Sender Count to carry at a time, 0 without SENDER_COUNT [CC-038]. */
+    private final LongToIntFunction senderCount;
     private final EndpointCounters counters;
     /** CE-marked request packets received [CC-020], carried in every acknowledgement. */
     private int ceCount;
@@ -40,10 +45,11 @@ final class AckWriter {
     private long advertisedCredit = INITIAL_CREDIT;
 
     AckWriter(final ReceiveWindow window, final ResponseOut out, final CreditSource credit,
-              final EndpointCounters counters) {
+              final LongToIntFunction senderCount, final EndpointCounters counters) {
         this.window = window;
         this.out = out;
         this.credit = credit;
+        this.senderCount = senderCount;
         this.counters = counters;
     }
 
@@ -93,7 +99,8 @@ final class AckWriter {
         advertisedCredit = granted;
         w.ack(buffer, offset, opcode).cumulativePsn(advertisedCumulative).sackBitmap(window.sackBitmap())
             .echoedTimestamp(echoedTimestamp).ackDelay(Math.max(0, nowNs - triggerArrivalNs)).ceCount(ceCount)
-            .credit(granted).echoedPathId(echoedPathId).ackFlags(ackFlags);
+            .credit(granted).echoedPathId(echoedPathId).ackFlags(ackFlags)
+            .senderCount(senderCount.applyAsInt(nowNs));
         if (nack) {
             w.nack(buffer, offset, opcode).reason(reason).rnrTimer(rnrUnits).nackPsn(nackPsn);
             counters.increment(EndpointCounter.NACKS_OUT);

@@ -474,6 +474,34 @@ public final class Endpoint implements DatagramEndpoint {
     }
 
     /**
+     * The Sender Count of [CC-038]: the queue pairs that accepted a request packet in the last
+     * {@code windowNs} (the n of [CC-018]) and those that, with SENDER_COUNT negotiated, are in RTS
+     * and have neither accepted nor sent a request packet nor work posted to send, clamped to
+     * [1, 255]. It scans the endpoint's queue pairs, and only QPs that negotiated SENDER_COUNT ask.
+     */
+    int receivingSenders(final long nowNs, final long windowNs) {
+        int n = 0;
+        for (int i = 0, size = pollOrder.size(); i < size; i++) {
+            final QueuePair qp = pollOrder.get(i);
+            final long last = qp.lastRequestNs();
+            if ((last != Long.MIN_VALUE && nowNs - last <= windowNs) || qp.waitsForFirstRequest()) {
+                n++;
+            }
+        }
+        return Math.min(255, Math.max(1, n));
+    }
+
+    /** Every queue pair waiting for its first request announces the Sender Count once more [CC-038]. */
+    void senderCountChanged() {
+        for (int i = 0, size = pollOrder.size(); i < size; i++) {
+            final QueuePair qp = pollOrder.get(i);
+            if (qp.waitsForFirstRequest()) {
+                qp.announceSenderCount();
+            }
+        }
+    }
+
+    /**
      * The live queue pair at {@code index} in creation order, for tools that visit every QP without
      * allocating (observability samplers); indexes shift when a QP is destroyed. Owning thread.
      *
@@ -553,6 +581,16 @@ public final class Endpoint implements DatagramEndpoint {
         @Override
         public int activeRequestSenders(final long nowNs, final long windowNs) {
             return Endpoint.this.activeRequestSenders(nowNs, windowNs);
+        }
+
+        @Override
+        public int receivingSenders(final long nowNs, final long windowNs) {
+            return Endpoint.this.receivingSenders(nowNs, windowNs);
+        }
+
+        @Override
+        public void senderCountChanged() {
+            Endpoint.this.senderCountChanged();
         }
 
         @Override

@@ -320,6 +320,32 @@ public final class QueuePair {
         return (int) Math.min(window, Math.max(1, (long) (bdpPackets / senders)));
     }
 
+    /** @return whether SENDER_COUNT was negotiated [CC-038] */
+    boolean senderCountNegotiated() {
+        return (capabilities & ConnectHeader.CAP_SENDER_COUNT) != 0;
+    }
+
+    /**
+     * @return whether this QP, with SENDER_COUNT negotiated, is in RTS, has accepted no request
+     *     packet, and has neither sent one nor work posted to send: a connection made ahead of
+     *     traffic that may come its way [CC-038]
+     */
+    boolean waitsForFirstRequest() {
+        return !destroyed && state == QpState.RTS && senderCountNegotiated()
+            && responder.lastRequestNs() == Long.MIN_VALUE && requester.transmissions() == 0 && requester.queued() == 0;
+    }
+
+    /** Sends the peer an ACK carrying the current Sender Count [CC-038]. */
+    void announceSenderCount() {
+        responder.announceSenderCount();
+        endpoint.touched();
+    }
+
+    /** @return the Sender Count this QP's ACKs carry: 0 without SENDER_COUNT [CC-038] */
+    int senderCountToAdvertise(final long nowNs) {
+        return senderCountNegotiated() ? endpoint.receivingSenders(nowNs, 2 * creditBaseRttNs()) : 0;
+    }
+
     /** baseRTT for the credit: this QP's minRTT if its requester has a sample, else BASE_RTT_INIT [CC-018]. */
     private long creditBaseRttNs() {
         final org.metaroce.core.reliability.RttEstimator rtt = requester.rtt();
@@ -431,6 +457,11 @@ public final class QueuePair {
         } else if (state == QpState.RTR && target == QpState.RTS) {
             requester.start(attrs.sqPsn(), attrs.timeoutNs());
             startCongestionControl(attrs);
+            if (senderCountNegotiated()) {
+                // One more QP waits for its first request: those waiting learn the new count [CC-038].
+                state = target;
+                endpoint.senderCountChanged();
+            }
         } else if (attrs.isSet(QpAttributeMask.TIMEOUT)) {
             requester.timeout(attrs.timeoutNs());
         }
@@ -941,6 +972,11 @@ public final class QueuePair {
         @Override
         public int capabilities() {
             return capabilities;
+        }
+
+        @Override
+        public int senderCountToAdvertise(final long nowNs) {
+            return QueuePair.this.senderCountToAdvertise(nowNs);
         }
 
         @Override

@@ -38,6 +38,15 @@ interface QueuePairContext {
     /** @return the n of [CC-018]: queue pairs that received a request in the last {@code windowNs} (at least 1) */
     int activeRequestSenders(long nowNs, long windowNs);
 
+    /**
+     * @return the Sender Count of [CC-038]: queue pairs that accepted a request in the last
+     *     {@code windowNs}, plus those waiting for their first request (at least 1, at most 255)
+     */
+    int receivingSenders(long nowNs, long windowNs);
+
+    /** A queue pair with SENDER_COUNT entered RTS: every waiting one announces the new count [CC-038]. */
+    void senderCountChanged();
+
     /** Something happened to this queue pair: the next poll visits it and its deadline is recomputed. */
     void touched();
 

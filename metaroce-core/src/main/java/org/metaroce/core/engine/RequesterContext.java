@@ -37,6 +37,9 @@ interface RequesterContext {
     /** @return whether the connection runs the go-back-N baseline */
     boolean isGoBackN();
 
+    /** @return the negotiated Capability Flags */
+    int capabilities();
+
     /** @return RETRY_CNT [REL-029] */
     int retryCount();
 

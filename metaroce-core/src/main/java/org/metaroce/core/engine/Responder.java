@@ -65,6 +65,8 @@ final class Responder {
 
     // CNP generation [CC-020]: one pending CNP, with the PSN of the CE-marked packet.
     private boolean cnpPending;
+    /** An ACK announcing the Sender Count to a requester that has sent nothing yet is due [CC-038]. */
+    private boolean senderCountPending;
     private int cnpPsn;
     private long lastCnpNs = Long.MIN_VALUE;
 
@@ -99,7 +101,7 @@ final class Responder {
         receives = new ReceiveQueue(recvQueueDepth, maxRecvSge);
         reads = new ReadResponder(Math.max(4, 2 * maxDestRdAtomic));
         atomics = new AtomicExecutor(Math.max(4, 2 * maxDestRdAtomic));
-        ackWriter = new AckWriter(window, out, qp::creditToGrant, counters);
+        ackWriter = new AckWriter(window, out, qp::creditToGrant, qp::senderCountToAdvertise, counters);
     }
 
     void start(final int expectedPsn) {
@@ -563,6 +565,11 @@ final class Responder {
         return accepted;
     }
 
+    /** An ACK with the current Sender Count is to be sent, once however often this is called before it leaves [CC-038]. */
+    void announceSenderCount() {
+        senderCountPending = true;
+    }
+
     /** A KEEPALIVE is answered at once with an ACK carrying the current state [CM-028], [WIRE-065]. */
     void onKeepalive(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
         packetArrivalNs = arrivalNs;
@@ -620,6 +627,7 @@ final class Responder {
         atomics.dropResponses();
         acks.cancelAck();
         cnpPending = false;
+        senderCountPending = false;
         // Only the fatal NACK (if any) may still leave [REL-052].
         if (fatalReason == 0) {
             acks.clearOwn();
@@ -647,6 +655,7 @@ final class Responder {
         gapNacked = false;
         ackWriter.resetCeCount();
         cnpPending = false;
+        senderCountPending = false;
         lastCnpNs = Long.MIN_VALUE;
         lastRequestNs = Long.MIN_VALUE;
         cachedRegion = null;
@@ -667,6 +676,18 @@ final class Responder {
         }
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
             return emitted;
+        }
+        if (senderCountPending && emitted < budget) {
+            // A count of 1 tells nothing the initial window does not assume: not sent. Otherwise
+            // no packet triggered it: the PSN before the expected one (never outstanding at the
+            // requester), no echo, no hold; the state is the responder's current one [CC-038].
+            if (qp.senderCountToAdvertise(nowNs) > 1) {
+                if (!ackWriter.ack(nowNs, sink, 0, 0, 0, window.expectedPsn() - 1, 0, nowNs, 0, 0)) {
+                    return emitted;
+                }
+                emitted++;
+            }
+            senderCountPending = false;
         }
         if (cnpPending && emitted < budget) {
             if (!ackWriter.cnp(nowNs, sink, cnpPsn)) {
@@ -747,7 +768,7 @@ final class Responder {
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
             return Long.MAX_VALUE;
         }
-        if (cnpPending || atomics.hasResponses() || (reads.hasHeld() && readExecutable())) {
+        if (senderCountPending || cnpPending || atomics.hasResponses() || (reads.hasHeld() && readExecutable())) {
             return Long.MIN_VALUE;
         }
         return acks.ackDeadlineNs();

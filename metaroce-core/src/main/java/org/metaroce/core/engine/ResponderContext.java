@@ -57,6 +57,9 @@ interface ResponderContext {
     /** @return the Credit to advertise, from the receive window and the endpoint's share [CC-018] */
     int creditToGrant(long nowNs, int window);
 
+    /** @return the Sender Count for an ACK, 0 when SENDER_COUNT was not negotiated [CC-038] */
+    int senderCountToAdvertise(long nowNs);
+
     /** Commits a packet written at {@code offset} to the peer, counted as sent. */
     void commit(TransmitSink sink, int offset, int length, int entropy);
 

@@ -11,6 +11,7 @@ import org.metaroce.core.verbs.WcStatus;
 import org.metaroce.core.wire.AckHeader;
 import org.metaroce.core.wire.AtomicAckHeader;
 import org.metaroce.core.wire.BaseHeader;
+import org.metaroce.core.wire.ConnectHeader;
 import org.metaroce.core.wire.Flags;
 import org.metaroce.core.wire.MessageHeader;
 import org.metaroce.core.wire.NackHeader;
@@ -126,6 +127,12 @@ final class ResponseHandler {
             if (!Psn.before(highest, sendWindow.sndNxt())) {
                 counters.increment(EndpointCounter.ACK_FOR_UNSENT_PSN);
                 return false;
+            }
+        }
+        if ((qp.capabilities() & ConnectHeader.CAP_SENDER_COUNT) != 0) {
+            final int senders = AckHeader.senderCount(buffer, ackOffset);
+            if (senders > 0) {
+                qp.congestionControl().onSenderCount(nowNs, senders);
             }
         }
         final int trigger = BaseHeader.psn(buffer, offset);

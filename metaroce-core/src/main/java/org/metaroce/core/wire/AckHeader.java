@@ -19,6 +19,8 @@ public final class AckHeader extends HeaderFlyweight {
     public static final int CREDIT_OFFSET = 24;
     public static final int ECHOED_PATH_ID_OFFSET = 28;
     public static final int ACK_FLAGS_OFFSET = 29;
+    /** Sender Count, with SENDER_COUNT negotiated [CC-038]; reserved (zero) otherwise. */
+    public static final int SENDER_COUNT_OFFSET = 30;
     public static final int LENGTH = WireConstants.ACK_HEADER_LENGTH;
 
     /** ACK flag: the triggering packet was CE-marked. */
@@ -142,6 +144,20 @@ public final class AckHeader extends HeaderFlyweight {
 
     public AckHeader ackFlags(final int flags) {
         buffer.putByte(offset + ACK_FLAGS_OFFSET, (byte) flags);
+        return this;
+    }
+
+    /** @return the Sender Count byte, 0 = no information [CC-038] */
+    public static int senderCount(final DirectBuffer b, final int headerOffset) {
+        return u8(b, headerOffset + SENDER_COUNT_OFFSET);
+    }
+
+    public int senderCount() {
+        return senderCount(buffer, offset);
+    }
+
+    public AckHeader senderCount(final int count) {
+        buffer.putByte(offset + SENDER_COUNT_OFFSET, (byte) count);
         return this;
     }
 }

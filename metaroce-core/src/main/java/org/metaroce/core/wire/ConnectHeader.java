@@ -26,6 +26,8 @@ public final class ConnectHeader extends HeaderFlyweight {
     public static final int CAP_GO_BACK_N = 0x0002;
     /** Capability: ECN marks are visible and echoed. */
     public static final int CAP_ECN = 0x0004;
+    /** Capability: the responder reports its Sender Count in every ACK and announces it to idle requesters [CC-038]. */
+    public static final int CAP_SENDER_COUNT = 0x0008;
 
     @Override
     public ConnectHeader wrap(final MutableDirectBuffer buffer, final int offset) {

@@ -291,6 +291,57 @@ class DelayBasedCongestionControlTest {
     }
 
     @Test
+    @DisplayName("[CC-039] before the first packet the Sender Count divides the initial window (at least one PMTU); after it, it does not")
+    void senderCountSizesOnlyTheFirstWindow() {
+        final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        // W0 = 100 Gb/s x 10 us = 125,000 bytes; four senders share it.
+        cc.onSenderCount(0, 4);
+        assertThat(cc.windowBytes()).isCloseTo(125_000 / 4.0, within(1.0));
+        // A later, larger count before the first packet lowers it again, never below one packet.
+        cc.onSenderCount(1_000, 64);
+        assertThat(cc.windowBytes()).isCloseTo(PMTU, within(0.01));
+        // Counts only lower the first window: an announcement reordered behind a larger one does not raise it.
+        cc.onSenderCount(2_000, 2);
+        assertThat(cc.windowBytes()).isCloseTo(PMTU, within(0.01));
+        final DelayBasedCongestionControl sent = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        sent.onPacketSent(0, PMTU, 0);
+        sent.onSenderCount(1_000, 32);
+        assertThat(sent.windowBytes()).as("after the first packet the count does not set the window")
+            .isCloseTo(125_000, within(1.0));
+    }
+
+    @Test
+    @DisplayName("[CC-039] the Sender Count n divides the fast and the fair increase: n flows add what one would")
+    void senderCountDividesTheIncreases() {
+        final double[] fastGrowth = new double[2];
+        final double[] fairGrowth = new double[2];
+        final int[] counts = {1, 4};
+        for (int i = 0; i < counts.length; i++) {
+            // Fast increase (no ECN, q = 0 < T): FAST_AI x PMTU x A / cwnd per ACK.
+            final DelayBasedCongestionControl fast = new DelayBasedCongestionControl(PMTU, GBPS_100, false);
+            fast.onPacketSent(0, PMTU, 0);
+            fast.onSenderCount(0, counts[i]);
+            fast.onAck(10_000, 1, 10_000, false, 0);
+            final double before = fast.windowBytes();
+            fast.onAck(11_000, 1, 10_000, false, 0);
+            fastGrowth[i] = fast.windowBytes() - before;
+            // Fair increase (ECN, q = 40 - 10 us >= T, no mark ever): AI x PMTU x A / cwnd per ACK.
+            final DelayBasedCongestionControl fair = new DelayBasedCongestionControl(PMTU, GBPS_100, true)
+                .baseRttMaxNs(10_000);
+            fair.onPacketSent(0, PMTU, 0);
+            fair.onSenderCount(0, counts[i]);
+            fair.onAck(40_000, 1, 40_000, false, 0);
+            final double beforeFair = fair.windowBytes();
+            fair.onAck(41_000, 1, 40_000, false, 0);
+            fairGrowth[i] = fair.windowBytes() - beforeFair;
+        }
+        assertThat(fastGrowth[0]).isPositive();
+        assertThat(fastGrowth[1]).isCloseTo(fastGrowth[0] / 4, within(fastGrowth[0] * 0.01));
+        assertThat(fairGrowth[0]).isPositive();
+        assertThat(fairGrowth[1]).isCloseTo(fairGrowth[0] / 4, within(fairGrowth[0] * 0.01));
+    }
+
+    @Test
     void windowIsClampedAndPacedBelowOnePacket() {
         // [CC-006, CC-016] the window stays within [MIN_CWND, MAX_CWND]; [CC-002] pacing below one packet.
         final DelayBasedCongestionControl cc = new DelayBasedCongestionControl(PMTU, GBPS_100, false);

@@ -23,7 +23,8 @@ class AckWriterTest {
     private final ResponseCapture out = new ResponseCapture();
     private final EndpointCounters counters = new EndpointCounters();
     private int grant = 10;
-    private final AckWriter writer = new AckWriter(window, out, (now, size) -> grant, counters);
+    private int senders;
+    private final AckWriter writer = new AckWriter(window, out, (now, size) -> grant, now -> senders, counters);
 
     private int ack(final int i) {
         return out.offset(i) + Opcode.ACK.ackOffset();
@@ -48,11 +49,14 @@ class AckWriterTest {
         assertThat(AckHeader.echoedTimestamp(out.buffer, ack(0))).isEqualTo(77);
         assertThat(AckHeader.ackDelay(out.buffer, ack(0))).as("from the trigger's arrival [REL-066]").isEqualTo(1_000);
         assertThat(AckHeader.echoedPathId(out.buffer, ack(0))).isEqualTo(3);
+        assertThat(AckHeader.senderCount(out.buffer, ack(0))).as("reserved without SENDER_COUNT [CC-038]").isZero();
         assertThat(counters.get(EndpointCounter.ACKS_OUT)).isEqualTo(1);
 
         writer.resetCeCount();
+        senders = 7;
         writer.ack(5_000, out, 0, 0, 0, BASE + 2, 0, 9_000, 0, 0);
         assertThat(AckHeader.ceCount(out.buffer, ack(1))).isZero();
+        assertThat(AckHeader.senderCount(out.buffer, ack(1))).as("the count when it is sent [CC-038]").isEqualTo(7);
         assertThat(AckHeader.ackDelay(out.buffer, ack(1))).as("never negative").isZero();
     }
 

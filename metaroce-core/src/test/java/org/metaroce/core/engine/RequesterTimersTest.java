@@ -194,6 +194,11 @@ class RequesterTimersTest {
         }
 
         @Override
+        public int capabilities() {
+            return 0;
+        }
+
+        @Override
         public int retryCount() {
             return retryCount;
         }

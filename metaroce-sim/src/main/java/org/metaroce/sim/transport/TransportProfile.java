@@ -37,6 +37,8 @@ public final class TransportProfile {
     private final Supplier<EndpointConfig> endpointConfig;
     /** RECEIVER_CREDIT negotiated whatever the algorithm (set only by {@link #withReceiverCredit}, kept by every copy). */
     private boolean receiverCredit;
+    /** Whether every QP negotiates SENDER_COUNT [CC-038]. */
+    private boolean senderCount;
 
     private TransportProfile(final String name, final String ccName, final CongestionControlAlgorithm ccAlgorithm,
                              final int congestionWindowPackets, final boolean goBackN, final boolean boundBaseRtt,
@@ -71,6 +73,7 @@ public final class TransportProfile {
         final TransportProfile p =
             new TransportProfile(newName, newCcName, alg, window, gbn, bound, paths, lb, newPfc, trim, newEcn, mtu, config);
         p.receiverCredit = receiverCredit;
+        p.senderCount = senderCount;
         return p;
     }
 
@@ -88,16 +91,33 @@ public final class TransportProfile {
     }
 
     /**
+     * @param on whether every QP negotiates SENDER_COUNT: responders report their count of senders
+     *     in every ACK and announce it to QPs connected ahead of their traffic, and DEFAULT sizes
+     *     its first window and its increases by it [CC-038], [CC-039]
+     * @return a copy
+     */
+    public TransportProfile withSenderCount(final boolean on) {
+        final TransportProfile p = copy(name, ccName, ccAlgorithm, congestionWindowPackets, goBackN, boundBaseRtt,
+            pathsPerQp, loadBalancing, pfc, trimming, ecn, pmtu, endpointConfig);
+        p.senderCount = on;
+        return p;
+    }
+
+    /**
      * MetaRoCE as the specification intends it: no PFC, each QP sprays over 16 entropy values
      * through ordinary ECMP switches, selective repeat, the default delay-primary congestion
-     * control of 8.5 with ECN negotiated (the NSCC quadrants), and BASE_RTT_MAX set to the
-     * fabric's largest unloaded RTT as [CC-028] tells deployments to.
+     * control of 8.5 with ECN and SENDER_COUNT negotiated (the NSCC quadrants; the responder's
+     * count of senders, [CC-038]), and BASE_RTT_MAX set to the fabric's largest unloaded RTT as
+     * [CC-028] tells deployments to.
      *
      * @return the profile
      */
     public static TransportProfile metaroce() {
-        return new TransportProfile("metaroce", "DEFAULT (delay-based, 8.5)", CongestionControlAlgorithm.DEFAULT, 0,
-            false, true, 16, LoadBalancing.ECMP, false, false, true, 4096, TransportProfile::simEndpointConfig);
+        final TransportProfile p = new TransportProfile("metaroce", "DEFAULT (delay-based, 8.5)",
+            CongestionControlAlgorithm.DEFAULT, 0, false, true, 16, LoadBalancing.ECMP, false, false, true, 4096,
+            TransportProfile::simEndpointConfig);
+        p.senderCount = true;
+        return p;
     }
 
     /**
@@ -261,12 +281,13 @@ public final class TransportProfile {
 
     /**
      * @return the Capability Flags both ends of every QP negotiate (CAPABILITIES attribute, [CC-024]):
-     *     ECN and GO_BACK_N as the profile says, and RECEIVER_CREDIT when the algorithm is
+     *     ECN, GO_BACK_N and SENDER_COUNT as the profile says, and RECEIVER_CREDIT when the algorithm is
      *     RECEIVER_CREDIT (without it the QP would fall back to DEFAULT [CC-008]) or the profile
      *     asks for credit on its own ({@link #withReceiverCredit})
      */
     public int capabilities() {
         return (ecn ? ConnectHeader.CAP_ECN : 0) | (goBackN ? ConnectHeader.CAP_GO_BACK_N : 0)
+            | (senderCount ? ConnectHeader.CAP_SENDER_COUNT : 0)
             | (receiverCredit || ccAlgorithm == CongestionControlAlgorithm.RECEIVER_CREDIT
                 ? ConnectHeader.CAP_RECEIVER_CREDIT : 0);
     }

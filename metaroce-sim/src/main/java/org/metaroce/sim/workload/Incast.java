@@ -3,8 +3,15 @@
 
 package org.metaroce.sim.workload;
 
-/** N:1 incast: every sender writes the same amount into one receiver at the same instant. */
+/**
+ * N:1 incast: every sender writes the same amount into one receiver at the same instant. The QP
+ * pairs are connected {@link #CONNECT_LEAD_NS} before the burst, as RDMA applications connect at
+ * initialisation and then start their traffic (NCCL, MPI); FCTs and the completion time count
+ * from the burst.
+ */
 public final class Incast extends FlowSetWorkload {
+    /** Time between connecting every QP pair and the burst: longer than any one-way trip of the fabrics built here. */
+    public static final long CONNECT_LEAD_NS = 20_000;
     private final int receiver;
     private final int[] senders;
     private final long bytes;
@@ -33,7 +40,12 @@ public final class Incast extends FlowSetWorkload {
         expect(senders.length);
         final long now = t.network().simulator().nowNs();
         for (final int s : senders) {
-            start(now, s, receiver, bytes, name());
+            t.connect(now, s, receiver);
         }
+        t.network().simulator().schedule(now + CONNECT_LEAD_NS, (at, subject, arg) -> {
+            for (final int s : senders) {
+                start(at, s, receiver, bytes, name());
+            }
+        }, null, 0);
     }
 }

@@ -277,6 +277,25 @@ public final class Traffic {
         return flow;
     }
 
+    /**
+     * Connects src to dst now, ahead of any flow, as applications that connect at initialisation
+     * do (NCCL, MPI): the QP pair reaches RTS, and both hosts are served so that whatever the
+     * endpoints send at connection (the Sender Count announcements of [CC-038]) leaves. A later
+     * flow between the two uses this pair.
+     *
+     * @param nowNs the current virtual time
+     * @param src source host index
+     * @param dst destination host index, not src
+     */
+    public void connect(final long nowNs, final int src, final int dst) {
+        if (src == dst) {
+            throw new IllegalArgumentException("a connection needs two different hosts, got " + src + " -> " + dst);
+        }
+        final Connection c = connection(src, dst);
+        c.src.kick(nowNs);
+        c.dst.kick(nowNs);
+    }
+
     /** Posts backlogged chunks while the send queue takes them. */
     private void pump(final Connection c) {
         while (!c.backlog.isEmpty()) {
