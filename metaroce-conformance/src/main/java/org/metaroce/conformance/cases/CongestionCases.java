@@ -6,6 +6,7 @@ package org.metaroce.conformance.cases;
 import static org.metaroce.conformance.cases.Steps.must;
 import static org.metaroce.conformance.cases.Steps.setup;
 import static org.metaroce.conformance.suite.CaseContext.check;
+import static org.metaroce.conformance.suite.CaseContext.checkEq;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -277,6 +278,42 @@ final class CongestionCases {
                     cum = Math.min(cum + 1, max(sent) + 1);
                 }
             }, "CC-019", "REL-019", "CM-019", "CC-024"));
+
+        l.add(mustFeature("cc.sender-count", "with SENDER_COUNT the responder announces its count of requesters to "
+            + "QPs connected ahead of traffic and carries it in every ACK; without it the byte stays 0", "SENDER_COUNT",
+            ctx -> {
+                ctx.requireExtension("cc");
+                final QpOptions counted = QpOptions.defaults().capabilities(QpOptions.CAP_SENDER_COUNT);
+                // A connection without the capability: its ACKs keep the byte reserved (0) [CC-038].
+                final Setup plain = setup(ctx);
+                final TesterQp p = plain.t();
+                ctx.tester().inject(Steps.write(plain, 0, CaseContext.pattern(8, 3)).build());
+                final Packet plainAck = ctx.expect(Steps.ackWithCum(p, p.sendPsn + 1), CaseContext.EXPECT_MS,
+                    "an ACK of the WRITE on the QP without SENDER_COUNT");
+                checkEq(0, plainAck.senderCount(), "Sender Count byte without SENDER_COUNT negotiated [CC-038]");
+                // Two QPs with the capability, connected before any traffic: once the second is in
+                // RTS both wait for their first request, so each peer is told n = 2 in an ACK that
+                // no packet triggered (PSN = Cumulative PSN - 1) [CC-038].
+                final Setup a = setup(ctx, counted);
+                final Setup b = setup(ctx, counted);
+                checkEq(QpOptions.CAP_SENDER_COUNT, a.t().capabilities & QpOptions.CAP_SENDER_COUNT,
+                    "SENDER_COUNT in the IUT's CONNECT_REPLY when the tester proposed it [CM-019]");
+                for (final Setup s : List.of(a, b)) {
+                    final TesterQp t = s.t();
+                    final Packet ann = ctx.expect(q -> t.fromIut(q) && q.opcode() == org.metaroce.core.wire.Opcode.ACK
+                        && q.cumulativePsn() == t.sendPsn && q.senderCount() == 2, CaseContext.EXPECT_MS,
+                        "an ACK announcing Sender Count 2 to QP " + t.qpn + " before any traffic [CC-038]");
+                    checkEq(t.sendPsn - 1, ann.psn(), "the announcement's PSN = Cumulative PSN - 1 [CC-038]");
+                }
+                // A request on the first: the second still waits, and the first counts while its
+                // request is within 2 x baseRTT (20 us before a sample), which a loaded IUT may
+                // outlast before its ACK leaves: 1 or 2, never 0 [CC-038].
+                ctx.tester().inject(Steps.write(a, 0, CaseContext.pattern(8, 4)).build());
+                final Packet ack = ctx.expect(Steps.ackWithCum(a.t(), a.t().sendPsn + 1), CaseContext.EXPECT_MS,
+                    "an ACK of the WRITE on the first counted QP");
+                check(ack.senderCount() == 1 || ack.senderCount() == 2, "Sender Count in every ACK: the waiting QP "
+                    + "and perhaps the recent sender [CC-038]", String.valueOf(ack.senderCount()));
+            }, "CC-038", "CM-019"));
         return l;
     }
 

@@ -36,6 +36,8 @@ public final class QpOptions {
     public static final int CAP_GO_BACK_N = 0x0002;
     /** Capability Flag ECN. */
     public static final int CAP_ECN = 0x0004;
+    /** Capability Flag SENDER_COUNT (v1.0.10): the responder's Sender Count in its ACKs [CC-038]. */
+    public static final int CAP_SENDER_COUNT = 0x0008;
 
     public static QpOptions defaults() {
         return new QpOptions();
@@ -164,6 +166,9 @@ public final class QpOptions {
             }
             if ((capabilities & CAP_ECN) != 0) {
                 c.add("ECN");
+            }
+            if ((capabilities & CAP_SENDER_COUNT) != 0) {
+                c.add("SENDER_COUNT");
             }
         }
         if (ccAlgorithm != null) {

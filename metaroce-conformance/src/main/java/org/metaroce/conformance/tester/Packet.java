@@ -214,6 +214,11 @@ public final class Packet {
         return AckHeader.credit(buffer, at(opcode.ackOffset(), "ACK"));
     }
 
+    /** @return the ACK's Sender Count byte: the responder's count of requesters with SENDER_COUNT, else 0 [CC-038] */
+    public int senderCount() {
+        return AckHeader.senderCount(buffer, at(opcode.ackOffset(), "ACK"));
+    }
+
     /** @return ACK Delay in ns [WIRE-061] */
     public long ackDelay() {
         return AckHeader.ackDelay(buffer, at(opcode.ackOffset(), "ACK"));
