@@ -184,7 +184,8 @@ local f_ack_echoed_path_id   = add(ProtoField.uint8 ("metaroce.ack.echoed_path_i
 local f_ack_flags            = add(ProtoField.uint8 ("metaroce.ack.flags", "ACK Flags", base.DEC))
 local f_ack_flag_ecn_echo    = add(ProtoField.bool  ("metaroce.ack.flags.ecn_echo", "ECN_ECHO", 8, nil, 0x01))
 local f_ack_flag_duplicate   = add(ProtoField.bool  ("metaroce.ack.flags.duplicate", "DUPLICATE", 8, nil, 0x02))
-local f_ack_reserved         = add(ProtoField.uint16("metaroce.ack.reserved", "Reserved", base.HEX))
+local f_ack_sender_count     = add(ProtoField.uint8 ("metaroce.ack.sender_count", "Sender Count", base.DEC))
+local f_ack_reserved         = add(ProtoField.uint8 ("metaroce.ack.reserved", "Reserved", base.HEX))
 
 -- NACK
 local f_nack_reason    = add(ProtoField.uint8 ("metaroce.nack.reason", "Reason", base.DEC, nack_reason_names))
@@ -359,8 +360,11 @@ ext_dissectors.ack = function(tvb, o, tree)
     local ft = t:add(f_ack_flags, tvb(o + 29, 1))
     ft:add(f_ack_flag_ecn_echo, tvb(o + 29, 1))
     ft:add(f_ack_flag_duplicate, tvb(o + 29, 1))
-    local rt = t:add(f_ack_reserved, tvb(o + 30, 2))
-    reserved_check(rt, tvb(o + 30, 2))
+    -- Byte 30: the responder's Sender Count with SENDER_COUNT negotiated, else 0 [CC-038] (v1.0.10).
+    local sc = t:add(f_ack_sender_count, tvb(o + 30, 1))
+    if tvb(o + 30, 1):uint() == 0 then sc:append_text(" (none: SENDER_COUNT not negotiated)") end
+    local rt = t:add(f_ack_reserved, tvb(o + 31, 1))
+    reserved_check(rt, tvb(o + 31, 1))
     return { cumulative_psn = tvb(o, 4):uint() }
 end
 

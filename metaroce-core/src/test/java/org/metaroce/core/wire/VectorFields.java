@@ -71,6 +71,7 @@ final class VectorFields {
         put("ack.credit", "ack", (b, o) -> u32(AckHeader.credit(b, o)), (b, o, v) -> new AckHeader().wrap(b, o).credit((int) v));
         put("ack.echoed_path_id", "ack", AckHeader::echoedPathId, (b, o, v) -> new AckHeader().wrap(b, o).echoedPathId((int) v));
         put("ack.flags", "ack", AckHeader::ackFlags, (b, o, v) -> new AckHeader().wrap(b, o).ackFlags((int) v));
+        put("ack.sender_count", "ack", AckHeader::senderCount, (b, o, v) -> new AckHeader().wrap(b, o).senderCount((int) v));
 
         put("nack.reason", "nack", NackHeader::reason, (b, o, v) -> new NackHeader().wrap(b, o).reason((int) v));
         put("nack.rnr_timer", "nack", NackHeader::rnrTimer, (b, o, v) -> new NackHeader().wrap(b, o).rnrTimer((int) v));

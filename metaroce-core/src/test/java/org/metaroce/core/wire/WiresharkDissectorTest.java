@@ -553,6 +553,7 @@ class WiresharkDissectorTest {
             {"ack.cumulative_psn", "FT_UINT32"}, {"ack.sack_bitmap", "FT_UINT64"},
             {"ack.echoed_timestamp", "FT_UINT32"}, {"ack.ack_delay", "FT_UINT32"}, {"ack.ce_count", "FT_UINT32"},
             {"ack.credit", "FT_UINT32"}, {"ack.echoed_path_id", "FT_UINT8"}, {"ack.flags", "FT_UINT8"},
+            {"ack.sender_count", "FT_UINT8"},
             {"nack.reason", "FT_UINT8"}, {"nack.rnr_timer", "FT_UINT8"}, {"nack.psn", "FT_UINT32"},
             {"cm.service_id", "FT_UINT64"}, {"cm.transaction_id", "FT_UINT64"}, {"cm.initial_psn", "FT_UINT32"},
             {"cm.path_mtu", "FT_UINT16"}, {"cm.capabilities", "FT_UINT16"}, {"cm.initiator_depth", "FT_UINT8"},
