@@ -4,7 +4,6 @@
 package org.metaroce.core.engine;
 
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 import org.metaroce.core.reliability.Psn;
 import org.metaroce.core.reliability.ReceiveWindow;
 import org.metaroce.core.verbs.AccessFlags;
@@ -39,8 +38,6 @@ import org.metaroce.core.wire.RdmaHeader;
  * PSN and the other's oldest held PSN.
  */
 final class Responder {
-    private static final int MAX_FATAL_REPEATS = 8;
-
     /** The queue pair as this side sees it (not the queue pair: no pointer back to it). */
     private final ResponderContext qp;
     private final EndpointCounters counters;
@@ -63,19 +60,14 @@ final class Responder {
     private boolean gapNacked;
     private int gapNackedPsn;
 
-    // CNP generation [CC-020]: one pending CNP, with the PSN of the CE-marked packet.
-    private boolean cnpPending;
-    private int cnpPsn;
-    private long lastCnpNs = Long.MIN_VALUE;
-
+    /** When a CNP goes out for a CE-marked request [CC-020]. */
+    private final CnpSchedule cnps = new CnpSchedule();
 
     /** Time of the latest request packet accepted or classified, for the receiver-credit share [CC-018]. */
     private long lastRequestNs = Long.MIN_VALUE;
 
     /** The NACK that put this QP in ERR; repeated for retransmissions of the offending packet [REL-052]. */
-    private int fatalReason;
-    private int fatalPsn;
-    private int fatalRepeats;
+    private final FatalNack fatalNack = new FatalNack();
     private boolean accepted;
     private MemoryRegion cachedRegion;
     private int cachedRkey;
@@ -85,7 +77,7 @@ final class Responder {
     /** Held atomics, their execution and responses, and the replay cache [OPS-029, REL-047]. */
     private final AtomicExecutor atomics;
     /** How the READ and atomic parts, and this class, send a packet: the QP's path and addresses. */
-    private final PeerOut out = new PeerOut();
+    private final ResponseOut out;
     /** Writes ACKs, NACKs and CNPs with the current state, and remembers what was advertised [REL-019]. */
     private final AckWriter ackWriter;
 
@@ -94,6 +86,7 @@ final class Responder {
         this.qp = qp;
         this.config = config;
         this.counters = counters;
+        out = new ResponderPeerOut(qp);
         window = new ReceiveWindow(config.receiveWindowPackets(), 0);
         acks = new AckScheduler(config);
         receives = new ReceiveQueue(recvQueueDepth, maxRecvSge);
@@ -292,12 +285,7 @@ final class Responder {
 
     /** A CE-marked packet of a QP with ECN: a CNP, unless one left within CNP_INTERVAL [CC-020]. */
     private void noteCongestion(final long nowNs, final int psn) {
-        if (cnpPending || (lastCnpNs != Long.MIN_VALUE && nowNs - lastCnpNs < config.cnpIntervalNs())) {
-            return;
-        }
-        cnpPending = true;
-        cnpPsn = psn;
-        lastCnpNs = nowNs;
+        cnps.marked(nowNs, psn, config.cnpIntervalNs());
     }
 
     /** @return time of the latest request packet classified, MIN_VALUE before any */
@@ -528,9 +516,7 @@ final class Responder {
                        final DirectBuffer buffer, final int offset, final boolean ce) {
         counters.increment(counter);
         queueOwn(reason.code(), psn, 0, nowNs, buffer, offset, ce, false);
-        fatalReason = reason.code();
-        fatalPsn = psn;
-        fatalRepeats = 0;
+        fatalNack.set(reason.code(), psn);
         qp.recordFailure("the peer's request at PSN " + Integer.toUnsignedString(psn) + " was refused with NACK "
             + reason + " (" + counter + ") [REL-007]");
         qp.enterError(reason == NackReason.INVALID_REQUEST ? AsyncEventType.QP_REQ_ERR
@@ -544,8 +530,8 @@ final class Responder {
     void onRequestInError(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
         packetArrivalNs = arrivalNs;
         if (repeatsFatalNack(buffer, offset)) {
-            fatalRepeats++;
-            queueOwn(fatalReason, fatalPsn, 0, nowNs, buffer, offset, false, true);
+            fatalNack.repeated();
+            queueOwn(fatalNack.reason(), fatalNack.psn(), 0, nowNs, buffer, offset, false, true);
             return;
         }
         // Any other request in ERR is dropped unanswered, and counted like every packet the state
@@ -555,7 +541,7 @@ final class Responder {
 
     /** @return whether a request received in ERR is answered again with the fatal NACK [REL-052] */
     boolean repeatsFatalNack(final DirectBuffer buffer, final int offset) {
-        return fatalReason != 0 && BaseHeader.psn(buffer, offset) == fatalPsn && fatalRepeats < MAX_FATAL_REPEATS;
+        return fatalNack.answersAgain(BaseHeader.psn(buffer, offset));
     }
 
     /** @return whether any request has been accepted (the window moved or something is held) */
@@ -619,12 +605,12 @@ final class Responder {
         dropHeldRequests();
         atomics.dropResponses();
         acks.cancelAck();
-        cnpPending = false;
+        cnps.done();
         // Only the fatal NACK (if any) may still leave [REL-052].
-        if (fatalReason == 0) {
+        if (!fatalNack.isSet()) {
             acks.clearOwn();
         } else {
-            acks.keepOnlyLatest(fatalReason);
+            acks.keepOnlyLatest(fatalNack.reason());
         }
     }
 
@@ -641,13 +627,11 @@ final class Responder {
         atomics.dropResponses();
         acks.clearOwn();
         acks.cancelAck();
-        fatalReason = 0;
-        fatalRepeats = 0;
+        fatalNack.clear();
         accepted = false;
         gapNacked = false;
         ackWriter.resetCeCount();
-        cnpPending = false;
-        lastCnpNs = Long.MIN_VALUE;
+        cnps.reset();
         lastRequestNs = Long.MIN_VALUE;
         cachedRegion = null;
         atomics.forgetResults();
@@ -668,11 +652,11 @@ final class Responder {
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
             return emitted;
         }
-        if (cnpPending && emitted < budget) {
-            if (!ackWriter.cnp(nowNs, sink, cnpPsn)) {
+        if (cnps.isPending() && emitted < budget) {
+            if (!ackWriter.cnp(nowNs, sink, cnps.psn())) {
                 return emitted;
             }
-            cnpPending = false;
+            cnps.done();
             emitted++;
         }
         if (acks.ackDue(nowNs) && emitted < budget) {
@@ -720,8 +704,8 @@ final class Responder {
         counters.increment(EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
         // No packet caused it directly: the READ_REQUEST's PSN is the trigger, with no echo.
         acks.queue(NackReason.REMOTE_ACCESS.code(), psn, 0, psn, 0, 0, nowNs, 0);
-        fatalReason = NackReason.REMOTE_ACCESS.code();
-        fatalPsn = psn;
+        // No earlier NACK was answered again: this runs before ERR, and leaving ERR clears it.
+        fatalNack.set(NackReason.REMOTE_ACCESS.code(), psn);
         qp.recordFailure("a READ at PSN " + Integer.toUnsignedString(psn) + " lost its source region while being "
             + "answered: NACK REMOTE_ACCESS [MEM-014]");
         qp.enterError(AsyncEventType.QP_ACCESS_ERR);
@@ -737,7 +721,7 @@ final class Responder {
      *     ACK of its own, CNP, atomic or READ response): it may then follow the QP's requests [REL-008]
      */
     boolean onlyCoalescedAckPending() {
-        return acks.ackPending() && !acks.hasOwn() && !cnpPending && !atomics.hasResponses() && !reads.hasHeld();
+        return acks.ackPending() && !acks.hasOwn() && !cnps.isPending() && !atomics.hasResponses() && !reads.hasHeld();
     }
 
     long nextDeadlineNs() {
@@ -747,38 +731,9 @@ final class Responder {
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
             return Long.MAX_VALUE;
         }
-        if (cnpPending || atomics.hasResponses() || (reads.hasHeld() && readExecutable())) {
+        if (cnps.isPending() || atomics.hasResponses() || (reads.hasHeld() && readExecutable())) {
             return Long.MIN_VALUE;
         }
         return acks.ackDeadlineNs();
-    }
-
-    /**
-     * Every packet this responder sends goes to the peer's queue pair on the path the responder's
-     * own sequence picks next [MP-017, MP-022]; the path chosen at claim is kept until commit. The QP's paths are read at
-     * each packet: a modify to RTR replaces them.
-     */
-    private final class PeerOut implements ResponseOut {
-        private int pathId;
-
-        @Override
-        public int claim(final TransmitSink sink, final long nowNs, final int maxLength) {
-            pathId = qp.paths().nextForResponder(nowNs);
-            return sink.claim(maxLength, qp.paths().entropy(pathId));
-        }
-
-        @Override
-        public PacketWriter header(final MutableDirectBuffer buffer, final int offset, final Opcode opcode,
-                                   final int flags, final int psn, final int payloadLength, final long nowNs) {
-            final PacketWriter w = qp.writer();
-            w.header(buffer, offset, opcode, flags, qp.destQpn(), psn, payloadLength, pathId, nowNs, qp.qpn());
-            return w;
-        }
-
-        @Override
-        public void commit(final TransmitSink sink, final int offset, final Opcode opcode, final int payloadLength) {
-            final int length = qp.writer().seal(sink.buffer(), offset, opcode, payloadLength);
-            qp.commit(sink, offset, length, qp.paths().entropy(pathId));
-        }
     }
 }
