@@ -4,15 +4,12 @@
 package org.metaroce.core.engine;
 
 import org.agrona.DirectBuffer;
-import org.metaroce.core.reliability.Psn;
 import org.metaroce.core.reliability.ReceiveWindow;
 import org.metaroce.core.verbs.AccessFlags;
 import org.metaroce.core.verbs.MemoryAccessResult;
 import org.metaroce.core.verbs.MemoryRegion;
 import org.metaroce.core.verbs.RecvRequest;
 import org.metaroce.core.verbs.WcOpcode;
-import org.metaroce.core.verbs.WcStatus;
-import org.metaroce.core.verbs.WorkCompletion;
 import org.metaroce.core.wire.AtomicHeader;
 import org.metaroce.core.wire.BaseHeader;
 import org.metaroce.core.wire.ConnectHeader;
@@ -46,6 +43,8 @@ final class Responder {
     private final ReceiveWindow window;
     /** Posted receives in post order, found by RSN [OPS-043]; completed here in that order [OPS-030]. */
     private final ReceiveQueue receives;
+    /** Turns finished receives into completions, in post order [OPS-030]. */
+    private final ReceiveCompletions completions;
 
     /** When and with which trigger each ACK or NACK goes out [REL-008..REL-011]. */
     private final AckScheduler acks;
@@ -90,6 +89,7 @@ final class Responder {
         window = new ReceiveWindow(config.receiveWindowPackets(), 0);
         acks = new AckScheduler(config);
         receives = new ReceiveQueue(recvQueueDepth, maxRecvSge);
+        completions = new ReceiveCompletions(receives, qp, counters);
         reads = new ReadResponder(Math.max(4, 2 * maxDestRdAtomic));
         atomics = new AtomicExecutor(Math.max(4, 2 * maxDestRdAtomic));
         ackWriter = new AckWriter(window, out, qp::creditToGrant, counters);
@@ -328,7 +328,7 @@ final class Responder {
     /** Runs everything that waits for the cumulative PSN: atomics, then receive completions. */
     private void afterAdvance() {
         executeReadyAtomics();
-        completeReceivesInOrder();
+        completions.completeInOrder(window.expectedPsn());
     }
 
     private boolean matchReceive(final long nowNs, final RecvWqe recv, final Opcode opcode, final DirectBuffer buffer,
@@ -559,49 +559,9 @@ final class Responder {
         queueOwn(0, 0, 0, nowNs, buffer, offset, false, false);
     }
 
-    // ------------------------------------------------------------------ completion
-
-    private void completeReceivesInOrder() {
-        RecvWqe recv;
-        while ((recv = receives.head()) != null) {
-            if (!recv.isComplete() || !Psn.before(recv.lastPsn, window.expectedPsn())) {
-                return;
-            }
-            final boolean pushed = push(recv, WcStatus.SUCCESS);
-            receives.retireHead();
-            if (!pushed) {
-                qp.onCompletionQueueOverflow(qp.recvCq());
-                return;
-            }
-        }
-    }
-
-    private boolean push(final RecvWqe recv, final WcStatus status) {
-        final boolean ok = qp.recvCq().push(recv.wrId, status, recv.opcode, (int) recv.messageLength,
-            recv.immData, (recv.hasImm ? WorkCompletion.WC_WITH_IMM : 0)
-                | (recv.solicited ? WorkCompletion.WC_SOLICITED : 0), qp.qpn(), qp.destQpnOrZero());
-        if (!ok) {
-            counters.increment(EndpointCounter.CQ_OVERFLOWS);
-        }
-        return ok;
-    }
-
-    /** Completes every posted receive in order: finished ones succeed, a too-small one fails, the rest flush. */
+    /** Completes every posted receive in order and drops what else is held; only a fatal NACK may still leave. */
     void flush() {
-        RecvWqe recv;
-        while ((recv = receives.head()) != null) {
-            final WcStatus status = recv.tooSmall ? WcStatus.LOC_LEN_ERR
-                : recv.protectionError ? WcStatus.LOC_PROT_ERR
-                : recv.isComplete() && Psn.before(recv.lastPsn, window.expectedPsn()) ? WcStatus.SUCCESS
-                : WcStatus.WR_FLUSH_ERR;
-            if (status == WcStatus.WR_FLUSH_ERR) {
-                recv.opcode = WcOpcode.RECV;
-                recv.messageLength = 0;
-                recv.hasImm = false;
-            }
-            push(recv, status);
-            receives.retireHead();
-        }
+        completions.flush(window.expectedPsn());
         dropHeldRequests();
         atomics.dropResponses();
         acks.cancelAck();
