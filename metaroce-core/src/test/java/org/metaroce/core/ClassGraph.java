@@ -63,6 +63,36 @@ public final class ClassGraph {
         return uses;
     }
 
+    /**
+     * Which packages under a root use which others of them: the same reading as {@link #of}, one
+     * level up, for a module whose packages must form no cycle (the simulator's). Classes for newer
+     * JDKs ({@code META-INF/versions}) are not read: no module with such classes asks this.
+     *
+     * @param classes the directory of compiled classes (the module's {@code target/classes})
+     * @param rootPackage e.g. {@code org.metaroce.sim}; it and every package below it count
+     * @return for each package with classes (full name), the other packages under the root it uses
+     */
+    public static Map<String, Set<String>> packages(final Path classes, final String rootPackage) throws IOException {
+        final String root = rootPackage.replace('.', '/');
+        final Map<String, Set<String>> uses = new TreeMap<>();
+        try (Stream<Path> files = Files.walk(classes.resolve(root))) {
+            for (final Path file : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".class"))::iterator) {
+                final String from = classes.relativize(file.getParent()).toString().replace('\\', '/');
+                final Set<String> used = uses.computeIfAbsent(from.replace('/', '.'), k -> new TreeSet<>());
+                try (InputStream in = Files.newInputStream(file)) {
+                    for (final String referenced : referencedClasses(in)) {
+                        final int slash = referenced.lastIndexOf('/');
+                        final String to = slash > 0 ? referenced.substring(0, slash) : "";
+                        if (!to.equals(from) && (to.equals(root) || to.startsWith(root + "/"))) {
+                            used.add(to.replace('/', '.'));
+                        }
+                    }
+                }
+            }
+        }
+        return uses;
+    }
+
     private static void add(final Path dir, final String internal, final Map<String, Set<String>> uses)
         throws IOException {
         try (Stream<Path> files = Files.list(dir)) {
