@@ -6,6 +6,7 @@ package org.metaroce.core;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
@@ -37,6 +38,26 @@ public final class ClassGraph {
     private static final Pattern DESCRIPTOR_CLASS = Pattern.compile("L([\\w/$]+)[;<]");
 
     private ClassGraph() {
+    }
+
+    /**
+     * @param member a class of the module
+     * @return the directory of the module's compiled classes ({@code target/classes})
+     * @throws IllegalStateException if the classes are not in a directory: the tests read class
+     *     files, so they run from the build, not from a jar
+     */
+    public static Path classesDirectory(final Class<?> member) {
+        final Path p;
+        try {
+            p = Path.of(member.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (final URISyntaxException ex) {
+            throw new IllegalStateException(ex);
+        }
+        if (!Files.isDirectory(p)) {
+            throw new IllegalStateException("the classes of " + member.getName() + " are not a directory (run from "
+                + "the build): " + p);
+        }
+        return p;
     }
 
     /**
