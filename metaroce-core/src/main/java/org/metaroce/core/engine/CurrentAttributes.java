@@ -61,7 +61,8 @@ final class CurrentAttributes {
      * Applies INIT→RTR's attributes: the peer, the path MTU, the negotiated capabilities and the
      * paths.
      *
-     * @param host the peer's host ({@code PeerDirectory.hostOf} its REMOTE_PEER), which every packet's origin is checked against
+     * @param host the peer's host ({@code PeerDirectory.hostOf} its REMOTE_PEER), against which every
+     *     packet's origin is checked
      * @param pathBurstPackets the endpoint's PATH_BURST for the path selector
      */
     void applyPeer(final QpAttributes attrs, final int host, final int pathBurstPackets) {
