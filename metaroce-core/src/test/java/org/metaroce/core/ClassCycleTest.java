@@ -6,8 +6,6 @@ package org.metaroce.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.net.URISyntaxException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -37,22 +35,11 @@ class ClassCycleTest {
     }
 
     private static void check(final String packageName, final String... expected) throws IOException {
-        final Path classes = classesDirectory();
+        final Path classes = ClassGraph.classesDirectory(Endpoint.class);
         final Map<String, Set<String>> uses = ClassGraph.of(classes, packageName);
         assertThat(uses).as("classes of %s in %s", packageName, classes).containsKeys(expected);
         final List<Set<String>> cycles = ClassGraph.cycles(uses);
         System.out.println(packageName + ": " + uses.size() + " classes, classes on cycles: " + cycles);
         assertThat(cycles).as("class cycles in %s (uses: %s)", packageName, uses).isEmpty();
-    }
-
-    private static Path classesDirectory() {
-        try {
-            final Path p = Path.of(Endpoint.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-            assertThat(Files.isDirectory(p)).as("the core's classes are a directory (run from the build): %s", p)
-                .isTrue();
-            return p;
-        } catch (final URISyntaxException ex) {
-            throw new IllegalStateException(ex);
-        }
     }
 }

@@ -6,6 +6,7 @@ package org.metaroce.core;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
@@ -40,6 +41,26 @@ public final class ClassGraph {
     }
 
     /**
+     * @param member a class of the module
+     * @return the directory of the module's compiled classes ({@code target/classes})
+     * @throws IllegalStateException if the classes are not in a directory: the tests read class
+     *     files, so they run from the build, not from a jar
+     */
+    public static Path classesDirectory(final Class<?> member) {
+        final Path p;
+        try {
+            p = Path.of(member.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (final URISyntaxException ex) {
+            throw new IllegalStateException(ex);
+        }
+        if (!Files.isDirectory(p)) {
+            throw new IllegalStateException("the classes of " + member.getName() + " are not a directory (run from "
+                + "the build): " + p);
+        }
+        return p;
+    }
+
+    /**
      * @param classes the directory of compiled classes (the module's {@code target/classes})
      * @param packageName e.g. {@code org.metaroce.core.engine}
      * @return for each top-level class of the package (simple name), the others of the package it uses
@@ -56,6 +77,36 @@ public final class ClassGraph {
                 for (final Path release : (Iterable<Path>) releases::iterator) {
                     if (Files.isDirectory(release.resolve(internal))) {
                         add(release.resolve(internal), internal, uses);
+                    }
+                }
+            }
+        }
+        return uses;
+    }
+
+    /**
+     * Which packages under a root use which others of them: the same reading as {@link #of}, one
+     * level up, for a module whose packages must form no cycle (the simulator's). Classes for newer
+     * JDKs ({@code META-INF/versions}) are not read: no module with such classes asks this.
+     *
+     * @param classes the directory of compiled classes (the module's {@code target/classes})
+     * @param rootPackage e.g. {@code org.metaroce.sim}; it and every package below it count
+     * @return for each package with classes (full name), the other packages under the root it uses
+     */
+    public static Map<String, Set<String>> packages(final Path classes, final String rootPackage) throws IOException {
+        final String root = rootPackage.replace('.', '/');
+        final Map<String, Set<String>> uses = new TreeMap<>();
+        try (Stream<Path> files = Files.walk(classes.resolve(root))) {
+            for (final Path file : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".class"))::iterator) {
+                final String from = classes.relativize(file.getParent()).toString().replace('\\', '/');
+                final Set<String> used = uses.computeIfAbsent(from.replace('/', '.'), k -> new TreeSet<>());
+                try (InputStream in = Files.newInputStream(file)) {
+                    for (final String referenced : referencedClasses(in)) {
+                        final int slash = referenced.lastIndexOf('/');
+                        final String to = slash > 0 ? referenced.substring(0, slash) : "";
+                        if (!to.equals(from) && (to.equals(root) || to.startsWith(root + "/"))) {
+                            used.add(to.replace('/', '.'));
+                        }
                     }
                 }
             }

@@ -6,8 +6,6 @@ package org.metaroce.core.engine;
 import org.agrona.DirectBuffer;
 import org.metaroce.core.congestion.CongestionControl;
 import org.metaroce.core.congestion.CongestionControlAlgorithm;
-import org.metaroce.core.congestion.CongestionControls;
-import org.metaroce.core.congestion.FixedWindowCongestionControl;
 import org.metaroce.core.multipath.PathSelector;
 import org.metaroce.core.verbs.AccessFlags;
 import org.metaroce.core.verbs.CompletionQueue;
@@ -42,7 +40,7 @@ public final class QueuePair {
     /** The endpoint as this queue pair sees it: bound to it, no pointer back to the endpoint. */
     private final QueuePairContext endpoint;
     /** This queue pair as its requester and responder see it. */
-    private final Sides sides = new Sides();
+    private final QueuePairSides sides;
     private final int qpn;
     private final ProtectionDomain pd;
     private final CompletionQueue sendCq;
@@ -66,45 +64,12 @@ public final class QueuePair {
     private int finalSendPsn;
     private int finalReceivePsn;
 
-    private int accessFlags;
-    private int pathMtu = 1024;
-    private int destQpn;
-    private int remotePeer = -1;
-    private int remoteHost = -1;
-    private int retryCount = 7;
-    /**
-     * Why the QP entered ERR, in words, root cause first; null while it has not (or for a modify
-     * to ERR). Written once on the (cold) failure path by the owning thread; volatile so that an
-     * application thread reporting a flushed completion can read it.
-     */
-    private volatile String failure;
-    /** Events kept with a failure: enough to see the retransmissions and timer expiries that led to it. */
-    private static final int FAILURE_TRACE_EVENTS = 24;
-    /**
-     * The records of {@link #FAILURE_TRACE_EVENTS} kept at the failure, put into words only when
-     * {@link #failureTrace()} is asked: formatting them on the failure path cost more than the
-     * rest of a short-lived QP's work (a quarter of the engine fuzz target's time). Null while the
-     * QP has not failed; written once, after {@link #failureTraceNs}, which a reader that sees it
-     * therefore sees too.
-     */
-    private volatile byte[] failureRecords;
-    /** The time the failure trace's lines are relative to (written before {@link #failureRecords}). */
-    private long failureTraceNs;
-    /** The lines, once made from {@link #failureRecords} (any thread may make them; they are equal). */
-    private volatile java.util.List<String> failureTrace;
-    /** RETRY_TIMEOUT [REL-060]: the endpoint's until the RETRY_TIMEOUT attribute sets one. */
-    private long retryTimeoutNs;
-    private int rnrRetry = 7;
-    private long minRnrTimerNs = 10_000;
-    private int maxRdAtomic = 1;
-    private PathSelector paths;
-    private CongestionControl congestionControl;
-    /** Negotiated Capability Flags (the CAPABILITIES attribute, set at INIT→RTR). */
-    private int capabilities;
-    private CongestionControlAlgorithm requestedAlgorithm;
-    /** Why the algorithm run differs from the one requested [CC-008], [CC-034]; null when it does not. */
-    private String ccFallbackReason;
-    private CongestionControlAlgorithm algorithm = CongestionControlAlgorithm.FIXED;
+    /** The attributes in force, as modify set them. */
+    private final CurrentAttributes attributes;
+    /** Why the QP entered ERR by itself and what led there, for the application to read. */
+    private final FailureRecord failure = new FailureRecord();
+    /** The CC_ALGORITHM asked for, the one run and its instance [CC-008, CC-034]. */
+    private final CongestionControlChoice cc;
 
     // Scheduling state owned by the endpoint's PollSchedule.
     /** Position in the endpoint's poll order, -1 once destroyed. */
@@ -126,11 +91,13 @@ public final class QueuePair {
         this.maxSendSge = caps.maxSendSge();
         this.maxRecvSge = caps.maxRecvSge();
         this.counters = endpoint.counters();
+        this.attributes = new CurrentAttributes(endpoint.config().retryTimeoutNs());
+        this.cc = new CongestionControlChoice(endpoint.config().receiveWindowPackets());
+        this.sides = new QueuePairSides(new Control(), endpoint, qpn, pd, sendCq, recvCq, attributes, cc,
+            retransmitCauses);
         this.requester = new Requester(sides, caps.sendQueueDepth(), caps.maxSendSge(), endpoint.config(), counters);
         this.responder = new Responder(sides, caps.recvQueueDepth(), caps.maxRecvSge(), caps.maxDestRdAtomic(),
             endpoint.config(), counters);
-        this.congestionControl = new FixedWindowCongestionControl(endpoint.config().receiveWindowPackets());
-        this.retryTimeoutNs = endpoint.config().retryTimeoutNs();
     }
 
     /** @return this queue pair's number (24 bits, never 0) */
@@ -176,21 +143,17 @@ public final class QueuePair {
 
     /** @return the peer's QPN (valid from RTR on) */
     public int destQpn() {
-        return destQpn;
-    }
-
-    int destQpnOrZero() {
-        return destQpn;
+        return attributes.destQpn();
     }
 
     /** @return the path MTU in payload bytes */
     public int pathMtu() {
-        return pathMtu;
+        return attributes.pathMtu();
     }
 
     /** @return the driver's identifier of the peer's address, or -1 before RTR */
     public int remotePeer() {
-        return remotePeer;
+        return attributes.remotePeer();
     }
 
     /** @return the next PSN the requester will assign */
@@ -249,12 +212,12 @@ public final class QueuePair {
 
     /** @return the path selector (per-path weights and counts), or null before RTR */
     public PathSelector paths() {
-        return paths;
+        return attributes.paths();
     }
 
     /** @return the congestion-control algorithm in use */
     public CongestionControl congestionControl() {
-        return congestionControl;
+        return cc.instance();
     }
 
     /**
@@ -268,18 +231,18 @@ public final class QueuePair {
         if (cc == null) {
             throw new IllegalArgumentException("congestion control must not be null");
         }
-        this.congestionControl = cc;
+        this.cc.replace(cc);
         endpoint.touched();
     }
 
     /** @return the negotiated Capability Flags (CAPABILITIES attribute; 0 until RTR) */
     public int capabilities() {
-        return capabilities;
+        return attributes.capabilities();
     }
 
     /** @return whether both directions of this QP run the go-back-N baseline mode [REL-053] */
     public boolean isGoBackN() {
-        return (capabilities & ConnectHeader.CAP_GO_BACK_N) != 0;
+        return attributes.isGoBackN();
     }
 
     /**
@@ -288,7 +251,7 @@ public final class QueuePair {
      *     [CC-008], or FIXED when the endpoint default DEFAULT would run on delay alone [CC-034]
      */
     public CongestionControlAlgorithm congestionControlAlgorithm() {
-        return algorithm;
+        return cc.algorithm();
     }
 
     /**
@@ -297,12 +260,12 @@ public final class QueuePair {
      *     when it does not [CC-008], [CC-034]
      */
     public String ccFallbackReason() {
-        return ccFallbackReason;
+        return cc.fallbackReason();
     }
 
     /** @return the CC_ALGORITHM asked for at RTS (or the endpoint default), before any fallback */
     public CongestionControlAlgorithm requestedCongestionControlAlgorithm() {
-        return requestedAlgorithm == null ? algorithm : requestedAlgorithm;
+        return cc.requested();
     }
 
     /**
@@ -311,18 +274,18 @@ public final class QueuePair {
      * [CC-018], [REL-013].
      */
     int creditToGrant(final long nowNs, final int window) {
-        if ((capabilities & ConnectHeader.CAP_RECEIVER_CREDIT) == 0) {
+        if ((attributes.capabilities() & ConnectHeader.CAP_RECEIVER_CREDIT) == 0) {
             return window;
         }
         final long baseRtt = creditBaseRttNs();
         final int senders = endpoint.activeRequestSenders(nowNs, 2 * baseRtt);
-        final double bdpPackets = endpoint.config().linkRateBitsPerSecond() / 8e9 * baseRtt / pathMtu;
+        final double bdpPackets = endpoint.config().linkRateBitsPerSecond() / 8e9 * baseRtt / attributes.pathMtu();
         return (int) Math.min(window, Math.max(1, (long) (bdpPackets / senders)));
     }
 
     /** @return whether SENDER_COUNT was negotiated [CC-038] */
     boolean senderCountNegotiated() {
-        return (capabilities & ConnectHeader.CAP_SENDER_COUNT) != 0;
+        return (attributes.capabilities() & ConnectHeader.CAP_SENDER_COUNT) != 0;
     }
 
     /**
@@ -370,15 +333,7 @@ public final class QueuePair {
 
     /** @return RETRY_TIMEOUT in nanoseconds, 0 for none [REL-060] */
     long retryTimeoutNs() {
-        return retryTimeoutNs;
-    }
-
-    PacketWriter writer() {
-        return endpoint.writer();
-    }
-
-    boolean isSendQueueDraining() {
-        return state == QpState.SQD;
+        return attributes.retryTimeoutNs();
     }
 
     /**
@@ -409,7 +364,7 @@ public final class QueuePair {
             // Requested by the application, not automatic: no asynchronous event.
             if (state != QpState.ERR) {
                 state = QpState.ERR;
-                trace(TraceEvent.STATE, 0, QpState.ERR.ordinal(), -1, 0);
+                sides.trace(TraceEvent.STATE, 0, QpState.ERR.ordinal(), -1, 0);
                 requester.flush();
                 responder.flush();
             }
@@ -422,41 +377,20 @@ public final class QueuePair {
             keepaliveTimer.restart();
             peerDead = false;
             state = QpState.RESET;
-            trace(TraceEvent.STATE, 0, QpState.RESET.ordinal(), -1, 0);
+            sides.trace(TraceEvent.STATE, 0, QpState.RESET.ordinal(), -1, 0);
             return;
         }
         // Optional attributes of table 4.4 (validateFor has rejected any the move does not take).
-        if (attrs.isSet(QpAttributeMask.ACCESS_FLAGS)) {
-            accessFlags = attrs.accessFlags();
-        }
-        if (attrs.isSet(QpAttributeMask.MIN_RNR_TIMER)) {
-            minRnrTimerNs = attrs.minRnrTimerNs();
-        }
-        if (attrs.isSet(QpAttributeMask.RETRY_CNT)) {
-            retryCount = attrs.retryCount();
-        }
-        if (attrs.isSet(QpAttributeMask.RETRY_TIMEOUT)) {
-            retryTimeoutNs = attrs.retryTimeoutNs();
-        }
-        if (attrs.isSet(QpAttributeMask.RNR_RETRY)) {
-            rnrRetry = attrs.rnrRetry();
-        }
-        if (attrs.isSet(QpAttributeMask.MAX_QP_RD_ATOMIC)) {
-            maxRdAtomic = attrs.maxRdAtomic();
-        }
+        attributes.applyOptional(attrs);
         if (state == QpState.INIT && target == QpState.RTR) {
-            pathMtu = attrs.pathMtu();
-            destQpn = attrs.destQpn();
-            remotePeer = attrs.remotePeer();
-            remoteHost = endpoint.hostOf(remotePeer);
-            capabilities = attrs.isSet(QpAttributeMask.CAPABILITIES) ? attrs.capabilities() : 0;
-            // Go-back-N sends everything on Path ID 0, as RoCEv2 does [REL-056].
-            paths = new PathSelector(isGoBackN() ? new int[] {attrs.path(0)} : attrs.paths(),
-                endpoint.config().pathBurstPackets());
+            attributes.applyPeer(attrs, endpoint.hostOf(attrs.remotePeer()), endpoint.config().pathBurstPackets());
             responder.start(attrs.rqPsn());
         } else if (state == QpState.RTR && target == QpState.RTS) {
             requester.start(attrs.sqPsn(), attrs.timeoutNs());
-            startCongestionControl(attrs);
+            if (cc.start(attrs, attributes.capabilities(), attributes.pathMtu(), endpoint.config())) {
+                counters.increment(EndpointCounter.CC_FALLBACKS);
+                endpoint.raise(AsyncEventType.CC_FALLBACK);
+            }
             if (senderCountNegotiated()) {
                 // One more QP waits for its first request: those waiting learn the new count [CC-038].
                 state = target;
@@ -469,7 +403,7 @@ public final class QueuePair {
             drainedRaised = false;
         }
         state = target;
-        trace(TraceEvent.STATE, 0, target.ordinal(), -1, 0);
+        sides.trace(TraceEvent.STATE, 0, target.ordinal(), -1, 0);
     }
 
     /**
@@ -492,43 +426,6 @@ public final class QueuePair {
         }
         requester.startSequences(requesterMsn, requesterRsn);
         responder.startRsn(responderRsn);
-    }
-
-    /**
-     * Builds the algorithm of CC_ALGORITHM for RTS: falling back to DEFAULT without its capability
-     * [CC-008], and from an endpoint default of DEFAULT to FIXED where the delay signal alone cannot
-     * be trusted [CC-034].
-     */
-    private void startCongestionControl(final QpAttributes attrs) {
-        final EndpointConfig config = endpoint.config();
-        final boolean explicit = attrs.isSet(QpAttributeMask.CC_ALGORITHM);
-        requestedAlgorithm = explicit ? attrs.ccAlgorithm() : config.congestionControl();
-        algorithm = CongestionControls.effective(requestedAlgorithm, capabilities);
-        ccFallbackReason = null;
-        if (algorithm != requestedAlgorithm) {
-            ccFallbackReason = requestedAlgorithm + " needs the "
-                + (requestedAlgorithm == CongestionControlAlgorithm.DCQCN ? "ECN" : "RECEIVER_CREDIT")
-                + " capability, which the connection did not negotiate; running DEFAULT [CC-008]";
-        } else if (!explicit && algorithm == CongestionControlAlgorithm.DEFAULT
-            && (capabilities & ConnectHeader.CAP_ECN) == 0 && config.hostDelayAllowanceNs() == 0
-            && config.delayOnlyFallback()) {
-            // Delay-only DEFAULT on a host whose timestamps include its own scheduling delay takes
-            // that delay for a queue and starves (docs/congestion-control.md, host jitter table).
-            algorithm = CongestionControlAlgorithm.FIXED;
-            ccFallbackReason = "ECN was not negotiated (both ends must offer it, and only a datagram layer that "
-                + "reads the ECN field may) and HOST_DELAY_ALLOWANCE is 0, so DEFAULT would have only delay, which "
-                + "this host's scheduling inflates; running FIXED. Negotiate ECN, set "
-                + "EndpointConfig.hostDelayAllowanceNs, or set CC_ALGORITHM explicitly [CC-034]";
-        }
-        congestionControl = CongestionControls.create(algorithm, pathMtu, config.linkRateBitsPerSecond(),
-            (capabilities & ConnectHeader.CAP_ECN) != 0,
-            attrs.isSet(QpAttributeMask.CONGESTION_WINDOW) ? attrs.congestionWindowPackets() : 0,
-            config.receiveWindowPackets(), config.hostDelayAllowanceNs(), config.baseRttMaxNs(),
-            config.softwareEndpoint());
-        if (ccFallbackReason != null) {
-            counters.increment(EndpointCounter.CC_FALLBACKS);
-            endpoint.raise(AsyncEventType.CC_FALLBACK);
-        }
     }
 
     /**
@@ -561,7 +458,7 @@ public final class QueuePair {
                     : (int) wr.totalLength());
         }
         endpoint.touched();
-        final int result = requester.post(wr, pathMtu);
+        final int result = requester.post(wr, attributes.pathMtu());
         if (result == PostStatus.OK && state == QpState.ERR) {
             requester.flush();
         }
@@ -601,7 +498,7 @@ public final class QueuePair {
      * that still posts to it (it saw the QP in ERR) must get the completions it got before.
      */
     private int flushDestroyed(final CompletionQueue cq, final long wrId, final WcOpcode opcode, final int byteLen) {
-        if (!cq.push(wrId, WcStatus.WR_FLUSH_ERR, opcode, byteLen, 0, 0, qpn, destQpnOrZero())) {
+        if (!cq.push(wrId, WcStatus.WR_FLUSH_ERR, opcode, byteLen, 0, 0, qpn, attributes.destQpn())) {
             counters.increment(EndpointCounter.CQ_OVERFLOWS);
             endpoint.onCompletionQueueOverflow(cq);
         }
@@ -632,7 +529,8 @@ public final class QueuePair {
             counters.increment(EndpointCounter.INVALID_QP_STATE);
             return;
         }
-        if (endpoint.hostOf(peer) != remoteHost || BaseHeader.sourceQpn(buffer, offset) != destQpn) {
+        if (endpoint.hostOf(peer) != attributes.remoteHost()
+            || BaseHeader.sourceQpn(buffer, offset) != attributes.destQpn()) {
             counters.increment(EndpointCounter.PEER_MISMATCH);
             return;
         }
@@ -683,7 +581,7 @@ public final class QueuePair {
             case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, arrivalNs, buffer, offset);
             case CNP -> {
                 // Only DCQCN reacts to CNPs; every other algorithm ignores them [CC-007].
-                if (congestionControl.onCongestionNotification(nowNs)) {
+                if (cc.instance().onCongestionNotification(nowNs)) {
                     counters.increment(EndpointCounter.CNPS_IN);
                 } else {
                     counters.increment(EndpointCounter.CNP_IGNORED);
@@ -732,7 +630,7 @@ public final class QueuePair {
      * [CM-027], [CM-030].
      */
     private int keepalive(final long nowNs, final TransmitSink sink) {
-        final KeepaliveTimer.Due due = keepaliveTimer.due(nowNs, endpoint.config(), retryTimeoutNs);
+        final KeepaliveTimer.Due due = keepaliveTimer.due(nowNs, endpoint.config(), attributes.retryTimeoutNs());
         if (due == KeepaliveTimer.Due.PROBE) {
             if (!sendProbe(nowNs, sink, keepaliveTimer.probesSent())) {
                 return 0;
@@ -745,9 +643,9 @@ public final class QueuePair {
             final int probes = keepaliveTimer.probesSent();
             peerDead = true;
             counters.increment(EndpointCounter.PEERS_DEAD);
-            trace(nowNs, TraceEvent.PEER_DEAD, 0, probes, 0, silentFor);
+            sides.trace(nowNs, TraceEvent.PEER_DEAD, 0, probes, 0, silentFor);
             recordFailure("peer dead: nothing heard from it for " + Seconds.of(silentFor) + " despite " + probes
-                + " KEEPALIVE probes (RETRY_TIMEOUT " + Seconds.of(retryTimeoutNs) + ") [CM-030]");
+                + " KEEPALIVE probes (RETRY_TIMEOUT " + Seconds.of(attributes.retryTimeoutNs()) + ") [CM-030]");
             requester.failOldest(WcStatus.RETRY_EXC_ERR);
             enterError(AsyncEventType.QP_FATAL);
         }
@@ -760,17 +658,19 @@ public final class QueuePair {
      *
      * @return false when the sink had no room
      */
-    boolean sendProbe(final long nowNs, final TransmitSink sink, final int attempt) {
+    private boolean sendProbe(final long nowNs, final TransmitSink sink, final int attempt) {
+        final PathSelector paths = attributes.paths();
         final Opcode opcode = Opcode.KEEPALIVE;
         final int pathId = paths.forRetransmission(nowNs, attempt % paths.pathCount());
         final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, paths.entropy(pathId));
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }
-        final PacketWriter w = writer();
-        w.header(sink.buffer(), offset, opcode, Flags.ACK_REQ, destQpn, requester.nextPsn(), 0, pathId, nowNs, qpn);
+        final PacketWriter w = endpoint.writer();
+        w.header(sink.buffer(), offset, opcode, Flags.ACK_REQ, attributes.destQpn(), requester.nextPsn(), 0, pathId,
+            nowNs, qpn);
         final int length = w.seal(sink.buffer(), offset, opcode, 0);
-        commit(sink, offset, length, paths.entropy(pathId));
+        sides.commit(sink, offset, length, paths.entropy(pathId));
         requester.onProbeSent(nowNs);
         counters.increment(EndpointCounter.KEEPALIVES_OUT);
         return true;
@@ -833,12 +733,6 @@ public final class QueuePair {
         return requester.isCreditBlocked();
     }
 
-    void commit(final TransmitSink sink, final int offset, final int length, final int entropy) {
-        sink.commit(offset, length, remotePeer, entropy);
-        counters.increment(EndpointCounter.PACKETS_OUT);
-        counters.add(EndpointCounter.BYTES_OUT, length);
-    }
-
     /**
      * Why this queue pair entered ERR, root cause first — e.g. "peer dead: nothing heard from it
      * for 15.0 s despite 70 KEEPALIVE probes (RETRY_TIMEOUT 15.0 s)" — so that an application
@@ -847,7 +741,7 @@ public final class QueuePair {
      * @return the reason, or null if the QP is not in ERR or was moved there by a modify
      */
     public String failure() {
-        return failure;
+        return failure.reason();
     }
 
     /**
@@ -858,38 +752,13 @@ public final class QueuePair {
      * @return the lines (empty if the QP did not fail)
      */
     public java.util.List<String> failureTrace() {
-        java.util.List<String> lines = failureTrace;
-        if (lines == null) {
-            final byte[] records = failureRecords;
-            if (records == null) {
-                return java.util.List.of();
-            }
-            lines = EventTrace.describeAll(new org.agrona.concurrent.UnsafeBuffer(records),
-                records.length / EventTrace.RECORD_BYTES, failureTraceNs);
-            failureTrace = lines;
-        }
-        return lines;
-    }
-
-    /** Records an event of this QP in the endpoint's trace at the endpoint's latest time. */
-    void trace(final TraceEvent event, final int psn, final int a, final int b, final long c) {
-        trace(endpoint.nowNs(), event, psn, a, b, c);
-    }
-
-    /** Counts one retransmission of this QP's requester under its cause (a {@code RETRANSMITS_*} counter). */
-    void countRetransmit(final EndpointCounter cause) {
-        retransmitCauses.count(cause);
-    }
-
-    /** Records an event of this QP in the endpoint's trace (allocates nothing). */
-    void trace(final long nowNs, final TraceEvent event, final int psn, final int a, final int b, final long c) {
-        endpoint.trace().record(nowNs, qpn, event, psn, a, b, c);
+        return failure.trace();
     }
 
     /** Records the first reason the QP fails for (cold path: called once, before enterError). */
     void recordFailure(final String reason) {
-        if (failure == null && state != QpState.ERR) {
-            failure = reason;
+        if (state != QpState.ERR) {
+            failure.reason(reason);
         }
     }
 
@@ -904,19 +773,12 @@ public final class QueuePair {
         endpoint.touched();
         state = QpState.ERR;
         counters.increment(EndpointCounter.QP_ERRORS);
-        trace(TraceEvent.STATE, 0, QpState.ERR.ordinal(), cause.ordinal(), 0);
+        sides.trace(TraceEvent.STATE, 0, QpState.ERR.ordinal(), cause.ordinal(), 0);
         // Cold path: keep what led here before later events of other QPs overwrite it.
-        failureTraceNs = endpoint.nowNs();
-        failureRecords = endpoint.trace().copyLast(qpn, FAILURE_TRACE_EVENTS);
+        failure.capture(endpoint.trace(), qpn, endpoint.nowNs());
         endpoint.raise(cause);
         requester.flush();
         responder.flush();
-    }
-
-    void onCompletionQueueOverflow(final CompletionQueue cq) {
-        // The CQ has latched its error (CQ_ERR): the QPs using it cannot report further work, so
-        // they fail too; their flushed completions are counted by the CQ as overflow [QP-021].
-        endpoint.onCompletionQueueOverflow(cq);
     }
 
     /**
@@ -928,130 +790,18 @@ public final class QueuePair {
      * @return e.g. "state RTS; send queue: 3 WRs outstanding ..."
      */
     public String describeSendSide(final long nowNs) {
+        final CongestionControl congestionControl = cc.instance();
         return "state " + state + (requester == null ? "" : "; " + requester.describe(nowNs))
-            + (congestionControl == null ? "" : "; congestion control " + algorithm + " " + congestionControl
+            + "; congestion control " + cc.algorithm() + " " + congestionControl
             + (congestionControl.nextSendTimeNs(nowNs) - nowNs > 0 ? ", next send paced in "
-            + String.format(java.util.Locale.ROOT, "%.3f s", (congestionControl.nextSendTimeNs(nowNs) - nowNs) / 1e9) : ""));
+            + String.format(java.util.Locale.ROOT, "%.3f s", (congestionControl.nextSendTimeNs(nowNs) - nowNs) / 1e9) : "");
     }
 
-    /**
-     * This queue pair as its {@link Requester} and {@link Responder} see it ({@link RequesterContext},
-     * {@link ResponderContext}): they get these views, not the queue pair.
-     */
-    private final class Sides implements RequesterContext, ResponderContext {
-        @Override
-        public int qpn() {
-            return qpn;
-        }
-
-        @Override
-        public int destQpn() {
-            return destQpn;
-        }
-
-        @Override
-        public int destQpnOrZero() {
-            return QueuePair.this.destQpnOrZero();
-        }
-
+    /** What {@link QueuePairSides} asks of this queue pair: its state and the moves only it makes. */
+    private final class Control implements QueuePairSides.Owner {
         @Override
         public QpState state() {
             return state;
-        }
-
-        @Override
-        public int pathMtu() {
-            return pathMtu;
-        }
-
-        @Override
-        public int accessFlags() {
-            return accessFlags;
-        }
-
-        @Override
-        public int capabilities() {
-            return capabilities;
-        }
-
-        @Override
-        public int senderCountToAdvertise(final long nowNs) {
-            return QueuePair.this.senderCountToAdvertise(nowNs);
-        }
-
-        @Override
-        public ProtectionDomain pd() {
-            return pd;
-        }
-
-        @Override
-        public CompletionQueue sendCq() {
-            return sendCq;
-        }
-
-        @Override
-        public CompletionQueue recvCq() {
-            return recvCq;
-        }
-
-        @Override
-        public boolean isGoBackN() {
-            return QueuePair.this.isGoBackN();
-        }
-
-        @Override
-        public int retryCount() {
-            return retryCount;
-        }
-
-        @Override
-        public long retryTimeoutNs() {
-            return retryTimeoutNs;
-        }
-
-        @Override
-        public int rnrRetry() {
-            return rnrRetry;
-        }
-
-        @Override
-        public long minRnrTimerNs() {
-            return minRnrTimerNs;
-        }
-
-        @Override
-        public int maxRdAtomic() {
-            return maxRdAtomic;
-        }
-
-        @Override
-        public boolean isSendQueueDraining() {
-            return QueuePair.this.isSendQueueDraining();
-        }
-
-        @Override
-        public CongestionControl congestionControl() {
-            return congestionControl;
-        }
-
-        @Override
-        public PathSelector paths() {
-            return paths;
-        }
-
-        @Override
-        public PacketWriter writer() {
-            return endpoint.writer();
-        }
-
-        @Override
-        public int creditToGrant(final long nowNs, final int window) {
-            return QueuePair.this.creditToGrant(nowNs, window);
-        }
-
-        @Override
-        public void commit(final TransmitSink sink, final int offset, final int length, final int entropy) {
-            QueuePair.this.commit(sink, offset, length, entropy);
         }
 
         @Override
@@ -1060,19 +810,13 @@ public final class QueuePair {
         }
 
         @Override
-        public void countRetransmit(final EndpointCounter cause) {
-            retransmitCauses.count(cause);
+        public int creditToGrant(final long nowNs, final int window) {
+            return QueuePair.this.creditToGrant(nowNs, window);
         }
 
         @Override
-        public void trace(final long nowNs, final TraceEvent event, final int psn, final int a, final int b,
-                          final long c) {
-            QueuePair.this.trace(nowNs, event, psn, a, b, c);
-        }
-
-        @Override
-        public void trace(final TraceEvent event, final int psn, final int a, final int b, final long c) {
-            QueuePair.this.trace(event, psn, a, b, c);
+        public int senderCountToAdvertise(final long nowNs) {
+            return QueuePair.this.senderCountToAdvertise(nowNs);
         }
 
         @Override
@@ -1084,16 +828,12 @@ public final class QueuePair {
         public void enterError(final AsyncEventType cause) {
             QueuePair.this.enterError(cause);
         }
-
-        @Override
-        public void onCompletionQueueOverflow(final CompletionQueue cq) {
-            QueuePair.this.onCompletionQueueOverflow(cq);
-        }
     }
 
     @Override
     public String toString() {
-        return "QueuePair{qpn=" + qpn + ", state=" + state + ", destQpn=" + destQpn + ", peer=" + remotePeer
-            + ", mtu=" + pathMtu + ", access=" + AccessFlags.toString(accessFlags) + '}';
+        return "QueuePair{qpn=" + qpn + ", state=" + state + ", destQpn=" + attributes.destQpn() + ", peer="
+            + attributes.remotePeer() + ", mtu=" + attributes.pathMtu() + ", access="
+            + AccessFlags.toString(attributes.accessFlags()) + '}';
     }
 }

@@ -4,16 +4,12 @@
 package org.metaroce.core.engine;
 
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
-import org.metaroce.core.reliability.Psn;
 import org.metaroce.core.reliability.ReceiveWindow;
 import org.metaroce.core.verbs.AccessFlags;
 import org.metaroce.core.verbs.MemoryAccessResult;
 import org.metaroce.core.verbs.MemoryRegion;
 import org.metaroce.core.verbs.RecvRequest;
 import org.metaroce.core.verbs.WcOpcode;
-import org.metaroce.core.verbs.WcStatus;
-import org.metaroce.core.verbs.WorkCompletion;
 import org.metaroce.core.wire.AtomicHeader;
 import org.metaroce.core.wire.BaseHeader;
 import org.metaroce.core.wire.ConnectHeader;
@@ -39,8 +35,6 @@ import org.metaroce.core.wire.RdmaHeader;
  * PSN and the other's oldest held PSN.
  */
 final class Responder {
-    private static final int MAX_FATAL_REPEATS = 8;
-
     /** The queue pair as this side sees it (not the queue pair: no pointer back to it). */
     private final ResponderContext qp;
     private final EndpointCounters counters;
@@ -49,6 +43,8 @@ final class Responder {
     private final ReceiveWindow window;
     /** Posted receives in post order, found by RSN [OPS-043]; completed here in that order [OPS-030]. */
     private final ReceiveQueue receives;
+    /** Turns finished receives into completions, in post order [OPS-030]. */
+    private final ReceiveCompletions completions;
 
     /** When and with which trigger each ACK or NACK goes out [REL-008..REL-011]. */
     private final AckScheduler acks;
@@ -63,21 +59,16 @@ final class Responder {
     private boolean gapNacked;
     private int gapNackedPsn;
 
-    // CNP generation [CC-020]: one pending CNP, with the PSN of the CE-marked packet.
-    private boolean cnpPending;
+    /** When a CNP goes out for a CE-marked request [CC-020]. */
+    private final CnpSchedule cnps = new CnpSchedule();
     /** An ACK announcing the Sender Count to a requester that has sent nothing yet is due [CC-038]. */
     private boolean senderCountPending;
-    private int cnpPsn;
-    private long lastCnpNs = Long.MIN_VALUE;
-
 
     /** Time of the latest request packet accepted or classified, for the receiver-credit share [CC-018]. */
     private long lastRequestNs = Long.MIN_VALUE;
 
     /** The NACK that put this QP in ERR; repeated for retransmissions of the offending packet [REL-052]. */
-    private int fatalReason;
-    private int fatalPsn;
-    private int fatalRepeats;
+    private final FatalNack fatalNack = new FatalNack();
     private boolean accepted;
     private MemoryRegion cachedRegion;
     private int cachedRkey;
@@ -87,7 +78,7 @@ final class Responder {
     /** Held atomics, their execution and responses, and the replay cache [OPS-029, REL-047]. */
     private final AtomicExecutor atomics;
     /** How the READ and atomic parts, and this class, send a packet: the QP's path and addresses. */
-    private final PeerOut out = new PeerOut();
+    private final ResponseOut out;
     /** Writes ACKs, NACKs and CNPs with the current state, and remembers what was advertised [REL-019]. */
     private final AckWriter ackWriter;
 
@@ -96,9 +87,11 @@ final class Responder {
         this.qp = qp;
         this.config = config;
         this.counters = counters;
+        out = new ResponderPeerOut(qp);
         window = new ReceiveWindow(config.receiveWindowPackets(), 0);
         acks = new AckScheduler(config);
         receives = new ReceiveQueue(recvQueueDepth, maxRecvSge);
+        completions = new ReceiveCompletions(receives, qp, counters);
         reads = new ReadResponder(Math.max(4, 2 * maxDestRdAtomic));
         atomics = new AtomicExecutor(Math.max(4, 2 * maxDestRdAtomic));
         ackWriter = new AckWriter(window, out, qp::creditToGrant, qp::senderCountToAdvertise, counters);
@@ -294,12 +287,7 @@ final class Responder {
 
     /** A CE-marked packet of a QP with ECN: a CNP, unless one left within CNP_INTERVAL [CC-020]. */
     private void noteCongestion(final long nowNs, final int psn) {
-        if (cnpPending || (lastCnpNs != Long.MIN_VALUE && nowNs - lastCnpNs < config.cnpIntervalNs())) {
-            return;
-        }
-        cnpPending = true;
-        cnpPsn = psn;
-        lastCnpNs = nowNs;
+        cnps.marked(nowNs, psn, config.cnpIntervalNs());
     }
 
     /** @return time of the latest request packet classified, MIN_VALUE before any */
@@ -342,7 +330,7 @@ final class Responder {
     /** Runs everything that waits for the cumulative PSN: atomics, then receive completions. */
     private void afterAdvance() {
         executeReadyAtomics();
-        completeReceivesInOrder();
+        completions.completeInOrder(window.expectedPsn());
     }
 
     private boolean matchReceive(final long nowNs, final RecvWqe recv, final Opcode opcode, final DirectBuffer buffer,
@@ -530,9 +518,7 @@ final class Responder {
                        final DirectBuffer buffer, final int offset, final boolean ce) {
         counters.increment(counter);
         queueOwn(reason.code(), psn, 0, nowNs, buffer, offset, ce, false);
-        fatalReason = reason.code();
-        fatalPsn = psn;
-        fatalRepeats = 0;
+        fatalNack.set(reason.code(), psn);
         qp.recordFailure("the peer's request at PSN " + Integer.toUnsignedString(psn) + " was refused with NACK "
             + reason + " (" + counter + ") [REL-007]");
         qp.enterError(reason == NackReason.INVALID_REQUEST ? AsyncEventType.QP_REQ_ERR
@@ -546,8 +532,8 @@ final class Responder {
     void onRequestInError(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
         packetArrivalNs = arrivalNs;
         if (repeatsFatalNack(buffer, offset)) {
-            fatalRepeats++;
-            queueOwn(fatalReason, fatalPsn, 0, nowNs, buffer, offset, false, true);
+            fatalNack.repeated();
+            queueOwn(fatalNack.reason(), fatalNack.psn(), 0, nowNs, buffer, offset, false, true);
             return;
         }
         // Any other request in ERR is dropped unanswered, and counted like every packet the state
@@ -557,7 +543,7 @@ final class Responder {
 
     /** @return whether a request received in ERR is answered again with the fatal NACK [REL-052] */
     boolean repeatsFatalNack(final DirectBuffer buffer, final int offset) {
-        return fatalReason != 0 && BaseHeader.psn(buffer, offset) == fatalPsn && fatalRepeats < MAX_FATAL_REPEATS;
+        return fatalNack.answersAgain(BaseHeader.psn(buffer, offset));
     }
 
     /** @return whether any request has been accepted (the window moved or something is held) */
@@ -580,59 +566,19 @@ final class Responder {
         queueOwn(0, 0, 0, nowNs, buffer, offset, false, false);
     }
 
-    // ------------------------------------------------------------------ completion
-
-    private void completeReceivesInOrder() {
-        RecvWqe recv;
-        while ((recv = receives.head()) != null) {
-            if (!recv.isComplete() || !Psn.before(recv.lastPsn, window.expectedPsn())) {
-                return;
-            }
-            final boolean pushed = push(recv, WcStatus.SUCCESS);
-            receives.retireHead();
-            if (!pushed) {
-                qp.onCompletionQueueOverflow(qp.recvCq());
-                return;
-            }
-        }
-    }
-
-    private boolean push(final RecvWqe recv, final WcStatus status) {
-        final boolean ok = qp.recvCq().push(recv.wrId, status, recv.opcode, (int) recv.messageLength,
-            recv.immData, (recv.hasImm ? WorkCompletion.WC_WITH_IMM : 0)
-                | (recv.solicited ? WorkCompletion.WC_SOLICITED : 0), qp.qpn(), qp.destQpnOrZero());
-        if (!ok) {
-            counters.increment(EndpointCounter.CQ_OVERFLOWS);
-        }
-        return ok;
-    }
-
-    /** Completes every posted receive in order: finished ones succeed, a too-small one fails, the rest flush. */
+    /** Completes every posted receive in order and drops what else is held; only a fatal NACK may still leave. */
     void flush() {
-        RecvWqe recv;
-        while ((recv = receives.head()) != null) {
-            final WcStatus status = recv.tooSmall ? WcStatus.LOC_LEN_ERR
-                : recv.protectionError ? WcStatus.LOC_PROT_ERR
-                : recv.isComplete() && Psn.before(recv.lastPsn, window.expectedPsn()) ? WcStatus.SUCCESS
-                : WcStatus.WR_FLUSH_ERR;
-            if (status == WcStatus.WR_FLUSH_ERR) {
-                recv.opcode = WcOpcode.RECV;
-                recv.messageLength = 0;
-                recv.hasImm = false;
-            }
-            push(recv, status);
-            receives.retireHead();
-        }
+        completions.flush(window.expectedPsn());
         dropHeldRequests();
         atomics.dropResponses();
         acks.cancelAck();
-        cnpPending = false;
+        cnps.done();
         senderCountPending = false;
         // Only the fatal NACK (if any) may still leave [REL-052].
-        if (fatalReason == 0) {
+        if (!fatalNack.isSet()) {
             acks.clearOwn();
         } else {
-            acks.keepOnlyLatest(fatalReason);
+            acks.keepOnlyLatest(fatalNack.reason());
         }
     }
 
@@ -649,14 +595,12 @@ final class Responder {
         atomics.dropResponses();
         acks.clearOwn();
         acks.cancelAck();
-        fatalReason = 0;
-        fatalRepeats = 0;
+        fatalNack.clear();
         accepted = false;
         gapNacked = false;
         ackWriter.resetCeCount();
-        cnpPending = false;
+        cnps.reset();
         senderCountPending = false;
-        lastCnpNs = Long.MIN_VALUE;
         lastRequestNs = Long.MIN_VALUE;
         cachedRegion = null;
         atomics.forgetResults();
@@ -689,11 +633,11 @@ final class Responder {
             }
             senderCountPending = false;
         }
-        if (cnpPending && emitted < budget) {
-            if (!ackWriter.cnp(nowNs, sink, cnpPsn)) {
+        if (cnps.isPending() && emitted < budget) {
+            if (!ackWriter.cnp(nowNs, sink, cnps.psn())) {
                 return emitted;
             }
-            cnpPending = false;
+            cnps.done();
             emitted++;
         }
         if (acks.ackDue(nowNs) && emitted < budget) {
@@ -741,8 +685,8 @@ final class Responder {
         counters.increment(EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
         // No packet caused it directly: the READ_REQUEST's PSN is the trigger, with no echo.
         acks.queue(NackReason.REMOTE_ACCESS.code(), psn, 0, psn, 0, 0, nowNs, 0);
-        fatalReason = NackReason.REMOTE_ACCESS.code();
-        fatalPsn = psn;
+        // No earlier NACK was answered again: this runs before ERR, and leaving ERR clears it.
+        fatalNack.set(NackReason.REMOTE_ACCESS.code(), psn);
         qp.recordFailure("a READ at PSN " + Integer.toUnsignedString(psn) + " lost its source region while being "
             + "answered: NACK REMOTE_ACCESS [MEM-014]");
         qp.enterError(AsyncEventType.QP_ACCESS_ERR);
@@ -758,7 +702,7 @@ final class Responder {
      *     ACK of its own, CNP, atomic or READ response): it may then follow the QP's requests [REL-008]
      */
     boolean onlyCoalescedAckPending() {
-        return acks.ackPending() && !acks.hasOwn() && !cnpPending && !atomics.hasResponses() && !reads.hasHeld();
+        return acks.ackPending() && !acks.hasOwn() && !cnps.isPending() && !atomics.hasResponses() && !reads.hasHeld();
     }
 
     long nextDeadlineNs() {
@@ -768,38 +712,9 @@ final class Responder {
         if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
             return Long.MAX_VALUE;
         }
-        if (senderCountPending || cnpPending || atomics.hasResponses() || (reads.hasHeld() && readExecutable())) {
+        if (senderCountPending || cnps.isPending() || atomics.hasResponses() || (reads.hasHeld() && readExecutable())) {
             return Long.MIN_VALUE;
         }
         return acks.ackDeadlineNs();
-    }
-
-    /**
-     * Every packet this responder sends goes to the peer's queue pair on the path the responder's
-     * own sequence picks next [MP-017, MP-022]; the path chosen at claim is kept until commit. The QP's paths are read at
-     * each packet: a modify to RTR replaces them.
-     */
-    private final class PeerOut implements ResponseOut {
-        private int pathId;
-
-        @Override
-        public int claim(final TransmitSink sink, final long nowNs, final int maxLength) {
-            pathId = qp.paths().nextForResponder(nowNs);
-            return sink.claim(maxLength, qp.paths().entropy(pathId));
-        }
-
-        @Override
-        public PacketWriter header(final MutableDirectBuffer buffer, final int offset, final Opcode opcode,
-                                   final int flags, final int psn, final int payloadLength, final long nowNs) {
-            final PacketWriter w = qp.writer();
-            w.header(buffer, offset, opcode, flags, qp.destQpn(), psn, payloadLength, pathId, nowNs, qp.qpn());
-            return w;
-        }
-
-        @Override
-        public void commit(final TransmitSink sink, final int offset, final Opcode opcode, final int payloadLength) {
-            final int length = qp.writer().seal(sink.buffer(), offset, opcode, payloadLength);
-            qp.commit(sink, offset, length, qp.paths().entropy(pathId));
-        }
     }
 }
