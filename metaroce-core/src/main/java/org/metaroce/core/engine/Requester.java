@@ -88,12 +88,13 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
     private long creditProbeNs = Long.MAX_VALUE;
     private int creditProbes;
     /**
-     * When the latest credit probe left, the latest ACK that passed REL-016 arrived, and the
-     * consecutive probes no such ACK followed: a peer that answers only for PSNs never sent has
-     * diverged from this requester and never grants a usable Credit [REL-067].
+     * When the latest credit probe left, the latest ACK whose Credit was taken arrived (it passed
+     * REL-016 and was not stale under REL-018), and the consecutive probes no such ACK followed: a
+     * peer whose answers all acknowledge PSNs never sent, or all lag behind a cumulative point
+     * already seen, has diverged from this requester and never grants a usable Credit [REL-067].
      */
     private long creditProbeSentNs = Long.MIN_VALUE;
-    private long ackAcceptedNs = Long.MIN_VALUE;
+    private long creditHeardNs = Long.MIN_VALUE;
     private int unansweredCreditProbes;
     /** The time of the latest emit: pacing deadlines are only reported when still ahead of it. */
     private long lastEmitNs = Long.MIN_VALUE;
@@ -220,14 +221,15 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
             return 0;
         }
         if (creditProbes > 0) {
-            unansweredCreditProbes = ackAcceptedNs >= creditProbeSentNs ? 0 : unansweredCreditProbes + 1;
+            unansweredCreditProbes = creditHeardNs >= creditProbeSentNs ? 0 : unansweredCreditProbes + 1;
             if (unansweredCreditProbes > qp.retryCount()
-                && timers.retryTimeoutSpent(nowNs, Math.max(creditBlockedSinceNs, ackAcceptedNs))) {
+                && timers.retryTimeoutSpent(nowNs, Math.max(creditBlockedSinceNs, creditHeardNs))) {
                 qp.recordFailure("credit blocked for " + Seconds.of(nowNs - creditBlockedSinceNs) + " and "
-                    + unansweredCreditProbes + " credit probes without an acceptable ACK (RETRY_CNT " + qp.retryCount()
-                    + ", RETRY_TIMEOUT " + Seconds.of(qp.retryTimeoutNs()) + "; " + counters.get(EndpointCounter.ACK_FOR_UNSENT_PSN)
-                    + " ACKs for unsent PSNs dropped on this endpoint): the peer's receive sequence is not this"
-                    + " requester's [REL-067]");
+                    + unansweredCreditProbes + " credit probes without an ACK whose Credit it could take (RETRY_CNT "
+                    + qp.retryCount() + ", RETRY_TIMEOUT " + Seconds.of(qp.retryTimeoutNs()) + "; "
+                    + counters.get(EndpointCounter.ACK_FOR_UNSENT_PSN) + " ACKs for unsent PSNs dropped on this"
+                    + " endpoint; stale ones are not counted): the peer's receive sequence is not this requester's"
+                    + " [REL-067]");
                 sendQueue.failOldest(WcStatus.RETRY_EXC_ERR);
                 qp.enterError(AsyncEventType.QP_FATAL);
                 return 0;
@@ -427,7 +429,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
     void onAck(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
                final Opcode opcode) {
         if (responses.onAck(nowNs, arrivalNs, buffer, offset, opcode)) {
-            ackAcceptedNs = nowNs;
+            creditHeardNs = nowNs;
         }
     }
 

@@ -111,7 +111,9 @@ final class ResponseHandler {
      *
      * @param nowNs the current time
      * @param arrivalNs when the ACK reached the host: the RTT sample ends there [REL-020, REL-066]
-     * @return false when the ACK was dropped for acknowledging a PSN never sent [REL-016]
+     * @return whether the requester took this ACK's Credit: false when it was dropped for
+     *     acknowledging a PSN never sent [REL-016] or is stale [REL-018]; what answers a credit
+     *     probe [REL-067]
      */
     boolean onAck(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
                final Opcode opcode) {
@@ -158,7 +160,8 @@ final class ResponseHandler {
             }
         }
         boolean ceSeen = ecnEcho;
-        if (!Psn.before(cumulative, sendWindow.creditCumulative())) {
+        final boolean creditTaken = !Psn.before(cumulative, sendWindow.creditCumulative());
+        if (creditTaken) {
             final boolean advanced = cumulative != sendWindow.creditCumulative();
             sendWindow.credit(cumulative, AckHeader.credit(buffer, ackOffset) & 0xFFFF_FFFFL);
             qp.congestionControl().onCredit(nowNs, sendWindow.creditLimit());
@@ -241,7 +244,7 @@ final class ResponseHandler {
             signals.traceWindow(nowNs, sendWindow.sndUna(), window, TraceEvent.CAUSE_ECN);
         }
         afterDelivery(nowNs, delivered);
-        return true;
+        return creditTaken;
     }
 
     /** An ACK's RTT sample for SRTT, RTTVAR, the RTO [REL-027] and time-based loss detection [REL-023]. */

@@ -176,4 +176,22 @@ class CreditProbeTest {
         assertThat(f.a.sendCompletions).extracting(WorkCompletion::status).containsExactly(WcStatus.RETRY_EXC_ERR);
         assertThat(f.a.endpoint.counters().get(EndpointCounter.KEEPALIVES_OUT)).isEqualTo(8);
     }
+
+    /**
+     * The fuzzer's second finding of 2026-12-03: an ACK forged in the peer's name had moved A's
+     * cumulative point past the peer's real one with a Credit of 0, so every honest answer was
+     * stale [REL-018]: accepted, its Credit never taken, and A blocked for ever. Stale answers do
+     * not answer a credit probe [REL-067]: the connection ends as if nothing had answered.
+     */
+    @Test
+    void creditProbesAnsweredOnlyByStaleAcksEndTheConnection() {
+        final TwoNodeFixture f = blockedWithTheAnswersCut(6107, 0);
+        answerEachProbe(f, 5_000_000_000L, (p, fx) -> ack(p, fx, fx.a.qp.nextSendPsn() - 1, 64));
+
+        assertThat(f.a.qp.state()).isEqualTo(QpState.ERR);
+        assertThat(f.a.sendCompletions).extracting(WorkCompletion::status).containsExactly(WcStatus.RETRY_EXC_ERR);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.KEEPALIVES_OUT)).isEqualTo(8);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.ACK_FOR_UNSENT_PSN)).as("stale, not unsent").isZero();
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.ACKS_IN)).as("each answer accepted").isEqualTo(9);
+    }
 }
