@@ -162,7 +162,9 @@ final class InvokerRunner implements ModeRunner {
         final boolean nativeSockets = transport == Transport.NATIVE;
         final boolean draining = device.hasPendingOutbound();
         final boolean onSocket = socket != null && (nativeSockets || !draining);
-        if (onSocket && wait < TimeUnit.MILLISECONDS.toNanos(1)) {
+        if (onSocket && wait < TimeUnit.MILLISECONDS.toNanos(1) && !socket.awaitsToTheNanosecond()) {
+            // The socket's wait counts whole milliseconds: park to the deadline instead (a
+            // datagram arriving meanwhile waits for it).
             LockSupport.parkNanos(wait);
             return true;
         }

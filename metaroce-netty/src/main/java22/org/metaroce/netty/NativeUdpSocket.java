@@ -160,7 +160,12 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch, Native
         if (closed) {
             throw new java.nio.channels.ClosedChannelException();
         }
-        interest.readErrorQueues(readiness.await(NativeReadinessWaiter.millis(timeoutNs)));
+        interest.readErrorQueues(readiness.awaitNanos(timeoutNs));
+    }
+
+    @Override
+    public boolean awaitsToTheNanosecond() {
+        return readiness != null && readiness.nanosecondWaits();
     }
 
     @Override
