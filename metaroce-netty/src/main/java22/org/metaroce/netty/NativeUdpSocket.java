@@ -66,6 +66,9 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch, Native
             opened.setSendBufferSize(options.sendBufferBytes());
             opened.setTrafficClass(options.trafficClass());
             opened.setReceiveErrors(true);
+            // MetaRoCE does no path MTU discovery: a datagram too large for the path is dropped
+            // and reported, never fragmented [ENC-021].
+            opened.setDontFragment(true);
             if (receiver != null) {
                 opened.setReceiveTrafficClass(true);
                 opened.setReceiveTimestamps(true);
