@@ -594,8 +594,9 @@ public final class QueuePair {
                 }
             }
             case READ_RESPONSE -> requester.onReadResponse(nowNs, arrivalNs, buffer, offset,
-                BaseHeader.payloadLength(buffer, offset));
-            case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, arrivalNs, buffer, offset);
+                BaseHeader.payloadLength(buffer, offset), ecn == DatagramEndpoint.ECN_CE);
+            case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, arrivalNs, buffer, offset,
+                ecn == DatagramEndpoint.ECN_CE);
             case CNP -> {
                 // Only DCQCN reacts to CNPs; every other algorithm ignores them [CC-007].
                 if (cc.instance().onCongestionNotification(nowNs)) {
