@@ -20,8 +20,11 @@ public final class CommConfig {
     private long smallAllReduceBytes = 64 << 10;
     private long oneShotAllReduceBytes = ONE_SHOT_DEFAULT_BYTES;
     private long rabenseifnerAllReduceBytes = RABENSEIFNER_DEFAULT_BYTES;
-    /** Default of {@link #rabenseifnerAllReduceBytes()}. */
-    public static final long RABENSEIFNER_DEFAULT_BYTES = 2L << 20;
+    /**
+     * Default of {@link #rabenseifnerAllReduceBytes()}: 0, off. Measured against the ring on 4 and
+     * 8 ranks sharing 2 cores (docs/collectives.md, 2026-12-04), it won no size consistently.
+     */
+    public static final long RABENSEIFNER_DEFAULT_BYTES = 0;
     /** Default of {@link #oneShotAllReduceBytes()}. */
     public static final long ONE_SHOT_DEFAULT_BYTES = 4096;
     private Duration operationTimeout = Duration.ofSeconds(60);
@@ -148,7 +151,8 @@ public final class CommConfig {
     }
 
     /**
-     * @param bytes threshold, >= 0 (0, or anything up to {@link #smallAllReduceBytes()}: never)
+     * @param bytes threshold, >= 0 (0, the default, or anything up to {@link #smallAllReduceBytes()}:
+     *     never)
      * @return this
      */
     public CommConfig rabenseifnerAllReduceBytes(final long bytes) {
