@@ -49,6 +49,8 @@ public final class Endpoint implements DatagramEndpoint {
     private final List<QueuePair> pollOrder = new ArrayList<>();
     /** Which queue pairs the next poll must visit, and their cached deadlines. */
     private final PollSchedule schedule = new PollSchedule();
+    /** Which queue pairs send to this endpoint, for the credit and the Sender Count [CC-018, CC-038]. */
+    private final SenderCensus census = new SenderCensus();
     private final IntHashSet quarantinedQpns = new IntHashSet();
     /** Destroyed QPNs in destruction order with their destruction time, for the time-based quarantine. */
     private int[] quarantineQpn = new int[64];
@@ -242,6 +244,7 @@ public final class Endpoint implements DatagramEndpoint {
         final Link link = new Link();
         final QueuePair qp = new QueuePair(link, qpn, pd, sendCq, recvCq, caps);
         link.qp = qp;
+        link.census = new SenderCensus.Entry(qp);
         // The domain cannot close while the QP exists [MEM-002].
         pd.attachQueuePair();
         queuePairs.put(qpn, qp);
@@ -449,46 +452,27 @@ public final class Endpoint implements DatagramEndpoint {
         return deadline == Long.MIN_VALUE ? lastPollNs : deadline;
     }
 
-    private long activeSendersAtNs = Long.MIN_VALUE;
-    private long activeSendersWindowNs;
-    private int activeSenders;
+    /** The largest Sender Count an ACK carries (one byte) [CC-038]. */
+    private static final int SENDER_COUNT_MAX = 255;
 
     /**
      * The n of [CC-018]: queue pairs that received a request packet in the last {@code windowNs}
-     * (at least 1). Computed once per instant and window, so a burst of ACKs costs one scan.
+     * (at least 1). Costs one step per queue pair counted ({@link SenderCensus}).
      */
     int activeRequestSenders(final long nowNs, final long windowNs) {
-        if (nowNs != activeSendersAtNs || windowNs != activeSendersWindowNs) {
-            int n = 0;
-            for (int i = 0, size = pollOrder.size(); i < size; i++) {
-                final long last = pollOrder.get(i).lastRequestNs();
-                if (last != Long.MIN_VALUE && nowNs - last <= windowNs) {
-                    n++;
-                }
-            }
-            activeSenders = Math.max(1, n);
-            activeSendersAtNs = nowNs;
-            activeSendersWindowNs = windowNs;
-        }
-        return activeSenders;
+        return Math.max(1, census.recentRequesters(nowNs, windowNs, Integer.MAX_VALUE));
     }
 
     /**
      * The Sender Count of [CC-038]: the queue pairs that accepted a request packet in the last
      * {@code windowNs} (the n of [CC-018]) and those that, with SENDER_COUNT negotiated, are in RTS
      * and have neither accepted nor sent a request packet nor work posted to send, clamped to
-     * [1, 255]. It scans the endpoint's queue pairs, and only QPs that negotiated SENDER_COUNT ask.
+     * [1, 255]. The two sets are disjoint; counting stops at 255 ({@link SenderCensus}).
      */
     int receivingSenders(final long nowNs, final long windowNs) {
-        int n = 0;
-        for (int i = 0, size = pollOrder.size(); i < size; i++) {
-            final QueuePair qp = pollOrder.get(i);
-            final long last = qp.lastRequestNs();
-            if ((last != Long.MIN_VALUE && nowNs - last <= windowNs) || qp.waitsForFirstRequest()) {
-                n++;
-            }
-        }
-        return Math.min(255, Math.max(1, n));
+        final int waiting = census.waitingForFirstRequest();
+        final int n = waiting + census.recentRequesters(nowNs, windowNs, SENDER_COUNT_MAX - waiting);
+        return Math.min(SENDER_COUNT_MAX, Math.max(1, n));
     }
 
     /** Every queue pair waiting for its first request announces the Sender Count once more [CC-038]. */
@@ -542,6 +526,8 @@ public final class Endpoint implements DatagramEndpoint {
     private final class Link implements QueuePairContext {
         /** Set once, right after the queue pair is built (it reports nothing while being built). */
         QueuePair qp;
+        /** Set with {@link #qp}. */
+        SenderCensus.Entry census;
 
         @Override
         public EndpointConfig config() {
@@ -591,6 +577,21 @@ public final class Endpoint implements DatagramEndpoint {
         @Override
         public void senderCountChanged() {
             Endpoint.this.senderCountChanged();
+        }
+
+        @Override
+        public void requestAccepted() {
+            Endpoint.this.census.requestAccepted(census);
+        }
+
+        @Override
+        public void firstRequestWaitMayChange() {
+            Endpoint.this.census.changed(census);
+        }
+
+        @Override
+        public void destroyed() {
+            Endpoint.this.census.remove(census);
         }
 
         @Override

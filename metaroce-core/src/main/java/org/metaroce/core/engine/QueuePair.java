@@ -294,8 +294,16 @@ public final class QueuePair {
      *     traffic that may come its way [CC-038]
      */
     boolean waitsForFirstRequest() {
+        return untouchedInRts() && requester.queued() == 0;
+    }
+
+    /**
+     * @return whether this QP, with SENDER_COUNT negotiated, is in RTS and has neither accepted nor
+     *     sent a request packet: it waits for its first request unless it has work posted [CC-038]
+     */
+    boolean untouchedInRts() {
         return !destroyed && state == QpState.RTS && senderCountNegotiated()
-            && responder.lastRequestNs() == Long.MIN_VALUE && requester.transmissions() == 0 && requester.queued() == 0;
+            && responder.lastRequestNs() == Long.MIN_VALUE && requester.transmissions() == 0;
     }
 
     /** Sends the peer an ACK carrying the current Sender Count [CC-038]. */
@@ -367,6 +375,7 @@ public final class QueuePair {
                 sides.trace(TraceEvent.STATE, 0, QpState.ERR.ordinal(), -1, 0);
                 requester.flush();
                 responder.flush();
+                endpoint.firstRequestWaitMayChange();
             }
             return;
         }
@@ -378,6 +387,7 @@ public final class QueuePair {
             peerDead = false;
             state = QpState.RESET;
             sides.trace(TraceEvent.STATE, 0, QpState.RESET.ordinal(), -1, 0);
+            endpoint.firstRequestWaitMayChange();
             return;
         }
         // Optional attributes of table 4.4 (validateFor has rejected any the move does not take).
@@ -394,6 +404,7 @@ public final class QueuePair {
             if (senderCountNegotiated()) {
                 // One more QP waits for its first request: those waiting learn the new count [CC-038].
                 state = target;
+                endpoint.firstRequestWaitMayChange();
                 endpoint.senderCountChanged();
             }
         } else if (attrs.isSet(QpAttributeMask.TIMEOUT)) {
@@ -404,6 +415,7 @@ public final class QueuePair {
         }
         state = target;
         sides.trace(TraceEvent.STATE, 0, target.ordinal(), -1, 0);
+        endpoint.firstRequestWaitMayChange();
     }
 
     /**
@@ -459,6 +471,7 @@ public final class QueuePair {
         }
         endpoint.touched();
         final int result = requester.post(wr, attributes.pathMtu());
+        endpoint.firstRequestWaitMayChange();
         if (result == PostStatus.OK && state == QpState.ERR) {
             requester.flush();
         }
@@ -553,7 +566,11 @@ public final class QueuePair {
                 counters.increment(EndpointCounter.INVALID_QP_STATE);
                 return;
             }
+            final long lastRequestNs = responder.lastRequestNs();
             responder.onRequest(nowNs, arrivalNs, buffer, offset, opcode, ecn);
+            if (responder.lastRequestNs() != lastRequestNs) {
+                endpoint.requestAccepted();
+            }
             if (state == QpState.RTR && !communicationEstablished && responder.hasAccepted()) {
                 communicationEstablished = true;
                 endpoint.raise(AsyncEventType.COMM_EST);
@@ -577,8 +594,9 @@ public final class QueuePair {
                 }
             }
             case READ_RESPONSE -> requester.onReadResponse(nowNs, arrivalNs, buffer, offset,
-                BaseHeader.payloadLength(buffer, offset));
-            case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, arrivalNs, buffer, offset);
+                BaseHeader.payloadLength(buffer, offset), ecn == DatagramEndpoint.ECN_CE);
+            case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, arrivalNs, buffer, offset,
+                ecn == DatagramEndpoint.ECN_CE);
             case CNP -> {
                 // Only DCQCN reacts to CNPs; every other algorithm ignores them [CC-007].
                 if (cc.instance().onCongestionNotification(nowNs)) {
@@ -702,6 +720,7 @@ public final class QueuePair {
      * posted work requests complete at once with WR_FLUSH_ERR.
      */
     void onDestroyed() {
+        endpoint.destroyed();
         finalSendPsn = requester.nextPsn();
         finalReceivePsn = responder.window().expectedPsn();
         destroyed = true;
@@ -772,6 +791,7 @@ public final class QueuePair {
         }
         endpoint.touched();
         state = QpState.ERR;
+        endpoint.firstRequestWaitMayChange();
         counters.increment(EndpointCounter.QP_ERRORS);
         sides.trace(TraceEvent.STATE, 0, QpState.ERR.ordinal(), cause.ordinal(), 0);
         // Cold path: keep what led here before later events of other QPs overwrite it.
