@@ -11,7 +11,9 @@
 #   Rounds alternate the contenders (metaroce in one process, metaroce launched, MPI TCP, MPI shared
 #   memory) so that each sees the same load; a shared host's figures drift by 2x between minutes, so
 #   read the per-round ratios.
-# Environment: JAVA=/path/to/java runs metaroce on that JVM (a JDK 22+ one uses the native transport).
+# Environment: JAVA=/path/to/java runs metaroce on that JVM (a JDK 22+ one uses the native transport);
+#   METAROCE_ARGS="--rabenseifner 0" passes more options to every metaroce run (e.g. an algorithm's
+#   threshold, to compare algorithms against the same Open MPI rounds).
 # Needs: the CLI jar (./mvnw -B -q package -DskipTests -pl metaroce-cli -am), mpicc and mpirun
 #   (Debian: apt-get install -y openmpi-bin libopenmpi-dev).
 set -euo pipefail
@@ -37,17 +39,17 @@ metaroce_rows() {
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-echo "# $ranks ranks, float32 sum, -b $b -e $e -f $f, $n iterations after $w warm-up; metaroce --driver $driver"
+echo "# $ranks ranks, float32 sum, -b $b -e $e -f $f, $n iterations after $w warm-up; metaroce --driver $driver ${METAROCE_ARGS:-}"
 for round in $(seq 1 "$rounds"); do
   load_before=$(cut -d' ' -f1 /proc/loadavg)
   "${JAVA:-java}" --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED -jar "$jar" all_reduce_perf --ranks "$ranks" \
-    -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 1 --median --driver "$driver" > "$work/metaroce.txt"
+    -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 1 --median --driver "$driver" ${METAROCE_ARGS:-} > "$work/metaroce.txt"
   if [ "$launched" = 1 ]; then
     # The same tool as N JVMs, rank and size from Open MPI's variables, rendezvous on a free port.
     port=$(( 30000 + RANDOM % 20000 ))
     "${mpi[@]}" -x PATH -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT="$port" "${JAVA:-java}" \
       --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED -jar "$jar" \
-      all_reduce_perf -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 1 --median --driver "$driver" > "$work/launched.txt"
+      all_reduce_perf -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 1 --median --driver "$driver" ${METAROCE_ARGS:-} > "$work/launched.txt"
     grep -q '^# Out of bounds values : 0 OK' "$work/launched.txt" && ! grep -q '^rank [0-9]*: [1-9]' "$work/launched.txt" \
       || { echo "metaroce launched: wrong results" >&2; cat "$work/launched.txt" >&2; exit 1; }
   fi

@@ -19,6 +19,12 @@ public final class CommConfig {
     private int slots = 4;
     private long smallAllReduceBytes = 64 << 10;
     private long oneShotAllReduceBytes = ONE_SHOT_DEFAULT_BYTES;
+    private long rabenseifnerAllReduceBytes = RABENSEIFNER_DEFAULT_BYTES;
+    /**
+     * Default of {@link #rabenseifnerAllReduceBytes()}: 0, off. Measured against the ring on 4 and
+     * 8 ranks sharing 2 cores (docs/collectives.md, 2026-12-04), it won no size consistently.
+     */
+    public static final long RABENSEIFNER_DEFAULT_BYTES = 0;
     /** Default of {@link #oneShotAllReduceBytes()}. */
     public static final long ONE_SHOT_DEFAULT_BYTES = 4096;
     private Duration operationTimeout = Duration.ofSeconds(60);
@@ -43,6 +49,7 @@ public final class CommConfig {
         c.slots = slots;
         c.smallAllReduceBytes = smallAllReduceBytes;
         c.oneShotAllReduceBytes = oneShotAllReduceBytes;
+        c.rabenseifnerAllReduceBytes = rabenseifnerAllReduceBytes;
         c.operationTimeout = operationTimeout;
         c.setupTimeout = setupTimeout;
         c.pathMtu = pathMtu;
@@ -130,6 +137,29 @@ public final class CommConfig {
             throw new IllegalArgumentException("oneShotAllReduceBytes must be >= 0, got " + bytes);
         }
         this.oneShotAllReduceBytes = bytes;
+        return this;
+    }
+
+    /**
+     * @return message size (bytes) up to which all-reduce above {@link #smallAllReduceBytes()} runs
+     *     Rabenseifner's algorithm (reduce-scatter by recursive halving, all-gather by recursive
+     *     doubling: 2 log2(p) hops) instead of the ring (2(n-1) hops, the same bytes) [COLL-037]
+     *     (every rank must use the same value)
+     */
+    public long rabenseifnerAllReduceBytes() {
+        return rabenseifnerAllReduceBytes;
+    }
+
+    /**
+     * @param bytes threshold, >= 0 (0, the default, or anything up to {@link #smallAllReduceBytes()}:
+     *     never)
+     * @return this
+     */
+    public CommConfig rabenseifnerAllReduceBytes(final long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("rabenseifnerAllReduceBytes must be >= 0, got " + bytes);
+        }
+        this.rabenseifnerAllReduceBytes = bytes;
         return this;
     }
 

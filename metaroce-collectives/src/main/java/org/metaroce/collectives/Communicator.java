@@ -95,8 +95,10 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * All-reduce: every rank's {@code recv} gets the element-wise reduction of all ranks'
-     * {@code send}. Recursive doubling up to {@link CommConfig#smallAllReduceBytes()}, the ring
-     * above [COLL-012, COLL-013]. {@code send == recv} works in place.
+     * {@code send}. One-shot up to {@link CommConfig#oneShotAllReduceBytes()}, recursive doubling
+     * up to {@link CommConfig#smallAllReduceBytes()}, Rabenseifner's halving and doubling up to
+     * {@link CommConfig#rabenseifnerAllReduceBytes()} on 4 ranks or more, the ring above
+     * [COLL-012, COLL-013, COLL-036, COLL-037]. {@code send == recv} works in place.
      *
      * @param send {@code count} elements
      * @param recv room for {@code count} elements
@@ -135,6 +137,16 @@ public final class Communicator implements AutoCloseable {
                 engine.run(name, Plans.recursiveDoubling(rank, size, count, type, op,
                     new Mem(in, registrations.lkey(send, bytes)), new Mem(out, 0), a, b, chunk, result));
                 Reductions.copy(result[0].address(), out, bytes);
+            } else if (size >= 4 && bytes <= config.rabenseifnerAllReduceBytes()) {
+                // 2 log2(p) hops instead of the ring's 2(n-1), the ring's bytes [COLL-037]; blocks are
+                // placed like the ring's all-gather segments [COLL-033]. On 2 and 3 ranks it saves no
+                // hop (on 3 its fold moves the whole vector twice), so the ring runs there.
+                final int p = Integer.highestOneBit(size);
+                final boolean placed = Plans.segmentLength(count, p, 0) * type.size() > placeAbove();
+                final Mem outMem = mem(recv, out, bytes, placed);
+                final Mem inMem = in == out ? outMem : new Mem(in, registrations.lkey(send, bytes));
+                engine.run(name, Plans.rabenseifnerAllReduce(rank, size, count, type, op, inMem, outMem, chunk,
+                    placeAbove()));
             } else {
                 // The all-gather pass's segments are placed [COLL-033]: the output is writable by peers.
                 // (Output first: registering it for remote writes may replace a region covering the input.)

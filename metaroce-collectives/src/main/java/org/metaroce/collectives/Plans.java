@@ -116,6 +116,106 @@ final class Plans {
     }
 
     /**
+     * Rabenseifner all-reduce [COLL-037]: over the largest power of two p <= n, a reduce-scatter by
+     * recursive halving, then an all-gather by recursive doubling, on the vector cut into p blocks
+     * ({@link #segmentOffset}). 2 log2(p) dependent hops, each rank sending the ring's bytes. Ranks
+     * p..n-1 first fold their vector into rank r-p and get the result back from it at the end.
+     * <p>
+     * Every message is one block, so chunk j of a transfer and chunk j of the one it depends on or
+     * is guarded by cover the same bytes, which is what the engine's per-chunk pipelining relies on
+     * ({@link Transfer#dependsOn}, {@link Transfer#guard}). Each block is reduced at one rank only,
+     * its owner, in an order fixed by the rank numbers, and copied from there: every rank ends with
+     * bit-identical results. {@code in} may be {@code out}.
+     */
+    static ArrayList<Transfer> rabenseifnerAllReduce(final int r, final int n, final long count, final DataType type,
+                                                     final ReduceOp op, final Mem in, final Mem out, final int chunk,
+                                                     final long placeAbove) {
+        final ArrayList<Transfer> plan = new ArrayList<>();
+        final int p = Integer.highestOneBit(n);
+        final int extra = n - p;
+        final int es = type.size();
+        if (r >= p) {
+            // Folded away: the whole input goes to rank r-p, the whole result comes back, block by
+            // block (the partner sends block by block). Block b of out may be overwritten (in place)
+            // only once the WRITE of block b of the input has completed.
+            final Transfer[] sent = new Transfer[p];
+            for (int b = 0; b < p; b++) {
+                final long off = segmentOffset(count, p, b) * es;
+                sent[b] = Transfer.send(r - p, in.address() + off, in.lkey(), segmentLength(count, p, b) * es, chunk);
+                plan.add(sent[b]);
+            }
+            for (int b = 0; b < p; b++) {
+                final long off = segmentOffset(count, p, b) * es;
+                plan.add(Transfer.copy(r - p, out.address() + off, segmentLength(count, p, b) * es, chunk)
+                    .guardedBy(sent[b]).placedAbove(placeAbove, out.rkey()));
+            }
+            return plan;
+        }
+        // latest[b]: the receive that last wrote block b of out (null: block b is still only in in).
+        final Transfer[] latest = new Transfer[p];
+        // sentRs[b]: the reduce-scatter send of block b, which reads out (or in) until it completes.
+        final Transfer[] sentRs = new Transfer[p];
+        if (r < extra) {
+            for (int b = 0; b < p; b++) {
+                final long off = segmentOffset(count, p, b) * es;
+                latest[b] = Transfer.reduce(r + p, out.address() + off, in.address() + off,
+                    segmentLength(count, p, b) * es, chunk, type, op);
+                plan.add(latest[b]);
+            }
+        }
+        // Reduce-scatter: the current range of blocks [lo, lo + 2m) is halved with partner r ^ m;
+        // rank r keeps the half holding block r and reduces the partner's partial sums into it.
+        int lo = 0;
+        for (int m = p >> 1; m >= 1; m >>= 1) {
+            final int partner = r ^ m;
+            final int keep = (r & m) == 0 ? lo : lo + m;
+            final int give = (r & m) == 0 ? lo + m : lo;
+            for (int b = give; b < give + m; b++) {
+                final long off = segmentOffset(count, p, b) * es;
+                final Mem src = latest[b] == null ? in : out;
+                sentRs[b] = Transfer.send(partner, src.address() + off, src.lkey(), segmentLength(count, p, b) * es,
+                    chunk).after(latest[b]);
+                plan.add(sentRs[b]);
+            }
+            for (int b = keep; b < keep + m; b++) {
+                final long off = segmentOffset(count, p, b) * es;
+                final long operand = (latest[b] == null ? in : out).address() + off;
+                latest[b] = Transfer.reduce(partner, out.address() + off, operand, segmentLength(count, p, b) * es,
+                    chunk, type, op).after(latest[b]);
+                plan.add(latest[b]);
+            }
+            lo = keep;
+        }
+        // All-gather: rank r's group of m blocks (aligned at r & -m) goes to partner r ^ m, whose
+        // group comes back; each of those blocks left this rank in the reduce-scatter pass, so it
+        // is overwritten (or granted, placed) only once that WRITE has completed.
+        for (int m = 1; m < p; m <<= 1) {
+            final int partner = r ^ m;
+            final int mine = r & -m;
+            final int theirs = partner & -m;
+            for (int b = mine; b < mine + m; b++) {
+                final long off = segmentOffset(count, p, b) * es;
+                plan.add(Transfer.send(partner, out.address() + off, out.lkey(), segmentLength(count, p, b) * es, chunk)
+                    .after(latest[b]).placedAbove(placeAbove));
+            }
+            for (int b = theirs; b < theirs + m; b++) {
+                final long off = segmentOffset(count, p, b) * es;
+                latest[b] = Transfer.copy(partner, out.address() + off, segmentLength(count, p, b) * es, chunk)
+                    .guardedBy(sentRs[b]).placedAbove(placeAbove, out.rkey());
+                plan.add(latest[b]);
+            }
+        }
+        if (r < extra) {
+            for (int b = 0; b < p; b++) {
+                final long off = segmentOffset(count, p, b) * es;
+                plan.add(Transfer.send(r + p, out.address() + off, out.lkey(), segmentLength(count, p, b) * es, chunk)
+                    .after(latest[b]).placedAbove(placeAbove));
+            }
+        }
+        return plan;
+    }
+
+    /**
      * Recursive doubling all-reduce over the largest power of two p <= n; ranks p..n-1 first fold
      * their vector into rank r-p and get the result back from it [COLL-013]. Intermediate results
      * alternate between the two halves {@code a} and {@code b} of scratch memory.

@@ -17,8 +17,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Every operation x type x reduction against a plain reference computation, for world sizes 1..8
  * in one process over loopback (one shared driver thread), element counts 0, 1, primes and a
  * larger one cut into many chunks (4 KiB chunks, 4 slots: pipelining and slot reuse), in place
- * and out of place. All three all-reduce algorithms run: one-shot up to 64 bytes, recursive
- * doubling up to 512 bytes, the ring above. Every rank checks its own result element by element.
+ * and out of place. All four all-reduce algorithms run: one-shot up to 64 bytes, recursive
+ * doubling up to 512 bytes, Rabenseifner up to 8 KiB on 4 ranks or more (1021 elements of every
+ * type, 97 of 8 bytes), the ring above. Every rank checks its own result element by element.
  */
 class CollectivesMatrixTest {
     static final long[] SIZES = {0, 1, 2, 3, 7, 31, 97, 1021, 12_289};
@@ -26,6 +27,7 @@ class CollectivesMatrixTest {
 
     static CommConfig config() {
         return new CommConfig().chunkBytes(4096).slots(4).smallAllReduceBytes(512).oneShotAllReduceBytes(64)
+            .rabenseifnerAllReduceBytes(8192)
             .operationTimeout(Duration.ofSeconds(30)).setupTimeout(Duration.ofSeconds(30));
     }
 
@@ -71,6 +73,64 @@ class CollectivesMatrixTest {
             }, Duration.ofSeconds(150));
             for (final List<String> w : wrong) {
                 assertThat(w).as("seed " + SEED).isEmpty();
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {4, 5, 6, 7, 8})
+    @DisplayName("COLL-037: Rabenseifner all-reduce over many chunks per block, in place and out of place")
+    void rabenseifnerPipelinesChunks(final int ranks) throws Exception {
+        System.out.println("CollectivesMatrixTest.rabenseifnerPipelinesChunks seed=" + SEED + " ranks=" + ranks);
+        // 4 KiB chunks: every block is many chunks, forwarded chunk by chunk between the steps;
+        // above the latency threshold the all-gather blocks are placed [COLL-033].
+        final CommConfig cfg = config().rabenseifnerAllReduceBytes(1 << 30);
+        try (LocalCluster cluster = LocalCluster.start(ranks, cfg)) {
+            final List<List<String>> wrong = cluster.run(c -> {
+                final OpCases cases = new OpCases(c, SEED);
+                cases.allReduce(100_003, DataType.FLOAT32, ReduceOp.SUM, false);
+                cases.allReduce(50_001, DataType.INT64, ReduceOp.MAX, true);
+                cases.allReduce(30_011, DataType.FLOAT64, ReduceOp.PROD, true);
+                return new ArrayList<>(cases.wrong);
+            }, Duration.ofSeconds(120));
+            for (final List<String> w : wrong) {
+                assertThat(w).as("seed " + SEED).isEmpty();
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {4, 6, 7})
+    @DisplayName("COLL-037, COLL-012: rounding differs by algorithm, never by rank")
+    void resultsAreBitIdenticalOnEveryRank(final int ranks) throws Exception {
+        System.out.println("CollectivesMatrixTest.resultsAreBitIdenticalOnEveryRank seed=" + SEED + " ranks=" + ranks);
+        // Floats with fractions, whose sum depends on the order of additions: every rank must
+        // still end with the same bits, by Rabenseifner (12 KiB) and by the ring (48 KiB).
+        try (LocalCluster cluster = LocalCluster.start(ranks, config().rabenseifnerAllReduceBytes(16 << 10))) {
+            final List<List<byte[]>> results = cluster.run(c -> {
+                final List<byte[]> outputs = new ArrayList<>();
+                for (final int n : new int[] {3_001, 12_007}) {
+                    final java.nio.ByteBuffer in = java.nio.ByteBuffer.allocateDirect(n * 4)
+                        .order(java.nio.ByteOrder.nativeOrder());
+                    final java.util.SplittableRandom random = new java.util.SplittableRandom(SEED * 31 + c.rank());
+                    for (int i = 0; i < n; i++) {
+                        in.putFloat(i * 4, (float) (random.nextDouble() * 1e6 - 5e5) / 3f);
+                    }
+                    final java.nio.ByteBuffer out = java.nio.ByteBuffer.allocateDirect(n * 4)
+                        .order(java.nio.ByteOrder.nativeOrder());
+                    c.allReduce(in, out, n, DataType.FLOAT32, ReduceOp.SUM);
+                    final byte[] bytes = new byte[n * 4];
+                    out.get(0, bytes);
+                    outputs.add(bytes);
+                }
+                return outputs;
+            }, Duration.ofSeconds(60));
+            for (int r = 1; r < ranks; r++) {
+                for (int k = 0; k < results.get(0).size(); k++) {
+                    assertThat(java.util.Arrays.mismatch(results.get(r).get(k), results.get(0).get(k)))
+                        .as("first differing byte of output %d, rank %d against rank 0, seed %d", k, r, SEED)
+                        .isEqualTo(-1);
+                }
             }
         }
     }

@@ -135,7 +135,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
 
     @Option(names = "--one-shot", defaultValue = "4K", paramLabel = "BYTES",
         description = "All-reduce up to this size is one-shot (every rank sends to every other: one hop), above "
-            + "it recursive doubling up to --small, then the ring; 0 = never one-shot "
+            + "it recursive doubling up to --small, then Rabenseifner up to --rabenseifner, then the ring; 0 = never "
+            + "one-shot "
             + "(default: ${DEFAULT-VALUE}).")
     private String oneShot;
 
@@ -144,6 +145,13 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "above --one-shot (log2 n hops of the whole vector), binomial trees for broadcast and reduce; above it "
             + "the ring (2(n-1) hops of 1/n each) and chains (default: ${DEFAULT-VALUE}).")
     private String smallBytes;
+
+    @Option(names = "--rabenseifner", defaultValue = "0", paramLabel = "BYTES",
+        description = "All-reduce above --small and up to this size runs Rabenseifner's algorithm (reduce-scatter "
+            + "by recursive halving, all-gather by recursive doubling: 2 log2 n hops, the ring's bytes), above it "
+            + "the ring (2(n-1) hops), on 4 ranks or more; 0 = never (default: ${DEFAULT-VALUE}: on a shared 2-core "
+            + "host it won no size consistently).")
+    private String rabenseifnerBytes;
 
     @Option(names = "--jit-warmup", defaultValue = "5", paramLabel = "SECONDS",
         description = "Before the sweep, run its sizes (up to 1 MiB) for at least this long and until the JIT "
@@ -272,6 +280,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             config = new CommConfig().chunkBytes((int) parseSize(chunk)).slots(slots).pathMtu(mtu)
                 .oneShotAllReduceBytes(parseSize(oneShot))
                 .smallAllReduceBytes(parseSize(smallBytes))
+                .rabenseifnerAllReduceBytes(parseSize(rabenseifnerBytes))
                 .operationTimeout(Duration.ofSeconds(timeoutSeconds)).setupTimeout(Duration.ofSeconds(timeoutSeconds));
             switch (waitMode) {
                 case "spin" -> config.idleStrategy(null).spinWait(true);
@@ -451,9 +460,10 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                         : c.device().threadingMode() == org.metaroce.netty.ThreadingMode.INVOKER
                             ? "block in their devices" : "wait on their completion doorbells",
                     c.device().threadingMode(), Runtime.getRuntime().availableProcessors());
-                out.printf("#  all-reduce one-shot up to %d B, recursive doubling up to %d B, then the ring; broadcast and "
-                    + "reduce trees up to %d B, then chains%n", c.config().oneShotAllReduceBytes(),
-                    c.config().smallAllReduceBytes(), c.config().smallAllReduceBytes());
+                out.printf("#  all-reduce one-shot up to %d B, recursive doubling up to %d B, Rabenseifner up to %d B, "
+                    + "then the ring; broadcast and reduce trees up to %d B, then chains%n",
+                    c.config().oneShotAllReduceBytes(), c.config().smallAllReduceBytes(),
+                    c.config().rabenseifnerAllReduceBytes(), c.config().smallAllReduceBytes());
                 out.println("#");
                 // nccl-tests' columns, root included: the root rank of broadcast and reduce, -1 for the others.
                 out.println("#                                                           out-of-place                       "

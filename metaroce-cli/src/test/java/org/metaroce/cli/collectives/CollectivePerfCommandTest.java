@@ -139,15 +139,17 @@ class CollectivePerfCommandTest {
         assertThat(blocking.exitCode()).as(blocking::toString).isZero();
         assertThat(rows(blocking)).as(blocking::toString).hasSize(2).allSatisfy(c -> assertThat(c[8] + c[12]).isEqualTo("00"));
         assertThat(blocking.out()).contains("ranks block in their devices (INVOKER)");
-        // COLL-036, COLL-013: the thresholds choose the algorithm per size; 1 KiB by recursive doubling,
-        // 8 KiB and 64 KiB by the ring, each checked element by element.
-        final Run thresholds = run("all_reduce_perf", "--ranks", "3", "-b", "1K", "-e", "64K", "-f", "8", "-n", "2",
-            "-w", "1", "--chunk", "8K", "--one-shot", "0", "--small", "2K");
+        // COLL-036, COLL-013, COLL-037: the thresholds choose the algorithm per size; 1 KiB by recursive
+        // doubling, 8 KiB by Rabenseifner, 64 KiB by the ring, each checked element by element.
+        final Run thresholds = run("all_reduce_perf", "--ranks", "5", "-b", "1K", "-e", "64K", "-f", "8", "-n", "2",
+            "-w", "1", "--chunk", "8K", "--one-shot", "0", "--small", "2K", "--rabenseifner", "16K");
         assertThat(thresholds.exitCode()).as(thresholds::toString).isZero();
         assertThat(rows(thresholds)).as(thresholds::toString).hasSize(3)
             .allSatisfy(c -> assertThat(c[8] + c[12]).isEqualTo("00"));
-        assertThat(thresholds.out()).contains("#  all-reduce one-shot up to 0 B, recursive doubling up to 2048 B, then the "
-            + "ring; broadcast and reduce trees up to 2048 B, then chains");
+        assertThat(thresholds.out()).contains("#  all-reduce one-shot up to 0 B, recursive doubling up to 2048 B, "
+            + "Rabenseifner up to 16384 B, then the ring; broadcast and reduce trees up to 2048 B, then chains");
+        assertThat(run("all_reduce_perf", "--ranks", "2", "--rabenseifner", "-1").err())
+            .contains("rabenseifnerAllReduceBytes must be >= 0");
         assertThat(run("all_reduce_perf", "--ranks", "2", "--small", "-1").err()).contains("smallAllReduceBytes must be >= 0");
         assertThat(run("all_reduce_perf", "--ranks", "2", "--wait", "doze").err())
             .contains("--wait must be auto, spin, backoff, park or block");
