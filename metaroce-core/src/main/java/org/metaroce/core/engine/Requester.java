@@ -235,9 +235,10 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
                 return 0;
             }
         }
-        if (!qp.sendProbe(nowNs, sink, creditProbes)) {
+        if (!qp.sendProbe(nowNs, sink, creditProbes, nextPsn())) {
             return 0;
         }
+        onProbeSent(nowNs);
         creditProbeSentNs = nowNs;
         creditProbes++;
         final long backoff = rtt.rtoNs() << Math.min(creditProbes, 16);

@@ -6,15 +6,12 @@ package org.metaroce.core.engine;
 import org.agrona.DirectBuffer;
 import org.metaroce.core.reliability.ReceiveWindow;
 import org.metaroce.core.verbs.AccessFlags;
-import org.metaroce.core.verbs.MemoryAccessResult;
 import org.metaroce.core.verbs.MemoryRegion;
 import org.metaroce.core.verbs.RecvRequest;
-import org.metaroce.core.verbs.WcOpcode;
 import org.metaroce.core.wire.AtomicHeader;
 import org.metaroce.core.wire.BaseHeader;
 import org.metaroce.core.wire.ConnectHeader;
 import org.metaroce.core.wire.Flags;
-import org.metaroce.core.wire.ImmediateHeader;
 import org.metaroce.core.wire.MessageHeader;
 import org.metaroce.core.wire.NackReason;
 import org.metaroce.core.wire.Opcode;
@@ -28,11 +25,12 @@ import org.metaroce.core.wire.RdmaHeader;
  * atomics with a replay cache [REL-047], and the ACK/NACK stream back to the requester, whose
  * timing and triggering packets the {@link AckScheduler} decides [REL-008..REL-011].
  *
- * <p>This class checks each request (window, access, rkey: the steps of 6.3 that every opcode
- * shares) and hands a checked READ to its {@link ReadResponder} and a checked atomic to its
- * {@link AtomicExecutor}, which hold them and write their responses. The order between the two
- * kinds [OPS-029] is kept here, since only here are both known: each part is told the cumulative
- * PSN and the other's oldest held PSN.
+ * <p>This class checks each request (window, access, and through {@link RequestChecks}
+ * segmentation, rkey and receive: the steps of 6.3 that every opcode shares), sends the NACK a
+ * failed check earns, and hands a checked READ to its {@link ReadResponder} and a checked atomic to
+ * its {@link AtomicExecutor}, which hold them and write their responses. The order between the two
+ * kinds [OPS-029] is {@link ExecutionOrder}'s; what is then due leaves through
+ * {@link ResponderOutput} at each poll.
  */
 final class Responder {
     /** The queue pair as this side sees it (not the queue pair: no pointer back to it). */
@@ -61,8 +59,6 @@ final class Responder {
 
     /** When a CNP goes out for a CE-marked request [CC-020]. */
     private final CnpSchedule cnps = new CnpSchedule();
-    /** An ACK announcing the Sender Count to a requester that has sent nothing yet is due [CC-038]. */
-    private boolean senderCountPending;
 
     /** Time of the latest request packet accepted or classified, for the receiver-credit share [CC-018]. */
     private long lastRequestNs = Long.MIN_VALUE;
@@ -70,8 +66,8 @@ final class Responder {
     /** The NACK that put this QP in ERR; repeated for retransmissions of the offending packet [REL-052]. */
     private final FatalNack fatalNack = new FatalNack();
     private boolean accepted;
-    private MemoryRegion cachedRegion;
-    private int cachedRkey;
+    /** Segmentation, rkey and receive checks of 6.3; their NACKs are sent here. */
+    private final RequestChecks checks = new RequestChecks();
 
     /** Held READs and their READ_RESPONSEs [OPS-029, REL-044]. */
     private final ReadResponder reads;
@@ -81,6 +77,10 @@ final class Responder {
     private final ResponseOut out;
     /** Writes ACKs, NACKs and CNPs with the current state, and remembers what was advertised [REL-019]. */
     private final AckWriter ackWriter;
+    /** The order between held READs and atomics [OPS-029]. */
+    private final ExecutionOrder order;
+    /** What this side sends at a poll, in order. */
+    private final ResponderOutput output;
 
     Responder(final ResponderContext qp, final int recvQueueDepth, final int maxRecvSge, final int maxDestRdAtomic,
               final EndpointConfig config, final EndpointCounters counters) {
@@ -95,6 +95,8 @@ final class Responder {
         reads = new ReadResponder(Math.max(4, 2 * maxDestRdAtomic));
         atomics = new AtomicExecutor(Math.max(4, 2 * maxDestRdAtomic));
         ackWriter = new AckWriter(window, out, qp::creditToGrant, qp::senderCountToAdvertise, counters);
+        order = new ExecutionOrder(window, reads, atomics);
+        output = new ResponderOutput(qp, window, acks, ackWriter, cnps, reads, atomics, order, fatalNack, out, counters);
     }
 
     void start(final int expectedPsn) {
@@ -198,10 +200,10 @@ final class Responder {
         final long messageOffset = MessageHeader.messageOffset(buffer, msg);
         final long messageLength = MessageHeader.messageLength(buffer, msg);
         final int payloadOffset = offset + opcode.headerLength();
-        if (opcode.maxPayload() > 0 && !segmentedAsSpecified(messageOffset, messageLength, payloadLength, flags)) {
+        if (opcode.maxPayload() > 0
+            && !RequestChecks.segmentedAsSpecified(qp.pathMtu(), messageOffset, messageLength, payloadLength, flags)) {
             // Step 3 of 6.3: a packet that cannot be part of a correctly segmented message [OPS-005].
-            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer, offset,
-                ce);
+            fatal(NackReason.INVALID_REQUEST, psn, nowNs, buffer, offset, ce);
             return;
         }
         switch (opcode) {
@@ -222,8 +224,7 @@ final class Responder {
             }
             case WRITE, WRITE_WITH_IMM -> {
                 if ((qp.accessFlags() & AccessFlags.REMOTE_WRITE) == 0) {
-                    fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer,
-                        offset, ce);
+                    fatal(NackReason.INVALID_REQUEST, psn, nowNs, buffer, offset, ce);
                     return;
                 }
                 final int reth = offset + opcode.rethOffset();
@@ -295,19 +296,6 @@ final class Responder {
         return lastRequestNs;
     }
 
-    /**
-     * Whether a data packet is a packet the segmentation rule could have produced: Message Offset a
-     * multiple of the PMTU, Payload Length min(PMTU, Message Length - Message Offset), and LAST
-     * exactly on the packet that ends the message [OPS-002, OPS-005].
-     */
-    private boolean segmentedAsSpecified(final long messageOffset, final long messageLength, final int payloadLength,
-                                         final int flags) {
-        final int mtu = qp.pathMtu();
-        final boolean last = (flags & Flags.LAST) != 0;
-        return messageOffset % mtu == 0 && payloadLength == Math.min(mtu, messageLength - messageOffset)
-            && last == (messageOffset + payloadLength == messageLength);
-    }
-
     /** Step 7 of 6.3: mark, acknowledge, complete and execute what became possible. */
     private void accept(final long nowNs, final DirectBuffer buffer, final int offset, final int psn, final int flags,
                         final boolean ce) {
@@ -329,46 +317,19 @@ final class Responder {
 
     /** Runs everything that waits for the cumulative PSN: atomics, then receive completions. */
     private void afterAdvance() {
-        executeReadyAtomics();
+        order.executeReadyAtomics();
         completions.completeInOrder(window.expectedPsn());
     }
 
+    /** Matches a SEND or WRITE_WITH_IMM packet to its receive, or refuses it with a fatal NACK. */
     private boolean matchReceive(final long nowNs, final RecvWqe recv, final Opcode opcode, final DirectBuffer buffer,
                                  final int offset, final int psn, final long messageOffset, final long messageLength,
                                  final boolean ce) {
-        final int msn = MessageHeader.msn(buffer, offset + opcode.msgOffset());
-        if (recv.matched && (recv.msn != msn || recv.messageLength != messageLength)) {
-            // The receive WR already belongs to another message, or this packet contradicts its
-            // message's length: an RSN conflict [OPS-014, OPS-042].
-            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer, offset,
-                ce);
+        final NackReason refused = RequestChecks.matchReceive(recv, opcode, buffer, offset, psn, messageOffset,
+            messageLength, qp.pathMtu());
+        if (refused != null) {
+            fatal(refused, psn, nowNs, buffer, offset, ce);
             return false;
-        }
-        if (!recv.matched) {
-            final int mtu = qp.pathMtu();
-            recv.matched = true;
-            recv.msn = msn;
-            recv.messageLength = messageLength;
-            final long lastIndex = messageLength == 0 ? 0 : (messageLength - 1) / mtu;
-            recv.lastPsn = psn + (int) (lastIndex - messageOffset / mtu);
-            recv.opcode = opcode == Opcode.WRITE_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
-            if (opcode.immOffset() != Opcode.ABSENT) {
-                recv.hasImm = true;
-                recv.immData = ImmediateHeader.immediateData(buffer, offset + opcode.immOffset());
-            }
-        }
-        if (opcode != Opcode.WRITE_WITH_IMM) {
-            final boolean tooSmall = messageLength > recv.capacity;
-            if (tooSmall || recv.checkRegions() != 0) {
-                // The message does not fit the posted buffer (LOC_LEN_ERR, OPS-012) or a buffer fails
-                // the local checks (LOC_PROT_ERR, OPS-015): the requester learns REM_OP_ERR and
-                // nothing is placed.
-                recv.tooSmall = tooSmall;
-                recv.protectionError = !tooSmall;
-                fatal(NackReason.REMOTE_OPERATION, psn, EndpointCounter.NACKS_OUT_REMOTE_OPERATION, nowNs, buffer,
-                    offset, ce);
-                return false;
-            }
         }
         return true;
     }
@@ -388,17 +349,9 @@ final class Responder {
     private MemoryRegion checkRemote(final int rkey, final long va, final long length, final int access,
                                      final int psn, final long nowNs, final DirectBuffer buffer, final int offset,
                                      final boolean ce) {
-        // Consecutive packets of a message carry the same rkey: remember the last region found.
-        MemoryRegion mr = cachedRegion;
-        if (mr == null || cachedRkey != rkey || !mr.isValid()) {
-            mr = qp.pd().lookupRkey(rkey);
-            cachedRegion = mr;
-            cachedRkey = rkey;
-        }
-        final int result = mr == null ? MemoryAccessResult.INVALID_KEY : mr.checkRemote(va, length, access);
-        if (result != MemoryAccessResult.OK) {
-            fatal(NackReason.REMOTE_ACCESS, psn, EndpointCounter.NACKS_OUT_REMOTE_ACCESS, nowNs, buffer, offset, ce);
-            return null;
+        final MemoryRegion mr = checks.remote(qp.pd(), rkey, va, length, access);
+        if (mr == null) {
+            fatal(NackReason.REMOTE_ACCESS, psn, nowNs, buffer, offset, ce);
         }
         return mr;
     }
@@ -437,8 +390,7 @@ final class Responder {
             }
         }
         if ((qp.accessFlags() & AccessFlags.REMOTE_READ) == 0) {
-            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer, offset,
-                ce);
+            fatal(NackReason.INVALID_REQUEST, psn, nowNs, buffer, offset, ce);
             return;
         }
         final long va = RdmaHeader.virtualAddress(buffer, reth);
@@ -476,8 +428,7 @@ final class Responder {
         final int a = offset + opcode.atomicOffset();
         final long va = AtomicHeader.virtualAddress(buffer, a);
         if (messageLength != 8 || (qp.accessFlags() & AccessFlags.REMOTE_ATOMIC) == 0 || (va & 7) != 0) {
-            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer, offset,
-                ce);
+            fatal(NackReason.INVALID_REQUEST, psn, nowNs, buffer, offset, ce);
             return false;
         }
         final MemoryRegion mr = checkRemote(AtomicHeader.rkey(buffer, a), va, 8, AccessFlags.REMOTE_ATOMIC, psn,
@@ -495,15 +446,6 @@ final class Responder {
     }
 
     /**
-     * Executes held atomics whose turn has come: every earlier PSN has arrived and every earlier
-     * READ has been answered, so atomics and READs take effect in PSN order [OPS-029].
-     */
-    private void executeReadyAtomics() {
-        final boolean readHeld = reads.hasHeld();
-        atomics.executeReady(window.expectedPsn(), readHeld, readHeld ? reads.oldestPsn() : 0);
-    }
-
-    /**
      * Queues an acknowledgement whose triggering packet is the one being handled [REL-015]:
      * reason 0 = ACK, else a NACK reason code.
      */
@@ -514,8 +456,9 @@ final class Responder {
     }
 
     /** Sends {@code reason} for {@code psn} and moves the QP to ERR [REL-007]. */
-    private void fatal(final NackReason reason, final int psn, final EndpointCounter counter, final long nowNs,
-                       final DirectBuffer buffer, final int offset, final boolean ce) {
+    private void fatal(final NackReason reason, final int psn, final long nowNs, final DirectBuffer buffer,
+                       final int offset, final boolean ce) {
+        final EndpointCounter counter = RequestChecks.nackCounter(reason);
         counters.increment(counter);
         queueOwn(reason.code(), psn, 0, nowNs, buffer, offset, ce, false);
         fatalNack.set(reason.code(), psn);
@@ -553,7 +496,7 @@ final class Responder {
 
     /** An ACK with the current Sender Count is to be sent, once however often this is called before it leaves [CC-038]. */
     void announceSenderCount() {
-        senderCountPending = true;
+        output.announceSenderCount();
     }
 
     /** A KEEPALIVE is answered at once with an ACK carrying the current state [CM-028], [WIRE-065]. */
@@ -573,7 +516,7 @@ final class Responder {
         atomics.dropResponses();
         acks.cancelAck();
         cnps.done();
-        senderCountPending = false;
+        output.cancelSenderCount();
         // Only the fatal NACK (if any) may still leave [REL-052].
         if (!fatalNack.isSet()) {
             acks.clearOwn();
@@ -600,96 +543,17 @@ final class Responder {
         gapNacked = false;
         ackWriter.resetCeCount();
         cnps.reset();
-        senderCountPending = false;
+        output.cancelSenderCount();
         lastRequestNs = Long.MIN_VALUE;
-        cachedRegion = null;
+        checks.forget();
         atomics.forgetResults();
     }
 
     // ------------------------------------------------------------------ emission
 
+    /** Writes what is due, at most {@code budget} packets ({@link ResponderOutput#emit}). */
     int emit(final long nowNs, final TransmitSink sink, final int budget) {
-        int emitted = 0;
-        while (acks.hasOwn() && emitted < budget) {
-            if (!ackWriter.ack(nowNs, sink, acks.ownReason(), acks.ownNackPsn(), acks.ownRnrUnits(), acks.ownTriggerPsn(),
-                acks.ownTimestamp(), acks.ownArrivalNs(), acks.ownPathId(), acks.ownAckFlags())) {
-                return emitted;
-            }
-            acks.ownSent();
-            emitted++;
-        }
-        if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
-            return emitted;
-        }
-        if (senderCountPending && emitted < budget) {
-            // A count of 1 tells nothing the initial window does not assume: not sent. Otherwise
-            // no packet triggered it: the PSN before the expected one (never outstanding at the
-            // requester), no echo, no hold; the state is the responder's current one [CC-038].
-            if (qp.senderCountToAdvertise(nowNs) > 1) {
-                if (!ackWriter.ack(nowNs, sink, 0, 0, 0, window.expectedPsn() - 1, 0, nowNs, 0, 0)) {
-                    return emitted;
-                }
-                emitted++;
-            }
-            senderCountPending = false;
-        }
-        if (cnps.isPending() && emitted < budget) {
-            if (!ackWriter.cnp(nowNs, sink, cnps.psn())) {
-                return emitted;
-            }
-            cnps.done();
-            emitted++;
-        }
-        if (acks.ackDue(nowNs) && emitted < budget) {
-            if (!ackWriter.ack(nowNs, sink, 0, 0, 0, acks.triggerPsn(), acks.triggerTimestamp(), acks.triggerArrivalNs(),
-                acks.triggerPathId(), acks.triggerAckFlags())) {
-                return emitted;
-            }
-            acks.ackSent();
-            emitted++;
-        }
-        while (atomics.hasResponses() && emitted < budget) {
-            if (!atomics.emitResponse(nowNs, sink, out)) {
-                return emitted;
-            }
-            counters.increment(EndpointCounter.ATOMIC_RESPONSES_OUT);
-            emitted++;
-        }
-        while (reads.hasHeld() && emitted < budget && readExecutable()) {
-            if (reads.oldestLostItsRegion()) {
-                failReadWithoutRegion(nowNs);
-            } else if (reads.emitResponse(nowNs, sink, out, qp.pathMtu())) {
-                counters.increment(EndpointCounter.READ_RESPONSES_OUT);
-            } else {
-                return emitted;
-            }
-            emitted++;
-            executeReadyAtomics();
-        }
-        return emitted;
-    }
-
-    /** The oldest held READ may run once every earlier PSN arrived and earlier atomics ran [OPS-029]. */
-    private boolean readExecutable() {
-        final boolean atomicHeld = atomics.hasHeld();
-        return reads.oldestMayRun(window.expectedPsn(), atomicHeld, atomicHeld ? atomics.oldestHeldPsn() : 0);
-    }
-
-    /**
-     * The oldest READ's region was deregistered while it was being answered: the requester gets
-     * REM_ACCESS_ERR, with the READ_REQUEST's PSN as NACK PSN whatever response was next [MEM-006].
-     */
-    private void failReadWithoutRegion(final long nowNs) {
-        final int psn = reads.oldestPsn();
-        reads.forgetOldest();
-        counters.increment(EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
-        // No packet caused it directly: the READ_REQUEST's PSN is the trigger, with no echo.
-        acks.queue(NackReason.REMOTE_ACCESS.code(), psn, 0, psn, 0, 0, nowNs, 0);
-        // No earlier NACK was answered again: this runs before ERR, and leaving ERR clears it.
-        fatalNack.set(NackReason.REMOTE_ACCESS.code(), psn);
-        qp.recordFailure("a READ at PSN " + Integer.toUnsignedString(psn) + " lost its source region while being "
-            + "answered: NACK REMOTE_ACCESS [MEM-014]");
-        qp.enterError(AsyncEventType.QP_ACCESS_ERR);
+        return output.emit(nowNs, sink, budget);
     }
 
     /** @return whether ACKs or NACKs of its own wait to be emitted (the only packets it sends in ERR) */
@@ -697,24 +561,12 @@ final class Responder {
         return acks.hasOwn();
     }
 
-    /**
-     * @return whether the only thing this responder has to send is the coalesced ACK (no NACK or
-     *     ACK of its own, CNP, atomic or READ response): it may then follow the QP's requests [REL-008]
-     */
+    /** @return whether the only thing to send is the coalesced ACK, which may follow the QP's requests [REL-008] */
     boolean onlyCoalescedAckPending() {
-        return acks.ackPending() && !acks.hasOwn() && !cnps.isPending() && !atomics.hasResponses() && !reads.hasHeld();
+        return output.onlyCoalescedAckPending();
     }
 
     long nextDeadlineNs() {
-        if (acks.hasOwn()) {
-            return Long.MIN_VALUE;
-        }
-        if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
-            return Long.MAX_VALUE;
-        }
-        if (senderCountPending || cnps.isPending() || atomics.hasResponses() || (reads.hasHeld() && readExecutable())) {
-            return Long.MIN_VALUE;
-        }
-        return acks.ackDeadlineNs();
+        return output.nextDeadlineNs();
     }
 }
