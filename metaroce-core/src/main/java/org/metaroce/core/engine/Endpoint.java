@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.IntHashSet;
 import org.metaroce.core.JvmAccess;
@@ -47,6 +46,8 @@ public final class Endpoint implements DatagramEndpoint {
     private final MemoryKeySpace keySpace;
     private final Int2ObjectHashMap<QueuePair> queuePairs = new Int2ObjectHashMap<>();
     private final List<QueuePair> pollOrder = new ArrayList<>();
+    /** Who sends this endpoint requests, for the receiver credit and the Sender Count [CC-018, CC-038]. */
+    private final SenderCensus census = new SenderCensus(pollOrder);
     /** Which queue pairs the next poll must visit, and their cached deadlines. */
     private final PollSchedule schedule = new PollSchedule();
     private final IntHashSet quarantinedQpns = new IntHashSet();
@@ -384,10 +385,10 @@ public final class Endpoint implements DatagramEndpoint {
             // destroyed QPs does not stay in memory until the next createQueuePair.
             releaseExpiredQuarantine();
         }
-        final CountingSink counting = countingSink.wrap(sink);
+        final SinkRoomWatch watched = roomWatch.wrap(sink);
         int emitted = 0;
         if (connectionManager != null) {
-            emitted += connectionManager.poll(nowNs, counting);
+            emitted += connectionManager.poll(nowNs, watched);
             // Between the two steps of the poll, the engine is consistent: the application hears
             // of what the manager's poll did, and what it posts or creates in response is polled
             // below. Nothing calls out of the queue-pair loop, so the set of queue pairs stays
@@ -407,7 +408,7 @@ public final class Endpoint implements DatagramEndpoint {
             int index = schedule.nextReady(start, n);
             int resume = start;
             boolean wrapped = false;
-            while (!counting.full) {
+            while (!watched.full) {
                 if (index < 0) {
                     if (wrapped || start == 0) {
                         break;
@@ -419,22 +420,22 @@ public final class Endpoint implements DatagramEndpoint {
                 final QueuePair qp = schedule.at(index);
                 schedule.clearReady(index);
                 queuePairPolls++;
-                final int sent = qp.poll(nowNs, counting, budget);
+                final int sent = qp.poll(nowNs, watched, budget);
                 emitted += sent;
                 schedule.markStale(qp);
-                if (counting.full || sent >= budget) {
+                if (watched.full || sent >= budget) {
                     schedule.keepReady(qp);
                 }
                 // The next poll starts after this QP if it had its turn, or at it if the sink was
                 // already full when it came. (Advancing the start by one position per poll, as
                 // before, gave a QP the sink in proportion to the run of idle positions in front
                 // of it: a new QP behind a recently created busy one got one turn in n.)
-                resume = counting.full && sent == 0 ? index : index + 1;
+                resume = watched.full && sent == 0 ? index : index + 1;
                 index = schedule.nextReady(index + 1, wrapped ? start : n);
             }
             pollCursor = resume % n;
         }
-        sinkFull = counting.full;
+        sinkFull = watched.full;
         return emitted;
     }
 
@@ -447,58 +448,6 @@ public final class Endpoint implements DatagramEndpoint {
         schedule.refresh();
         deadline = Math.min(deadline, schedule.earliestDeadlineNs());
         return deadline == Long.MIN_VALUE ? lastPollNs : deadline;
-    }
-
-    private long activeSendersAtNs = Long.MIN_VALUE;
-    private long activeSendersWindowNs;
-    private int activeSenders;
-
-    /**
-     * The n of [CC-018]: queue pairs that received a request packet in the last {@code windowNs}
-     * (at least 1). Computed once per instant and window, so a burst of ACKs costs one scan.
-     */
-    int activeRequestSenders(final long nowNs, final long windowNs) {
-        if (nowNs != activeSendersAtNs || windowNs != activeSendersWindowNs) {
-            int n = 0;
-            for (int i = 0, size = pollOrder.size(); i < size; i++) {
-                final long last = pollOrder.get(i).lastRequestNs();
-                if (last != Long.MIN_VALUE && nowNs - last <= windowNs) {
-                    n++;
-                }
-            }
-            activeSenders = Math.max(1, n);
-            activeSendersAtNs = nowNs;
-            activeSendersWindowNs = windowNs;
-        }
-        return activeSenders;
-    }
-
-    /**
-     * The Sender Count of [CC-038]: the queue pairs that accepted a request packet in the last
-     * {@code windowNs} (the n of [CC-018]) and those that, with SENDER_COUNT negotiated, are in RTS
-     * and have neither accepted nor sent a request packet nor work posted to send, clamped to
-     * [1, 255]. It scans the endpoint's queue pairs, and only QPs that negotiated SENDER_COUNT ask.
-     */
-    int receivingSenders(final long nowNs, final long windowNs) {
-        int n = 0;
-        for (int i = 0, size = pollOrder.size(); i < size; i++) {
-            final QueuePair qp = pollOrder.get(i);
-            final long last = qp.lastRequestNs();
-            if ((last != Long.MIN_VALUE && nowNs - last <= windowNs) || qp.waitsForFirstRequest()) {
-                n++;
-            }
-        }
-        return Math.min(255, Math.max(1, n));
-    }
-
-    /** Every queue pair waiting for its first request announces the Sender Count once more [CC-038]. */
-    void senderCountChanged() {
-        for (int i = 0, size = pollOrder.size(); i < size; i++) {
-            final QueuePair qp = pollOrder.get(i);
-            if (qp.waitsForFirstRequest()) {
-                qp.announceSenderCount();
-            }
-        }
     }
 
     /**
@@ -533,7 +482,7 @@ public final class Endpoint implements DatagramEndpoint {
         return count;
     }
 
-    private final CountingSink countingSink = new CountingSink();
+    private final SinkRoomWatch roomWatch = new SinkRoomWatch();
 
     /**
      * The endpoint as one queue pair sees it ({@link QueuePairContext}), bound to that queue pair:
@@ -580,17 +529,17 @@ public final class Endpoint implements DatagramEndpoint {
 
         @Override
         public int activeRequestSenders(final long nowNs, final long windowNs) {
-            return Endpoint.this.activeRequestSenders(nowNs, windowNs);
+            return census.activeRequestSenders(nowNs, windowNs);
         }
 
         @Override
         public int receivingSenders(final long nowNs, final long windowNs) {
-            return Endpoint.this.receivingSenders(nowNs, windowNs);
+            return census.receivingSenders(nowNs, windowNs);
         }
 
         @Override
         public void senderCountChanged() {
-            Endpoint.this.senderCountChanged();
+            census.senderCountChanged();
         }
 
         @Override
@@ -606,46 +555,6 @@ public final class Endpoint implements DatagramEndpoint {
         @Override
         public void onCompletionQueueOverflow(final CompletionQueue cq) {
             Endpoint.this.onCompletionQueueOverflow(cq);
-        }
-    }
-
-    /** Remembers whether the driver's sink ran out of room during a poll, without allocating. */
-    private static final class CountingSink implements TransmitSink {
-        private TransmitSink delegate;
-        boolean full;
-
-        CountingSink wrap(final TransmitSink sink) {
-            delegate = sink;
-            full = false;
-            return this;
-        }
-
-        @Override
-        public MutableDirectBuffer buffer() {
-            return delegate.buffer();
-        }
-
-        @Override
-        public int claim(final int maxLength) {
-            final int offset = delegate.claim(maxLength);
-            if (offset == NO_ROOM) {
-                full = true;
-            }
-            return offset;
-        }
-
-        @Override
-        public int claim(final int maxLength, final int entropy) {
-            final int offset = delegate.claim(maxLength, entropy);
-            if (offset == NO_ROOM) {
-                full = true;
-            }
-            return offset;
-        }
-
-        @Override
-        public void commit(final int offset, final int length, final int peerId, final int entropy) {
-            delegate.commit(offset, length, peerId, entropy);
         }
     }
 }
