@@ -11,7 +11,6 @@ import org.metaroce.core.verbs.AccessFlags;
 import org.metaroce.core.verbs.CompletionQueue;
 import org.metaroce.core.verbs.PostStatus;
 import org.metaroce.core.verbs.ProtectionDomain;
-import org.metaroce.core.verbs.QpAttributeMask;
 import org.metaroce.core.verbs.QpAttributes;
 import org.metaroce.core.verbs.QpState;
 import org.metaroce.core.verbs.QpStateMachine;
@@ -67,6 +66,8 @@ public final class QueuePair {
     private final CongestionControlChoice cc;
     /** The Credit and Sender Count this QP's responder advertises [CC-018, CC-038]. */
     private final ReceiverShare share;
+    /** What the moves up to RTS set in the parts. */
+    private final QueuePairSetup setup;
 
     // Scheduling state owned by the endpoint's PollSchedule.
     /** Position in the endpoint's poll order, -1 once destroyed. */
@@ -91,6 +92,7 @@ public final class QueuePair {
         this.attributes = new CurrentAttributes(endpoint.config().retryTimeoutNs());
         this.cc = new CongestionControlChoice(endpoint.config().receiveWindowPackets());
         this.share = new ReceiverShare(endpoint, attributes, () -> requester.rtt());
+        this.setup = new QueuePairSetup(endpoint, attributes, cc, share);
         final Control control = new Control();
         this.sides = new QueuePairSides(control, endpoint, qpn, pd, sendCq, recvCq, attributes, cc,
             retransmitCauses, share);
@@ -348,52 +350,16 @@ public final class QueuePair {
             sides.trace(TraceEvent.STATE, 0, QpState.RESET.ordinal(), -1, 0);
             return;
         }
-        // Optional attributes of table 4.4 (validateFor has rejected any the move does not take).
-        attributes.applyOptional(attrs);
-        if (state == QpState.INIT && target == QpState.RTR) {
-            attributes.applyPeer(attrs, endpoint.hostOf(attrs.remotePeer()), endpoint.config().pathBurstPackets());
-            responder.start(attrs.rqPsn());
-        } else if (state == QpState.RTR && target == QpState.RTS) {
-            requester.start(attrs.sqPsn(), attrs.timeoutNs());
-            if (cc.start(attrs, attributes.capabilities(), attributes.pathMtu(), endpoint.config())) {
-                counters.increment(EndpointCounter.CC_FALLBACKS);
-                endpoint.raise(AsyncEventType.CC_FALLBACK);
-            }
-            if (share.senderCountNegotiated()) {
-                // One more QP waits for its first request: those waiting learn the new count [CC-038].
-                state = target;
-                endpoint.senderCountChanged();
-            }
-        } else if (attrs.isSet(QpAttributeMask.TIMEOUT)) {
-            requester.timeout(attrs.timeoutNs());
+        if (setup.apply(state, target, attrs, requester, responder)) {
+            // One more QP waits for its first request: those waiting learn the new count [CC-038].
+            state = target;
+            endpoint.senderCountChanged();
         }
         if (target == QpState.SQD && state != QpState.SQD) {
             traffic.draining();
         }
         state = target;
         sides.trace(TraceEvent.STATE, 0, target.ordinal(), -1, 0);
-    }
-
-    /**
-     * Test-only hook: starts this QP's MSN and RSN sequences at chosen values instead of 0, so that
-     * tests can take every sequence space across 2^32 without sending 2^32 messages [OPS-043]. A
-     * conforming QP starts both at 0 [OPS-009, OPS-010]; the initial PSNs are the RQ_PSN and
-     * SQ_PSN attributes already. The peer's hook must agree: {@code responderRsn} here is the
-     * peer requester's {@code requesterRsn}. Modify to RESET puts all three back to 0.
-     *
-     * @param requesterMsn the MSN of the first request message this QP sends
-     * @param requesterRsn the RSN of the first receive-consuming message this QP sends
-     * @param responderRsn the RSN that the first receive WR posted to this QP answers to
-     * @throws IllegalStateException unless the QP is in RESET or INIT with nothing posted
-     */
-    void startSequencesForTesting(final int requesterMsn, final int requesterRsn, final int responderRsn) {
-        if ((state != QpState.RESET && state != QpState.INIT) || requester.queued() != 0
-            || responder.postedReceives() != 0) {
-            throw new IllegalStateException("sequence numbers can only be chosen in RESET or INIT with nothing "
-                + "posted; state " + state);
-        }
-        requester.startSequences(requesterMsn, requesterRsn);
-        responder.startRsn(responderRsn);
     }
 
     /**
@@ -414,16 +380,13 @@ public final class QueuePair {
         if (status != PostStatus.OK) {
             return status;
         }
-        if (wr.opcode() == WrOpcode.RDMA_READ || wr.opcode() == WrOpcode.ATOMIC_CMP_SWAP
-            || wr.opcode() == WrOpcode.ATOMIC_FETCH_ADD) {
-            if (wr.opcode() != WrOpcode.RDMA_READ && (wr.numSge() != 1 || wr.sge(0).length() != 8)) {
-                return PostStatus.INVALID_ARGUMENT;
-            }
+        final boolean atomic = wr.opcode() == WrOpcode.ATOMIC_CMP_SWAP || wr.opcode() == WrOpcode.ATOMIC_FETCH_ADD;
+        if (atomic && (wr.numSge() != 1 || wr.sge(0).length() != 8)) {
+            // An atomic's result lands in one 8-byte buffer.
+            return PostStatus.INVALID_ARGUMENT;
         }
         if (destroyed) {
-            return flushDestroyed(sendCq, wr.wrId(), SendQueue.wcOpcode(wr.opcode()),
-                wr.opcode() == WrOpcode.ATOMIC_CMP_SWAP || wr.opcode() == WrOpcode.ATOMIC_FETCH_ADD ? 8
-                    : (int) wr.totalLength());
+            return flushDestroyed(sendCq, wr.wrId(), SendQueue.wcOpcode(wr.opcode()), atomic ? 8 : (int) wr.totalLength());
         }
         endpoint.touched();
         final int result = requester.post(wr, attributes.pathMtu());
@@ -604,11 +567,7 @@ public final class QueuePair {
      * @return e.g. "state RTS; send queue: 3 WRs outstanding ..."
      */
     public String describeSendSide(final long nowNs) {
-        final CongestionControl congestionControl = cc.instance();
-        return "state " + state + (requester == null ? "" : "; " + requester.describe(nowNs))
-            + "; congestion control " + cc.algorithm() + " " + congestionControl
-            + (congestionControl.nextSendTimeNs(nowNs) - nowNs > 0 ? ", next send paced in "
-            + String.format(java.util.Locale.ROOT, "%.3f s", (congestionControl.nextSendTimeNs(nowNs) - nowNs) / 1e9) : "");
+        return "state " + state + (requester == null ? "" : "; " + requester.describe(nowNs)) + "; " + cc.describe(nowNs);
     }
 
     /** What {@link QueuePairSides} asks of this queue pair: its state and the moves only it makes. */

@@ -580,7 +580,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         timers.reset();
     }
 
-    /** Test hook ({@link QueuePair#startSequencesForTesting}): the first MSN and RSN instead of 0 [OPS-043]. */
+    /** Test hook (the engine tests' TwoNodeFixture.startSequences): the first MSN and RSN instead of 0 [OPS-043]. */
     void startSequences(final int msn, final int rsn) {
         sendQueue.startSequences(msn, rsn);
     }

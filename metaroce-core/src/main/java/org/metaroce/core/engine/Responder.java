@@ -113,7 +113,7 @@ final class Responder {
     }
 
     /**
-     * Test hook ({@link QueuePair#startSequencesForTesting}): the RSN of the first receive WR posted
+     * Test hook (the engine tests' TwoNodeFixture.startSequences): the RSN of the first receive WR posted
      * instead of 0 [OPS-043]. Only with no receive posted.
      */
     void startRsn(final int rsn) {
