@@ -26,8 +26,8 @@ import org.metaroce.core.wire.RdmaHeader;
  * timing and triggering packets the {@link AckScheduler} decides [REL-008..REL-011].
  *
  * <p>This class checks each request (window, access, and through {@link RequestChecks}
- * segmentation, rkey and receive: the steps of 6.3 that every opcode shares), sends the NACK a
- * failed check earns, and hands a checked READ to its {@link ReadResponder} and a checked atomic to
+ * segmentation, rkey and receive: the steps of 6.3 that every opcode shares), has
+ * {@link RequestAnswers} queue the ACK or NACK of its own a packet earns, and hands a checked READ to its {@link ReadResponder} and a checked atomic to
  * its {@link AtomicExecutor}, which hold them and write their responses. The order between the two
  * kinds [OPS-029] is {@link ExecutionOrder}'s; what is then due leaves through
  * {@link ResponderOutput} at each poll.
@@ -46,17 +46,6 @@ final class Responder {
 
     /** When and with which trigger each ACK or NACK goes out [REL-008..REL-011]. */
     private final AckScheduler acks;
-    /**
-     * When the packet being handled reached the host (at most now): every ACK or NACK it triggers
-     * reports ACK Delay from there [REL-012, REL-066]. Set by each entry point, so that the many
-     * paths that queue an answer need not carry it.
-     */
-    private long packetArrivalNs;
-
-    // Go-back-N [REL-053]: the ePSN value a SEQUENCE_GAP NACK has been sent for.
-    private boolean gapNacked;
-    private int gapNackedPsn;
-
     /** When a CNP goes out for a CE-marked request [CC-020]. */
     private final CnpSchedule cnps = new CnpSchedule();
 
@@ -65,8 +54,10 @@ final class Responder {
 
     /** The NACK that put this QP in ERR; repeated for retransmissions of the offending packet [REL-052]. */
     private final FatalNack fatalNack = new FatalNack();
+    /** The ACKs and NACKs a request earns of its own, fatal ones included. */
+    private final RequestAnswers answers;
     private boolean accepted;
-    /** Segmentation, rkey and receive checks of 6.3; their NACKs are sent here. */
+    /** Segmentation, rkey and receive checks of 6.3; the NACKs they answer are sent through {@link #answers}. */
     private final RequestChecks checks = new RequestChecks();
 
     /** Held READs and their READ_RESPONSEs [OPS-029, REL-044]. */
@@ -96,6 +87,7 @@ final class Responder {
         atomics = new AtomicExecutor(Math.max(4, 2 * maxDestRdAtomic));
         ackWriter = new AckWriter(window, out, qp::creditToGrant, qp::senderCountToAdvertise, counters);
         order = new ExecutionOrder(window, reads, atomics);
+        answers = new RequestAnswers(qp, acks, fatalNack, counters);
         output = new ResponderOutput(qp, window, acks, ackWriter, cnps, reads, atomics, order, fatalNack, out, counters);
     }
 
@@ -141,7 +133,7 @@ final class Responder {
      */
     void onRequest(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
                    final Opcode opcode, final int ecn) {
-        packetArrivalNs = arrivalNs;
+        answers.arrived(arrivalNs);
         final int psn = BaseHeader.psn(buffer, offset);
         final int flags = BaseHeader.flags(buffer, offset);
         final int payloadLength = BaseHeader.payloadLength(buffer, offset);
@@ -164,12 +156,12 @@ final class Responder {
             noteCongestion(nowNs, psn);
         }
         if (cls == ReceiveWindow.NEW && psn != window.expectedPsn() && qp.isGoBackN()) {
-            onSequenceGap(nowNs, buffer, offset, ce);
+            answers.sequenceGap(window.expectedPsn(), buffer, offset, ce);
             return;
         }
         if ((flags & Flags.TRIMMED) != 0) {
             if (cls == ReceiveWindow.NEW) {
-                queueOwn(NackReason.TRIMMED.code(), psn, 0, nowNs, buffer, offset, ce, false);
+                answers.own(NackReason.TRIMMED.code(), psn, 0, buffer, offset, ce, false);
                 counters.increment(EndpointCounter.NACKS_OUT_TRIMMED);
             } else {
                 counters.increment(EndpointCounter.TRIMMED_IGNORED);
@@ -181,7 +173,7 @@ final class Responder {
             return;
         }
         if (cls == ReceiveWindow.BEYOND_WINDOW) {
-            queueOwn(NackReason.PSN_WINDOW.code(), psn, 0, nowNs, buffer, offset, ce, false);
+            answers.own(NackReason.PSN_WINDOW.code(), psn, 0, buffer, offset, ce, false);
             counters.increment(EndpointCounter.NACKS_OUT_PSN_WINDOW);
             return;
         }
@@ -193,7 +185,7 @@ final class Responder {
             // Every duplicate gets an ACK of its own with the DUPLICATE flag [REL-042]: coalesced
             // into another packet's ACK the flag would be lost, and it is how the requester learns
             // that a retransmission was spurious and widens its reorder window [REL-025].
-            queueOwn(0, 0, 0, nowNs, buffer, offset, ce, true);
+            answers.own(0, 0, 0, buffer, offset, ce, true);
             return;
         }
         final int msg = offset + opcode.msgOffset();
@@ -203,14 +195,14 @@ final class Responder {
         if (opcode.maxPayload() > 0
             && !RequestChecks.segmentedAsSpecified(qp.pathMtu(), messageOffset, messageLength, payloadLength, flags)) {
             // Step 3 of 6.3: a packet that cannot be part of a correctly segmented message [OPS-005].
-            fatal(NackReason.INVALID_REQUEST, psn, nowNs, buffer, offset, ce);
+            answers.fatal(NackReason.INVALID_REQUEST, psn, buffer, offset, ce);
             return;
         }
         switch (opcode) {
             case SEND, SEND_WITH_IMM -> {
                 final RecvWqe recv = receives.forRsn(MessageHeader.rsn(buffer, msg));
                 if (recv == null) {
-                    rnr(nowNs, buffer, offset, psn, ce);
+                    answers.rnr(psn, buffer, offset, ce);
                     return;
                 }
                 if (!matchReceive(nowNs, recv, opcode, buffer, offset, psn, messageOffset, messageLength, ce)) {
@@ -224,7 +216,7 @@ final class Responder {
             }
             case WRITE, WRITE_WITH_IMM -> {
                 if ((qp.accessFlags() & AccessFlags.REMOTE_WRITE) == 0) {
-                    fatal(NackReason.INVALID_REQUEST, psn, nowNs, buffer, offset, ce);
+                    answers.fatal(NackReason.INVALID_REQUEST, psn, buffer, offset, ce);
                     return;
                 }
                 final int reth = offset + opcode.rethOffset();
@@ -239,7 +231,7 @@ final class Responder {
                 if (opcode == Opcode.WRITE_WITH_IMM) {
                     recv = receives.forRsn(MessageHeader.rsn(buffer, msg));
                     if (recv == null) {
-                        rnr(nowNs, buffer, offset, psn, ce);
+                        answers.rnr(psn, buffer, offset, ce);
                         return;
                     }
                     if (!matchReceive(nowNs, recv, opcode, buffer, offset, psn, messageOffset, messageLength, ce)) {
@@ -270,22 +262,6 @@ final class Responder {
         accept(nowNs, buffer, offset, psn, flags, ce);
     }
 
-    /**
-     * Go-back-N: a new packet beyond ePSN is dropped unaccepted; the first for each value of ePSN
-     * is answered by NACK SEQUENCE_GAP with NACK PSN = ePSN [REL-053].
-     */
-    private void onSequenceGap(final long nowNs, final DirectBuffer buffer, final int offset, final boolean ce) {
-        counters.increment(EndpointCounter.SEQUENCE_GAP);
-        final int expected = window.expectedPsn();
-        if (gapNacked && gapNackedPsn == expected) {
-            return;
-        }
-        gapNacked = true;
-        gapNackedPsn = expected;
-        queueOwn(NackReason.SEQUENCE_GAP.code(), expected, 0, nowNs, buffer, offset, ce, false);
-        counters.increment(EndpointCounter.NACKS_OUT_SEQUENCE_GAP);
-    }
-
     /** A CE-marked packet of a QP with ECN: a CNP, unless one left within CNP_INTERVAL [CC-020]. */
     private void noteCongestion(final long nowNs, final int psn) {
         cnps.marked(nowNs, psn, config.cnpIntervalNs());
@@ -308,10 +284,10 @@ final class Responder {
         }
         if (d > 64) {
             // Outside the SACK bitmap: this packet gets an ACK of its own [REL-010].
-            queueOwn(0, 0, 0, nowNs, buffer, offset, ce, false);
+            answers.own(0, 0, 0, buffer, offset, ce, false);
         }
         acks.accepted(nowNs, psn, flags, BaseHeader.timestamp(buffer, offset), BaseHeader.pathId(buffer, offset),
-            packetArrivalNs, ce, d, hadGap, usesLastCredit(psn));
+            answers.arrivalNs(), ce, d, hadGap, usesLastCredit(psn));
         afterAdvance();
     }
 
@@ -328,16 +304,10 @@ final class Responder {
         final NackReason refused = RequestChecks.matchReceive(recv, opcode, buffer, offset, psn, messageOffset,
             messageLength, qp.pathMtu());
         if (refused != null) {
-            fatal(refused, psn, nowNs, buffer, offset, ce);
+            answers.fatal(refused, psn, buffer, offset, ce);
             return false;
         }
         return true;
-    }
-
-    private void rnr(final long nowNs, final DirectBuffer buffer, final int offset, final int psn, final boolean ce) {
-        queueOwn(NackReason.RNR.code(), psn, (int) Math.min(255, Math.max(1, qp.minRnrTimerNs() / 10_000)), nowNs,
-            buffer, offset, ce, false);
-        counters.increment(EndpointCounter.RNR_NACKS_OUT);
     }
 
     /**
@@ -351,7 +321,7 @@ final class Responder {
                                      final boolean ce) {
         final MemoryRegion mr = checks.remote(qp.pd(), rkey, va, length, access);
         if (mr == null) {
-            fatal(NackReason.REMOTE_ACCESS, psn, nowNs, buffer, offset, ce);
+            answers.fatal(NackReason.REMOTE_ACCESS, psn, buffer, offset, ce);
         }
         return mr;
     }
@@ -369,7 +339,7 @@ final class Responder {
         final int lastPsn = psn + count - 1;
         final int lastClass = window.classify(lastPsn);
         if (lastClass == ReceiveWindow.BEYOND_WINDOW || lastClass == ReceiveWindow.OUT_OF_RANGE) {
-            queueOwn(NackReason.PSN_WINDOW.code(), psn, 0, nowNs, buffer, offset, ce, false);
+            answers.own(NackReason.PSN_WINDOW.code(), psn, 0, buffer, offset, ce, false);
             counters.increment(EndpointCounter.NACKS_OUT_PSN_WINDOW);
             return;
         }
@@ -385,12 +355,12 @@ final class Responder {
             if (reads.isHeld(psn)) {
                 // Already held or being answered: the answer is on its way [REL-044].
                 acks.duplicateOfHeld(psn, flags, BaseHeader.timestamp(buffer, offset),
-                    BaseHeader.pathId(buffer, offset), packetArrivalNs, ce);
+                    BaseHeader.pathId(buffer, offset), answers.arrivalNs(), ce);
                 return;
             }
         }
         if ((qp.accessFlags() & AccessFlags.REMOTE_READ) == 0) {
-            fatal(NackReason.INVALID_REQUEST, psn, nowNs, buffer, offset, ce);
+            answers.fatal(NackReason.INVALID_REQUEST, psn, buffer, offset, ce);
             return;
         }
         final long va = RdmaHeader.virtualAddress(buffer, reth);
@@ -418,7 +388,7 @@ final class Responder {
             }
         }
         acks.acceptedRead(nowNs, psn, flags, BaseHeader.timestamp(buffer, offset), BaseHeader.pathId(buffer, offset),
-            packetArrivalNs, ce, !anyNew, d, hadGap);
+            answers.arrivalNs(), ce, !anyNew, d, hadGap);
         afterAdvance();
     }
 
@@ -428,7 +398,7 @@ final class Responder {
         final int a = offset + opcode.atomicOffset();
         final long va = AtomicHeader.virtualAddress(buffer, a);
         if (messageLength != 8 || (qp.accessFlags() & AccessFlags.REMOTE_ATOMIC) == 0 || (va & 7) != 0) {
-            fatal(NackReason.INVALID_REQUEST, psn, nowNs, buffer, offset, ce);
+            answers.fatal(NackReason.INVALID_REQUEST, psn, buffer, offset, ce);
             return false;
         }
         final MemoryRegion mr = checkRemote(AtomicHeader.rkey(buffer, a), va, 8, AccessFlags.REMOTE_ATOMIC, psn,
@@ -446,47 +416,17 @@ final class Responder {
     }
 
     /**
-     * Queues an acknowledgement whose triggering packet is the one being handled [REL-015]:
-     * reason 0 = ACK, else a NACK reason code.
-     */
-    private void queueOwn(final int reason, final int nackPsn, final int rnrUnits, final long nowNs,
-                          final DirectBuffer buffer, final int offset, final boolean ce, final boolean duplicate) {
-        acks.queue(reason, nackPsn, rnrUnits, BaseHeader.psn(buffer, offset), BaseHeader.timestamp(buffer, offset),
-            BaseHeader.pathId(buffer, offset), packetArrivalNs, AckScheduler.ackFlags(ce, duplicate));
-    }
-
-    /** Sends {@code reason} for {@code psn} and moves the QP to ERR [REL-007]. */
-    private void fatal(final NackReason reason, final int psn, final long nowNs, final DirectBuffer buffer,
-                       final int offset, final boolean ce) {
-        final EndpointCounter counter = RequestChecks.nackCounter(reason);
-        counters.increment(counter);
-        queueOwn(reason.code(), psn, 0, nowNs, buffer, offset, ce, false);
-        fatalNack.set(reason.code(), psn);
-        qp.recordFailure("the peer's request at PSN " + Integer.toUnsignedString(psn) + " was refused with NACK "
-            + reason + " (" + counter + ") [REL-007]");
-        qp.enterError(reason == NackReason.INVALID_REQUEST ? AsyncEventType.QP_REQ_ERR
-            : reason == NackReason.REMOTE_ACCESS ? AsyncEventType.QP_ACCESS_ERR : AsyncEventType.QP_FATAL);
-    }
-
-    /**
      * In ERR, a responder that failed a request answers retransmissions of the offending packet with
      * the same NACK, at most 8 times, so that a lost NACK still reaches the requester [REL-052].
      */
     void onRequestInError(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
-        packetArrivalNs = arrivalNs;
-        if (repeatsFatalNack(buffer, offset)) {
-            fatalNack.repeated();
-            queueOwn(fatalNack.reason(), fatalNack.psn(), 0, nowNs, buffer, offset, false, true);
-            return;
-        }
-        // Any other request in ERR is dropped unanswered, and counted like every packet the state
-        // table drops [QP-011].
-        counters.increment(EndpointCounter.INVALID_QP_STATE);
+        answers.arrived(arrivalNs);
+        answers.inError(buffer, offset);
     }
 
     /** @return whether a request received in ERR is answered again with the fatal NACK [REL-052] */
     boolean repeatsFatalNack(final DirectBuffer buffer, final int offset) {
-        return fatalNack.answersAgain(BaseHeader.psn(buffer, offset));
+        return answers.repeatsFatalNack(buffer, offset);
     }
 
     /** @return whether any request has been accepted (the window moved or something is held) */
@@ -501,12 +441,8 @@ final class Responder {
 
     /** A KEEPALIVE is answered at once with an ACK carrying the current state [CM-028], [WIRE-065]. */
     void onKeepalive(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
-        packetArrivalNs = arrivalNs;
-        if ((BaseHeader.flags(buffer, offset) & Flags.ACK_REQ) == 0) {
-            // Only a probe asks for an answer; a KEEPALIVE without ACK_REQ just restarts the idle time.
-            return;
-        }
-        queueOwn(0, 0, 0, nowNs, buffer, offset, false, false);
+        answers.arrived(arrivalNs);
+        answers.keepalive(buffer, offset);
     }
 
     /** Completes every posted receive in order and drops what else is held; only a fatal NACK may still leave. */
@@ -540,7 +476,7 @@ final class Responder {
         acks.cancelAck();
         fatalNack.clear();
         accepted = false;
-        gapNacked = false;
+        answers.reset();
         ackWriter.resetCeCount();
         cnps.reset();
         output.cancelSenderCount();
