@@ -302,8 +302,9 @@ final class DriverLoop implements Runnable {
                     for (final DrivenDevice device : devices) {
                         device.beginIo();
                     }
-                    if (nativeWaiter != null && wait < MIN_NATIVE_WAIT_NS) {
-                        // epoll_wait counts in milliseconds: a shorter wait parks, as a backoff would.
+                    if (nativeWaiter != null && wait < MIN_NATIVE_WAIT_NS && !nativeWaiter.awaitsToTheNanosecond()) {
+                        // epoll_wait counts in milliseconds: a shorter wait parks, as a backoff
+                        // would (blind to datagrams); epoll_pwait2, where there is one, does not.
                         java.util.concurrent.locks.LockSupport.parkNanos(wait);
                     } else if (nativeWaiter != null) {
                         // The next cycle reads what woke the wait.

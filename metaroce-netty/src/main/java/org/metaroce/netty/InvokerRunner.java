@@ -129,14 +129,18 @@ final class InvokerRunner implements ModeRunner {
         device.beginIo();
         // A datagram that completes a work request ends the read: the application reacts to it
         // before the datagrams behind it (often the ACK that travelled with a reply) are read.
-        final int io = runEventLoop() + device.readPolledSocketUntilCompletion();
+        final int loop = runEventLoop();
+        final int read = device.readPolledSocketUntilCompletion();
+        final int io = loop + read;
         final int app = application.getAsInt();
         final int protocol = device.protocolCycle();
         // What the early stop left unread is read now, after the reply left: otherwise a stream
         // whose every few datagrams complete something reads a handful of ACKs per cycle while the
         // cycle may emit a thousand packets, the socket backlog grows to seconds, its ACKs overflow
         // and are dropped, and the requester retransmits what the responder has long acknowledged.
-        return io + app + protocol + device.readPolledSocket();
+        // A first read that found the socket empty stopped nowhere: what arrived since is the next
+        // cycle's first read, and an idle spinning owner makes one receive call per cycle, not two.
+        return io + app + protocol + (read > 0 ? device.readPolledSocket() : 0);
     }
 
     /**
@@ -162,7 +166,9 @@ final class InvokerRunner implements ModeRunner {
         final boolean nativeSockets = transport == Transport.NATIVE;
         final boolean draining = device.hasPendingOutbound();
         final boolean onSocket = socket != null && (nativeSockets || !draining);
-        if (onSocket && wait < TimeUnit.MILLISECONDS.toNanos(1)) {
+        if (onSocket && wait < TimeUnit.MILLISECONDS.toNanos(1) && !socket.awaitsToTheNanosecond()) {
+            // The socket's wait counts whole milliseconds: park to the deadline instead (a
+            // datagram arriving meanwhile waits for it).
             LockSupport.parkNanos(wait);
             return true;
         }

@@ -321,6 +321,18 @@ public final class MetaRoceDevice implements AutoCloseable {
         return sockets.groActive();
     }
 
+    /**
+     * @return whether a blocking wait on the endpoint socket ({@link #awaitWork}, a driver thread
+     *     that blocks when idle) keeps to deadlines closer than a millisecond, and so still sees a
+     *     datagram that arrives before them: the native transport where libc and the kernel have
+     *     {@code epoll_pwait2} (glibc 2.35, Linux 5.11). Otherwise such a wait parks to the
+     *     deadline, blind to the socket.
+     */
+    public boolean waitsToTheNanosecond() {
+        final PolledUdpSocket socket = sockets.polledSocket();
+        return socket != null && socket.awaitsToTheNanosecond();
+    }
+
     /** @return the driver's counters (readable from any thread) */
     public DriverCounters counters() {
         return counters;

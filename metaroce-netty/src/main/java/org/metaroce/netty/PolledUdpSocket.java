@@ -35,6 +35,16 @@ public interface PolledUdpSocket extends UdpSocket {
      */
     void awaitReadable(long timeoutNs) throws IOException;
 
+    /**
+     * @return whether {@link #awaitReadable} keeps to timeouts shorter than a millisecond (the
+     *     native transport with {@code epoll_pwait2}); when not, an owner whose next deadline is
+     *     that close parks instead of waiting on the socket, and does not see a datagram arrive
+     *     meanwhile
+     */
+    default boolean awaitsToTheNanosecond() {
+        return false;
+    }
+
     /** Ends a current (or the next) {@link #awaitReadable} at once. Any thread. */
     void wakeup();
 }

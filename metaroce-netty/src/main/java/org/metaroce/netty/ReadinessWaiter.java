@@ -23,8 +23,14 @@ interface ReadinessWaiter extends WritabilityWatch, AutoCloseable {
     /** @param socket a watched socket, to watch no longer (before it is closed) */
     void unwatch(PolledUdpSocket socket);
 
-    /** @param timeoutNs longest wait (rounded to the kernel's milliseconds, at least one) */
+    /**
+     * @param timeoutNs longest wait (to the nanosecond when {@link #awaitsToTheNanosecond()},
+     *     else rounded up to the kernel's milliseconds)
+     */
     void await(long timeoutNs);
+
+    /** @return whether {@link #await} keeps to timeouts shorter than a millisecond */
+    boolean awaitsToTheNanosecond();
 
     /** Ends a current (or the next) {@link #await} at once. Any thread. */
     void wakeup();

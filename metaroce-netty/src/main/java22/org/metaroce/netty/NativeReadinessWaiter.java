@@ -27,15 +27,6 @@ final class NativeReadinessWaiter implements ReadinessWaiter {
         interest = new EpollInterest(epoll);
     }
 
-    /**
-     * @param timeoutNs a wait in nanoseconds
-     * @return it in whole milliseconds for {@code epoll_wait}, rounded up (at least 1, at most a day)
-     */
-    static int millis(final long timeoutNs) {
-        final long ms = TimeUnit.NANOSECONDS.toMillis(Math.max(0, timeoutNs) + 999_999);
-        return (int) Math.max(1, Math.min(ms, TimeUnit.DAYS.toMillis(1)));
-    }
-
     @Override
     public void watch(final PolledUdpSocket socket) throws ErrnoException {
         final NativeSocketHandle nat = (NativeSocketHandle) socket;
@@ -59,7 +50,12 @@ final class NativeReadinessWaiter implements ReadinessWaiter {
 
     @Override
     public void await(final long timeoutNs) {
-        interest.readErrorQueues(epoll.await(millis(timeoutNs)));
+        interest.readErrorQueues(epoll.awaitNanos(timeoutNs));
+    }
+
+    @Override
+    public boolean awaitsToTheNanosecond() {
+        return epoll.nanosecondWaits();
     }
 
     @Override

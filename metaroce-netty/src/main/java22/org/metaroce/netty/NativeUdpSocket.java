@@ -66,6 +66,9 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch, Native
             opened.setSendBufferSize(options.sendBufferBytes());
             opened.setTrafficClass(options.trafficClass());
             opened.setReceiveErrors(true);
+            // MetaRoCE does no path MTU discovery: a datagram too large for the path is dropped
+            // and reported, never fragmented [ENC-021].
+            opened.setDontFragment(true);
             if (receiver != null) {
                 opened.setReceiveTrafficClass(true);
                 opened.setReceiveTimestamps(true);
@@ -160,7 +163,12 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch, Native
         if (closed) {
             throw new java.nio.channels.ClosedChannelException();
         }
-        interest.readErrorQueues(readiness.await(NativeReadinessWaiter.millis(timeoutNs)));
+        interest.readErrorQueues(readiness.awaitNanos(timeoutNs));
+    }
+
+    @Override
+    public boolean awaitsToTheNanosecond() {
+        return readiness != null && readiness.nanosecondWaits();
     }
 
     @Override

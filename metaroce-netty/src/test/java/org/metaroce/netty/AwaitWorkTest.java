@@ -116,6 +116,38 @@ class AwaitWorkTest {
         }
     }
 
+    /**
+     * A wait shorter than a millisecond (the endpoint's next deadline that close, or a short
+     * {@code maxWaitNs}) still ends when a datagram is there, where the native transport can wait
+     * to the nanosecond ({@code epoll_pwait2}): before, it parked to the deadline, blind to the
+     * socket. 500 waits of 900 µs with a datagram left unread take at least 450 ms parked, and a
+     * few system calls each otherwise.
+     */
+    @Test
+    void aDatagramEndsAWaitShorterThanAMillisecond() throws Exception {
+        try (MetaRoceDevice device = new MetaRoceDevice(config(Transport.AUTO, ReceivePath.POLLED));
+             DatagramSocket sender = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
+            org.junit.jupiter.api.Assumptions.assumeTrue(device.transport() == Transport.NATIVE,
+                "the native transport (JDK 22+ on Linux) is the one that waits to the nanosecond; this device runs "
+                    + device.transport());
+            org.junit.jupiter.api.Assumptions.assumeTrue(device.waitsToTheNanosecond(),
+                "libc or the kernel lacks epoll_pwait2 (glibc 2.35, Linux 5.11): waits count milliseconds here");
+            device.doWork();
+            sender.send(new DatagramPacket(new byte[] {1, 2, 3}, 3, device.localAddress()));
+            final int waits = 500;
+            final long start = System.nanoTime();
+            for (int i = 0; i < waits; i++) {
+                assertThat(device.awaitWork(TimeUnit.MICROSECONDS.toNanos(900))).isTrue();
+            }
+            final long elapsed = System.nanoTime() - start;
+            System.out.printf("%d sub-millisecond waits with a datagram waiting: %.1f ms%n", waits, elapsed / 1e6);
+            assertThat(elapsed).as("500 waits of 900 us ended by the waiting datagram, not parked through")
+                .isLessThan(TimeUnit.MILLISECONDS.toNanos(200));
+            device.doWork();
+            assertThat(device.counters().get(DriverCounter.DATAGRAMS_RECEIVED)).isEqualTo(1);
+        }
+    }
+
     @Test
     void aWaitCostsNoProcessorTime() {
         final ThreadMXBean threads = ManagementFactory.getThreadMXBean();

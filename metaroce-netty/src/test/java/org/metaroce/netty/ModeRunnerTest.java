@@ -52,13 +52,27 @@ class ModeRunnerTest {
     @Test
     void theApplicationStepRunsBetweenAnEarlyStoppedReadAndTheProtocol() throws Exception {
         final InvokerRunner runner = invoker();
+        device.readUntilCompletion = 1;
         final int work = runner.doWork(() -> {
             device.steps.add("application");
             return 5;
         });
         assertThat(device.steps).containsExactly("beginIo", "needsEventLoopIo", "readUntilCompletion",
             "application", "protocol", "read");
-        assertThat(work).as("the application's work counts").isEqualTo(5);
+        assertThat(work).as("the application's and the read's work count").isEqualTo(6);
+    }
+
+    /** A first read that found nothing stopped nowhere: no second receive call in that cycle. */
+    @Test
+    void anIdleApplicationCycleReadsTheSocketOnce() throws Exception {
+        final InvokerRunner runner = invoker();
+        device.readUntilCompletion = 0;
+        assertThat(runner.doWork(() -> {
+            device.steps.add("application");
+            return 0;
+        })).isZero();
+        assertThat(device.steps).containsExactly("beginIo", "needsEventLoopIo", "readUntilCompletion",
+            "application", "protocol");
     }
 
     @Test
@@ -155,10 +169,13 @@ class ModeRunnerTest {
             return 0;
         }
 
+        /** What {@link #readPolledSocketUntilCompletion()} reports read. */
+        int readUntilCompletion;
+
         @Override
         public int readPolledSocketUntilCompletion() {
             steps.add("readUntilCompletion");
-            return 0;
+            return readUntilCompletion;
         }
 
         @Override

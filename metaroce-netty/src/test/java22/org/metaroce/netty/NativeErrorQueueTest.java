@@ -134,7 +134,7 @@ class NativeErrorQueueTest {
             assertThat(socket.send(one, 0)).isOne();
             assertThat(epoll.await(1000)).isOne();
             assertThat(epoll.readyEvents(0) & Epoll.EPOLLERR).isEqualTo(Epoll.EPOLLERR);
-            final int wakeUps = wakeUpsOver(WINDOW_NS, ns -> epoll.await(NativeReadinessWaiter.millis(ns)));
+            final int wakeUps = wakeUpsOver(WINDOW_NS, epoll::awaitNanos);
             System.out.printf("an unread ICMP error: %d epoll wake-ups in 200 ms%n", wakeUps);
             assertThat(wakeUps).as("a wait ended at once by EPOLLERR, again and again").isGreaterThan(100 * MAX_WAKE_UPS);
 

@@ -238,6 +238,41 @@ class NativeSendOutcomesTest {
         }
     }
 
+    /**
+     * Don't Fragment [ENC-021]: the driver's sockets set {@code IP_PMTUDISC_DO}, so once the network
+     * has reported a path MTU of 1200 a datagram of 1300 B is refused and counted
+     * ({@code SEND_MESSAGE_TOO_LONG}) instead of leaving as two fragments; with the kernel's default
+     * ({@code IP_PMTUDISC_WANT}) it was fragmented and arrived. Smaller datagrams still pass.
+     */
+    @Test
+    void aDatagramLargerThanAReportedPathMtuIsRefusedNotFragmented() throws Exception {
+        try (NetworkNamespace ns = new NetworkNamespace("h2-dontfrag")) {
+            ns.runInside("dont-fragment-sink", 30, () -> {
+                try (Harness h = new Harness(); ReceiveBatch arrived = new ReceiveBatch(4, 2048)) {
+                    assertThat(((NativeUdpSocket) h.entropy).linuxSocket().getOption(0 /* IPPROTO_IP */,
+                        10 /* IP_MTU_DISCOVER */)).as("IP_PMTUDISC_DO on the driver's socket").isEqualTo(2);
+                    h.send(1, 100);
+                    IcmpInjector.fragmentationNeeded(h.entropy.localAddress(), h.receiver.localAddress(), 1200);
+                    Thread.sleep(50); // the route learns the path MTU
+                    h.send(1, 100); // takes the pending report (see the test above) and passes
+                    final long[] before = h.sendCounters();
+                    h.send(1, 1300);
+                    h.send(1, 100);
+                    Thread.sleep(50);
+                    final int received = h.receiver.receive(arrived);
+                    System.out.printf("1300 B after a path MTU of 1200: counters %s, %d received%n", h.counters, received);
+                    assertThat(h.changedSince(before)).as("the 1300 B datagram refused, nothing else")
+                        .containsOnly(java.util.Map.entry(DriverCounter.SEND_ERRORS, 1L),
+                            java.util.Map.entry(DriverCounter.SEND_MESSAGE_TOO_LONG, 1L));
+                    assertThat(received).as("the three 100 B datagrams arrived, no fragments").isEqualTo(3);
+                    for (int i = 0; i < received; i++) {
+                        assertThat(arrived.length(i)).isEqualTo(100);
+                    }
+                }
+            });
+        }
+    }
+
     private static void assumeTc() {
         final String tc = NetworkNamespace.tcUnavailableReason();
         assumeTrue(tc == null, () -> "skipped: " + tc);

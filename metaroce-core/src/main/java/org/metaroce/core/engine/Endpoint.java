@@ -46,10 +46,10 @@ public final class Endpoint implements DatagramEndpoint {
     private final MemoryKeySpace keySpace;
     private final Int2ObjectHashMap<QueuePair> queuePairs = new Int2ObjectHashMap<>();
     private final List<QueuePair> pollOrder = new ArrayList<>();
-    /** Who sends this endpoint requests, for the receiver credit and the Sender Count [CC-018, CC-038]. */
-    private final SenderCensus census = new SenderCensus(pollOrder);
     /** Which queue pairs the next poll must visit, and their cached deadlines. */
     private final PollSchedule schedule = new PollSchedule();
+    /** Which queue pairs send to this endpoint, for the credit and the Sender Count [CC-018, CC-038]. */
+    private final SenderCensus census = new SenderCensus();
     private final IntHashSet quarantinedQpns = new IntHashSet();
     /** Destroyed QPNs in destruction order with their destruction time, for the time-based quarantine. */
     private int[] quarantineQpn = new int[64];
@@ -243,6 +243,7 @@ public final class Endpoint implements DatagramEndpoint {
         final Link link = new Link();
         final QueuePair qp = new QueuePair(link, qpn, pd, sendCq, recvCq, caps);
         link.qp = qp;
+        link.census = new SenderCensus.Entry(qp);
         // The domain cannot close while the QP exists [MEM-002].
         pd.attachQueuePair();
         queuePairs.put(qpn, qp);
@@ -450,6 +451,39 @@ public final class Endpoint implements DatagramEndpoint {
         return deadline == Long.MIN_VALUE ? lastPollNs : deadline;
     }
 
+    /** The largest Sender Count an ACK carries (one byte) [CC-038]. */
+    private static final int SENDER_COUNT_MAX = 255;
+
+    /**
+     * The n of [CC-018]: queue pairs that received a request packet in the last {@code windowNs}
+     * (at least 1). Costs one step per queue pair counted ({@link SenderCensus}).
+     */
+    int activeRequestSenders(final long nowNs, final long windowNs) {
+        return Math.max(1, census.recentRequesters(nowNs, windowNs, Integer.MAX_VALUE));
+    }
+
+    /**
+     * The Sender Count of [CC-038]: the queue pairs that accepted a request packet in the last
+     * {@code windowNs} (the n of [CC-018]) and those that, with SENDER_COUNT negotiated, are in RTS
+     * and have neither accepted nor sent a request packet nor work posted to send, clamped to
+     * [1, 255]. The two sets are disjoint; counting stops at 255 ({@link SenderCensus}).
+     */
+    int receivingSenders(final long nowNs, final long windowNs) {
+        final int waiting = census.waitingForFirstRequest();
+        final int n = waiting + census.recentRequesters(nowNs, windowNs, SENDER_COUNT_MAX - waiting);
+        return Math.min(SENDER_COUNT_MAX, Math.max(1, n));
+    }
+
+    /** Every queue pair waiting for its first request announces the Sender Count once more [CC-038]. */
+    void senderCountChanged() {
+        for (int i = 0, size = pollOrder.size(); i < size; i++) {
+            final QueuePair qp = pollOrder.get(i);
+            if (qp.waitsForFirstRequest()) {
+                qp.announceSenderCount();
+            }
+        }
+    }
+
     /**
      * The live queue pair at {@code index} in creation order, for tools that visit every QP without
      * allocating (observability samplers); indexes shift when a QP is destroyed. Owning thread.
@@ -491,6 +525,8 @@ public final class Endpoint implements DatagramEndpoint {
     private final class Link implements QueuePairContext {
         /** Set once, right after the queue pair is built (it reports nothing while being built). */
         QueuePair qp;
+        /** Set with {@link #qp}. */
+        SenderCensus.Entry census;
 
         @Override
         public EndpointConfig config() {
@@ -529,17 +565,32 @@ public final class Endpoint implements DatagramEndpoint {
 
         @Override
         public int activeRequestSenders(final long nowNs, final long windowNs) {
-            return census.activeRequestSenders(nowNs, windowNs);
+            return Endpoint.this.activeRequestSenders(nowNs, windowNs);
         }
 
         @Override
         public int receivingSenders(final long nowNs, final long windowNs) {
-            return census.receivingSenders(nowNs, windowNs);
+            return Endpoint.this.receivingSenders(nowNs, windowNs);
         }
 
         @Override
         public void senderCountChanged() {
-            census.senderCountChanged();
+            Endpoint.this.senderCountChanged();
+        }
+
+        @Override
+        public void requestAccepted() {
+            Endpoint.this.census.requestAccepted(census);
+        }
+
+        @Override
+        public void firstRequestWaitMayChange() {
+            Endpoint.this.census.changed(census);
+        }
+
+        @Override
+        public void destroyed() {
+            Endpoint.this.census.remove(census);
         }
 
         @Override

@@ -277,8 +277,16 @@ public final class QueuePair {
      *     traffic that may come its way [CC-038]
      */
     boolean waitsForFirstRequest() {
+        return untouchedInRts() && requester.queued() == 0;
+    }
+
+    /**
+     * @return whether this QP, with SENDER_COUNT negotiated, is in RTS and has neither accepted nor
+     *     sent a request packet: it waits for its first request unless it has work posted [CC-038]
+     */
+    boolean untouchedInRts() {
         return !destroyed && state == QpState.RTS && share.senderCountNegotiated()
-            && responder.lastRequestNs() == Long.MIN_VALUE && requester.transmissions() == 0 && requester.queued() == 0;
+            && responder.lastRequestNs() == Long.MIN_VALUE && requester.transmissions() == 0;
     }
 
     /** Sends the peer an ACK carrying the current Sender Count [CC-038]. */
@@ -338,6 +346,7 @@ public final class QueuePair {
                 sides.trace(TraceEvent.STATE, 0, QpState.ERR.ordinal(), -1, 0);
                 requester.flush();
                 responder.flush();
+                endpoint.firstRequestWaitMayChange();
             }
             return;
         }
@@ -348,11 +357,13 @@ public final class QueuePair {
             keepaliveTimer.restart();
             state = QpState.RESET;
             sides.trace(TraceEvent.STATE, 0, QpState.RESET.ordinal(), -1, 0);
+            endpoint.firstRequestWaitMayChange();
             return;
         }
         if (setup.apply(state, target, attrs, requester, responder)) {
             // One more QP waits for its first request: those waiting learn the new count [CC-038].
             state = target;
+            endpoint.firstRequestWaitMayChange();
             endpoint.senderCountChanged();
         }
         if (target == QpState.SQD && state != QpState.SQD) {
@@ -360,6 +371,7 @@ public final class QueuePair {
         }
         state = target;
         sides.trace(TraceEvent.STATE, 0, target.ordinal(), -1, 0);
+        endpoint.firstRequestWaitMayChange();
     }
 
     /**
@@ -390,6 +402,7 @@ public final class QueuePair {
         }
         endpoint.touched();
         final int result = requester.post(wr, attributes.pathMtu());
+        endpoint.firstRequestWaitMayChange();
         if (result == PostStatus.OK && state == QpState.ERR) {
             requester.flush();
         }
@@ -489,6 +502,7 @@ public final class QueuePair {
      * posted work requests complete at once with WR_FLUSH_ERR.
      */
     void onDestroyed() {
+        endpoint.destroyed();
         finalSendPsn = requester.nextPsn();
         finalReceivePsn = responder.window().expectedPsn();
         destroyed = true;
@@ -549,6 +563,7 @@ public final class QueuePair {
         }
         endpoint.touched();
         state = QpState.ERR;
+        endpoint.firstRequestWaitMayChange();
         counters.increment(EndpointCounter.QP_ERRORS);
         sides.trace(TraceEvent.STATE, 0, QpState.ERR.ordinal(), cause.ordinal(), 0);
         // Cold path: keep what led here before later events of other QPs overwrite it.

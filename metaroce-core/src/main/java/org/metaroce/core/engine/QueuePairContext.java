@@ -47,6 +47,18 @@ interface QueuePairContext {
     /** A queue pair with SENDER_COUNT entered RTS: every waiting one announces the new count [CC-038]. */
     void senderCountChanged();
 
+    /** This queue pair's responder accepted a request packet at a new time (its lastRequestNs changed) [CC-018]. */
+    void requestAccepted();
+
+    /**
+     * This queue pair's state changed or work was posted to it: whether it waits for its first
+     * request [CC-038] may have changed.
+     */
+    void firstRequestWaitMayChange();
+
+    /** This queue pair is being destroyed: the endpoint stops counting it (it may still answer). */
+    void destroyed();
+
     /** Something happened to this queue pair: the next poll visits it and its deadline is recomputed. */
     void touched();
 

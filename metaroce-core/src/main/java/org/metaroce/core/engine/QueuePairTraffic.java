@@ -103,7 +103,11 @@ final class QueuePairTraffic {
             counters.increment(EndpointCounter.INVALID_QP_STATE);
             return;
         }
+        final long lastRequestNs = responder.lastRequestNs();
         responder.onRequest(nowNs, arrivalNs, buffer, offset, opcode, ecn);
+        if (responder.lastRequestNs() != lastRequestNs) {
+            endpoint.requestAccepted();
+        }
         if (qp.state() == QpState.RTR && !communicationEstablished && responder.hasAccepted()) {
             communicationEstablished = true;
             endpoint.raise(AsyncEventType.COMM_EST);

@@ -140,12 +140,14 @@ public class EngineFuzzTest {
         Run(final FuzzedDataProvider d) {
             this.d = d;
             // Connection parameters come from the input too: MTU, initial PSNs (wrap-around
-            // included), capabilities (go-back-N, ECN, receiver credit), retry limits, keepalive.
+            // included), capabilities (go-back-N, ECN, receiver credit, Sender Count), retry limits,
+            // keepalive. Sender Count is the fourth bit: an input committed before it could be chosen
+            // (0 to 7, one byte) whose byte has that bit clear keeps its meaning.
             final int mtu = 256 << d.consumeInt(0, 2);
             final int psnA = pickInitialPsn(d);
             final int psnB = pickInitialPsn(d);
-            final int capabilities = d.consumeInt(0, 7) & (ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_ECN
-                | ConnectHeader.CAP_RECEIVER_CREDIT);
+            final int capabilities = d.consumeInt(0, 15) & (ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_ECN
+                | ConnectHeader.CAP_RECEIVER_CREDIT | ConnectHeader.CAP_SENDER_COUNT);
             final int retryCount = d.consumeInt(0, 7);
             // 7 means "retry RNR for ever" [verbs]: the settle phase could then never end.
             final int rnrRetry = d.consumeInt(0, 6);
@@ -257,6 +259,7 @@ public class EngineFuzzTest {
             hints.responsePsn = to.qp.nextSendPsn() - d.consumeInt(0, 4);
             hints.messages = from.messagesPosted;
             hints.mtu = to.qp.pathMtu();
+            hints.senderCount = (to.qp.capabilities() & ConnectHeader.CAP_SENDER_COUNT) != 0;
             hints.addresses = to.addresses;
             hints.lengths = to.lengths;
             hints.rkeys = to.rkeys;

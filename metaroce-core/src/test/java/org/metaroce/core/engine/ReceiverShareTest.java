@@ -121,6 +121,21 @@ class ReceiverShareTest {
         }
 
         @Override
+        public void requestAccepted() {
+            throw new AssertionError("not used");
+        }
+
+        @Override
+        public void firstRequestWaitMayChange() {
+            throw new AssertionError("not used");
+        }
+
+        @Override
+        public void destroyed() {
+            throw new AssertionError("not used");
+        }
+
+        @Override
         public void touched() {
             throw new AssertionError("not used");
         }

@@ -53,6 +53,11 @@ public final class FuzzPackets {
         public int messages;
         /** The receiver's path MTU. */
         public int mtu = 1024;
+        /**
+         * Whether the receiver negotiated SENDER_COUNT: its ACKs and NACKs then carry any Sender
+         * Count (0 to 255) [CC-038]; without it the byte stays zero and is not drawn from the input.
+         */
+        public boolean senderCount;
         /** Start addresses of the receiver's registered regions. */
         public long[] addresses = new long[0];
         /** Lengths of those regions. */
@@ -152,6 +157,9 @@ public final class FuzzPackets {
                 .ackDelay(d.consumeInt(0, 1_000_000)).ceCount(d.consumeInt(0, 3))
                 .credit(d.consumeBoolean() ? WireConstants.CREDIT_UNLIMITED : d.consumeInt(0, 2048))
                 .echoedPathId(d.consumeInt(0, 7)).ackFlags(d.consumeInt(0, 0xFF));
+            if (h.senderCount) {
+                ack.senderCount(d.consumeInt(0, 0xFF));
+            }
         }
         if (opcode.nackOffset() != Opcode.ABSENT) {
             nack.wrap(out, opcode.nackOffset()).initialize().reason(d.consumeInt(0, 8)).rnrTimer(d.consumeInt(0, 31))

@@ -57,6 +57,10 @@ public final class Epoll implements AutoCloseable {
      */
     private final MemorySegment control;
     private final MemorySegment controlCapture;
+    /** The {@code struct timespec} of {@link #awaitNanos}, owning thread only. */
+    private final MemorySegment timeout;
+    /** Whether {@code epoll_pwait2} may be tried: libc has it and the kernel has not said ENOSYS. */
+    private boolean nanosecondWaits = Libc.EPOLL_PWAIT2 != null;
     private final long[] readyTokens;
     private final int[] readyEvents;
     private int ready;
@@ -80,6 +84,7 @@ public final class Epoll implements AutoCloseable {
         one.set(JAVA_LONG, 0, 1L);
         control = arena.allocate(16, 8);
         controlCapture = Libc.allocateCapture(arena);
+        timeout = arena.allocate(16, 8);
         readyTokens = new long[maxEvents + 1];
         readyEvents = new int[maxEvents + 1];
         int ep = -1;
@@ -144,8 +149,6 @@ public final class Epoll implements AutoCloseable {
      *     signal ({@link #wokenUp()} tells a wake-up apart)
      */
     public int await(final int timeoutMillis) {
-        ready = 0;
-        wokenUp = false;
         final int n;
         try {
             n = (int) Libc.EPOLL_WAIT.invokeExact(capture, epfd, events, maxEvents + 1, timeoutMillis);
@@ -154,6 +157,54 @@ public final class Epoll implements AutoCloseable {
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
         }
+        return harvest(n);
+    }
+
+    /**
+     * As {@link #await(int)}, with a timeout to the nanosecond where the system allows it
+     * ({@code epoll_pwait2}; see {@link #nanosecondWaits()}), else rounded up to whole
+     * milliseconds. A wait for a deadline closer than a millisecond can so still end when a
+     * datagram arrives, instead of sleeping blind until the deadline or a millisecond past it.
+     *
+     * @param timeoutNs at least 0 (0: just look)
+     * @return as {@link #await(int)}
+     */
+    public int awaitNanos(final long timeoutNs) {
+        if (nanosecondWaits) {
+            final long ns = Math.max(0, timeoutNs);
+            timeout.set(JAVA_LONG, 0, ns / 1_000_000_000L);
+            timeout.set(JAVA_LONG, 8, ns % 1_000_000_000L);
+            final int n;
+            try {
+                n = (int) Libc.EPOLL_PWAIT2.invokeExact(capture, epfd, events, maxEvents + 1, timeout,
+                    MemorySegment.NULL);
+            } catch (final RuntimeException | Error ex) {
+                throw ex;
+            } catch (final Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            if (n >= 0 || Libc.errno(capture) != Errno.ENOSYS) {
+                return harvest(n);
+            }
+            // glibc has the wrapper, the kernel (before 5.11) not the call: milliseconds from now on.
+            nanosecondWaits = false;
+        }
+        final long ms = (Math.max(0, timeoutNs) + 999_999) / 1_000_000;
+        return await((int) Math.min(ms, Integer.MAX_VALUE));
+    }
+
+    /**
+     * @return whether {@link #awaitNanos} waits to the nanosecond ({@code epoll_pwait2} in libc and
+     *     not refused by the kernel so far), not rounded up to whole milliseconds
+     */
+    public boolean nanosecondWaits() {
+        return nanosecondWaits;
+    }
+
+    /** Records what a wait returned: the ready descriptors, and whether a wake-up was among them. */
+    private int harvest(final int n) {
+        ready = 0;
+        wokenUp = false;
         // n < 0 is EINTR (a signal) in practice: the caller's loop simply waits again.
         for (int i = 0; i < n; i++) {
             final long offset = (long) i * EVENT_SIZE;

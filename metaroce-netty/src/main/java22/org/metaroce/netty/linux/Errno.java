@@ -22,6 +22,8 @@ public final class Errno {
     public static final int ENOMEM = 12;
     /** Permission denied. */
     public static final int EACCES = 13;
+    /** Function not implemented (a system call the running kernel lacks). */
+    public static final int ENOSYS = 38;
     /** Invalid argument. */
     public static final int EINVAL = 22;
     /** Message too long for the socket or the path. */
@@ -56,6 +58,7 @@ public final class Errno {
             case EAGAIN -> "EAGAIN";
             case ENOMEM -> "ENOMEM";
             case EACCES -> "EACCES";
+            case ENOSYS -> "ENOSYS";
             case EINVAL -> "EINVAL";
             case EMSGSIZE -> "EMSGSIZE";
             case ENOPROTOOPT -> "ENOPROTOOPT";

@@ -69,6 +69,13 @@ final class Libc {
     static final MethodHandle EPOLL_CTL = withErrno("epoll_ctl", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS);
     /** {@code int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)}. */
     static final MethodHandle EPOLL_WAIT = withErrno("epoll_wait", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
+    /**
+     * {@code int epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct
+     * timespec *timeout, const sigset_t *sigmask)} (glibc 2.35, Linux 5.11): a wait to the
+     * nanosecond, where {@code epoll_wait} counts whole milliseconds. Null where libc lacks it.
+     */
+    static final MethodHandle EPOLL_PWAIT2 = optionalWithErrno("epoll_pwait2", JAVA_INT, JAVA_INT, ADDRESS,
+        JAVA_INT, ADDRESS, ADDRESS);
     /** {@code int eventfd(unsigned int initval, int flags)}. */
     static final MethodHandle EVENTFD = withErrno("eventfd", JAVA_INT, JAVA_INT, JAVA_INT);
     /** {@code ssize_t read(int fd, void *buf, size_t count)}. */
@@ -117,6 +124,14 @@ final class Libc {
     private static MethodHandle withErrno(final String name, final java.lang.foreign.MemoryLayout result,
                                           final java.lang.foreign.MemoryLayout... args) {
         return LINKER.downcallHandle(symbol(name), FunctionDescriptor.of(result, args), CAPTURE_ERRNO);
+    }
+
+    /** @return the handle, or null when libc has no such function (an older glibc) */
+    private static MethodHandle optionalWithErrno(final String name, final java.lang.foreign.MemoryLayout result,
+                                                  final java.lang.foreign.MemoryLayout... args) {
+        return LINKER.defaultLookup().find(name)
+            .map(address -> LINKER.downcallHandle(address, FunctionDescriptor.of(result, args), CAPTURE_ERRNO))
+            .orElse(null);
     }
 
     private static MemorySegment symbol(final String name) {

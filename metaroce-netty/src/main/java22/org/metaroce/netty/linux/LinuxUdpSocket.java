@@ -197,6 +197,24 @@ public final class LinuxUdpSocket implements AutoCloseable {
     }
 
     /**
+     * Don't Fragment [ENC-021]: {@code IP_MTU_DISCOVER} = {@code IP_PMTUDISC_DO} (and
+     * {@code IPV6_MTU_DISCOVER} = {@code IPV6_PMTUDISC_DO} on IPv6 sockets, which also send to IPv4).
+     * Every IPv4 datagram carries DF, so a router on a path narrower than the configured link MTU
+     * drops it (and reports "fragmentation needed") instead of fragmenting it; and a datagram larger
+     * than a path MTU the kernel has learnt from such a report is refused with {@code EMSGSIZE}
+     * rather than fragmented locally. Off is the kernel's default, {@code IP_PMTUDISC_WANT}: DF set,
+     * but fragmented locally above a learnt path MTU.
+     */
+    public void setDontFragment(final boolean on) throws ErrnoException {
+        if (family == Uapi.AF_INET6) {
+            setOption(Uapi.IPPROTO_IPV6, Uapi.IPV6_MTU_DISCOVER, on ? Uapi.IPV6_PMTUDISC_DO : Uapi.IPV6_PMTUDISC_WANT,
+                "IPV6_MTU_DISCOVER");
+        }
+        setOption(Uapi.IPPROTO_IP, Uapi.IP_MTU_DISCOVER, on ? Uapi.IP_PMTUDISC_DO : Uapi.IP_PMTUDISC_WANT,
+            "IP_MTU_DISCOVER");
+    }
+
+    /**
      * Asks the kernel for the TOS / traffic class byte of every received datagram
      * ({@code IP_RECVTOS}, and {@code IPV6_RECVTCLASS} on IPv6 sockets, which also receive IPv4):
      * {@link ReceiveBatch#ecn(int)} then reads the ECN field.

@@ -36,6 +36,12 @@ final class Uapi {
     static final int IPPROTO_IPV6 = 41;
     static final int IPPROTO_UDPLITE = 136;
     static final int IP_TOS = 1;
+    static final int IP_MTU_DISCOVER = 10;
+    static final int IP_PMTUDISC_WANT = 1;
+    static final int IP_PMTUDISC_DO = 2;
+    static final int IPV6_MTU_DISCOVER = 23;
+    static final int IPV6_PMTUDISC_WANT = 1;
+    static final int IPV6_PMTUDISC_DO = 2;
     static final int IP_RECVERR = 11;
     static final int IP_RECVTOS = 13;
     static final int IPV6_RECVERR = 25;

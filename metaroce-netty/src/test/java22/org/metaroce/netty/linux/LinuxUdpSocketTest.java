@@ -23,6 +23,31 @@ class LinuxUdpSocketTest {
         Loopback.assumeNative();
     }
 
+    /**
+     * Don't Fragment [ENC-021] on both families: an IPv6 socket (which also sends to IPv4-mapped
+     * addresses) sets IPV6_PMTUDISC_DO and IP_PMTUDISC_DO; off restores the kernel's default
+     * (the PMTUDISC_WANT of both levels).
+     */
+    @Test
+    void dontFragmentSetsPathMtuDiscoveryToDoOnBothFamilies() throws Exception {
+        for (final boolean ipv6 : new boolean[] {false, true}) {
+            try (LinuxUdpSocket s = LinuxUdpSocket.open(ipv6)) {
+                s.setDontFragment(true);
+                assertThat(s.getOption(0 /* IPPROTO_IP */, 10 /* IP_MTU_DISCOVER */)).as("IP_PMTUDISC_DO, ipv6 " + ipv6)
+                    .isEqualTo(2);
+                if (ipv6) {
+                    assertThat(s.getOption(41 /* IPPROTO_IPV6 */, 23 /* IPV6_MTU_DISCOVER */)).as("IPV6_PMTUDISC_DO")
+                        .isEqualTo(2);
+                }
+                s.setDontFragment(false);
+                assertThat(s.getOption(0, 10)).as("IP_PMTUDISC_WANT, ipv6 " + ipv6).isEqualTo(1);
+                if (ipv6) {
+                    assertThat(s.getOption(41, 23)).as("IPV6_PMTUDISC_WANT").isEqualTo(1);
+                }
+            }
+        }
+    }
+
     @Test
     void aBatchArrivesIntactWithItsSource() throws Exception {
         batchRoundTrip(false);
