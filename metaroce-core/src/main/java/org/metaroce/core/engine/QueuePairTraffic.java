@@ -90,7 +90,7 @@ final class QueuePairTraffic {
             counters.increment(EndpointCounter.INVALID_QP_STATE);
             return;
         }
-        onResponse(nowNs, arrivalNs, buffer, offset, opcode);
+        onResponse(nowNs, arrivalNs, buffer, offset, opcode, ecn);
     }
 
     private void onRequest(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
@@ -116,7 +116,7 @@ final class QueuePairTraffic {
 
     /** A response-class packet in RTS or SQD: ACKs, NACKs and responses to the requester, a CNP to congestion control. */
     private void onResponse(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
-                            final Opcode opcode) {
+                            final Opcode opcode, final int ecn) {
         switch (opcode) {
             case ACK -> {
                 counters.increment(EndpointCounter.ACKS_IN);
@@ -130,8 +130,9 @@ final class QueuePairTraffic {
                 }
             }
             case READ_RESPONSE -> requester.onReadResponse(nowNs, arrivalNs, buffer, offset,
-                BaseHeader.payloadLength(buffer, offset));
-            case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, arrivalNs, buffer, offset);
+                BaseHeader.payloadLength(buffer, offset), ecn == DatagramEndpoint.ECN_CE);
+            case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, arrivalNs, buffer, offset,
+                ecn == DatagramEndpoint.ECN_CE);
             case CNP -> {
                 // Only DCQCN reacts to CNPs; every other algorithm ignores them [CC-007].
                 if (cc.instance().onCongestionNotification(nowNs)) {

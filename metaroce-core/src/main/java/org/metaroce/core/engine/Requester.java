@@ -441,13 +441,14 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
 
     /** A READ_RESPONSE ({@link ResponseHandler#onReadResponse}). */
     void onReadResponse(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
-                        final int payloadLength) {
-        responses.onReadResponse(nowNs, arrivalNs, buffer, offset, payloadLength);
+                        final int payloadLength, final boolean ce) {
+        responses.onReadResponse(nowNs, arrivalNs, buffer, offset, payloadLength, ce);
     }
 
     /** An ATOMIC_RESPONSE ({@link ResponseHandler#onAtomicResponse}). */
-    void onAtomicResponse(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
-        responses.onAtomicResponse(nowNs, arrivalNs, buffer, offset);
+    void onAtomicResponse(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
+                          final boolean ce) {
+        responses.onAtomicResponse(nowNs, arrivalNs, buffer, offset, ce);
     }
 
     /**

@@ -347,7 +347,7 @@ final class ResponseHandler {
      * @param arrivalNs when the response reached the host: RTT samples end there [REL-063, REL-066]
      */
     void onReadResponse(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
-                        final int payloadLength) {
+                        final int payloadLength, final boolean ce) {
         final int psn = BaseHeader.psn(buffer, offset);
         final boolean trimmed = (BaseHeader.flags(buffer, offset) & Flags.TRIMMED) != 0;
         if (trimmed) {
@@ -392,9 +392,28 @@ final class ResponseHandler {
             return;
         }
         wqe.scatter(messageOffset, buffer, offset + Opcode.READ_RESPONSE.headerLength(), payloadLength);
-        sampleResponse(arrivalNs, psn);
+        final long sample = sampleResponse(arrivalNs, psn);
+        final int path = scoreboard.path(psn);
         deliver(nowNs, psn);
+        responseToCongestionControl(nowNs, sample, ce, path);
         afterDelivery(nowNs, 1);
+    }
+
+    /**
+     * A response that delivers a slot is the READ's (or atomic's) acknowledgement for congestion
+     * control [CC-040]: one packet, with its RTT sample attributed to the path the request took,
+     * and CE when the response arrived marked. READ traffic is controlled by its requester (8.1),
+     * and no ACK ever delivers a READ slot: without this a QP that only reads heard only losses,
+     * never grew its window, and after a retransmission timeout (cwnd = PMTU) kept one packet for
+     * ever (read_bw at 20 % loss of responses on real sockets: 6 READs per second).
+     */
+    private void responseToCongestionControl(final long nowNs, final long sample, final boolean ce, final int path) {
+        if (ce) {
+            counters.increment(EndpointCounter.ECN_ECHOES_IN);
+        }
+        final int window = qp.congestionControl().windowPackets();
+        qp.congestionControl().onAck(nowNs, 1, sample, ce, path);
+        signals.traceWindow(nowNs, sendWindow.sndUna(), window, TraceEvent.CAUSE_ECN);
     }
 
     /**
@@ -403,10 +422,8 @@ final class ResponseHandler {
      * QP that only reads must wait for, the responder's answers to earlier requests included,
      * which no ACK shows.
      */
-    private void sampleResponse(final long nowNs, final int psn) {
-        if (scoreboard.transmissions(psn) == 1) {
-            responseSample(nowNs, psn);
-        }
+    private long sampleResponse(final long nowNs, final int psn) {
+        return scoreboard.transmissions(psn) == 1 ? responseSample(nowNs, psn) : 0;
     }
 
     /**
@@ -444,18 +461,21 @@ final class ResponseHandler {
      * responder may have held this one behind it [OPS-024], and the wait would be the repair's,
      * not the path's [REL-063].
      */
-    private void responseSample(final long nowNs, final int psn) {
+    private long responseSample(final long nowNs, final int psn) {
         if (holdRepairNs >= scoreboard.firstSentNs(psn) && holdRepairWqe != scoreboard.wqe(psn)) {
-            return;
+            return 0;
         }
         final long sample = RttEstimator.sampleOf(nowNs - scoreboard.firstSentNs(psn));
         if (sample > 0) {
             rtt.onSample(sample);
+            return sample;
         }
+        return 0;
     }
 
     /** See {@link #onReadResponse}. */
-    void onAtomicResponse(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
+    void onAtomicResponse(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
+                          final boolean ce) {
         final int psn = BaseHeader.psn(buffer, offset);
         if (!sendWindow.contains(psn) || scoreboard.kind(psn) != KIND_ATOMIC) {
             countStrayResponse(arrivalNs, psn, KIND_ATOMIC);
@@ -478,8 +498,10 @@ final class ResponseHandler {
         // The original value lands in the local buffer in host order, as verbs atomics do.
         final MemoryRegion mr = wqe.sgeRegion[0];
         mr.buffer().putLong((int) mr.offsetOf(wqe.sgeAddr[0]), original);
-        sampleResponse(arrivalNs, psn);
+        final long sample = sampleResponse(arrivalNs, psn);
+        final int path = scoreboard.path(psn);
         deliver(nowNs, psn);
+        responseToCongestionControl(nowNs, sample, ce, path);
         afterDelivery(nowNs, 1);
     }
 
