@@ -12,15 +12,24 @@ import org.metaroce.core.verbs.QpState;
 /**
  * A queue pair as its {@link Requester} and {@link Responder} see it ({@link RequesterContext},
  * {@link ResponderContext}): its identity, its {@link CurrentAttributes}, its congestion control,
- * packet output, probes ({@link ProbeWriter}), the Credit and Sender Count ({@link ReceiverShare})
- * and trace. What only the queue pair itself can do (its state, failing) it asks through
- * {@link Owner}, so neither this class nor the sides name the queue pair.
+ * packet output and trace. What only the queue pair itself can do (its state, a probe, the credit, the Sender Count,
+ * entering ERR) it asks through {@link Owner}, so neither this class nor the sides name the queue
+ * pair.
  */
 final class QueuePairSides implements RequesterContext, ResponderContext {
-    /** What the sides, and the queue pair's traffic, ask of the queue pair itself: its state and failing. */
+    /** What the sides ask of the queue pair itself: its state and the moves only it makes. */
     interface Owner {
         /** @return the queue pair's verbs state */
         QpState state();
+
+        /** Sends a KEEPALIVE with ACK_REQ on the {@code attempt}th path; false when the sink had no room. */
+        boolean sendProbe(long nowNs, TransmitSink sink, int attempt);
+
+        /** @return the Credit to grant, at most {@code window} [CC-018, REL-013] */
+        int creditToGrant(long nowNs, int window);
+
+        /** @return the Sender Count for an ACK, 0 when SENDER_COUNT was not negotiated [CC-038] */
+        int senderCountToAdvertise(long nowNs);
 
         /** Keeps the first reason the queue pair fails for (cold path). */
         void recordFailure(String reason);
@@ -39,15 +48,10 @@ final class QueuePairSides implements RequesterContext, ResponderContext {
     private final CongestionControlChoice cc;
     private final RetransmitCauses retransmitCauses;
     private final EndpointCounters counters;
-    /** The Credit and Sender Count the responder advertises [CC-018, CC-038]. */
-    private final ReceiverShare share;
-    /** KEEPALIVEs with ACK_REQ, for the requester's credit probe and for keepalive. */
-    private final ProbeWriter probes;
 
     QueuePairSides(final Owner owner, final QueuePairContext endpoint, final int qpn, final ProtectionDomain pd,
                    final CompletionQueue sendCq, final CompletionQueue recvCq, final CurrentAttributes attributes,
-                   final CongestionControlChoice cc, final RetransmitCauses retransmitCauses,
-                   final ReceiverShare share) {
+                   final CongestionControlChoice cc, final RetransmitCauses retransmitCauses) {
         this.owner = owner;
         this.endpoint = endpoint;
         this.qpn = qpn;
@@ -58,8 +62,6 @@ final class QueuePairSides implements RequesterContext, ResponderContext {
         this.cc = cc;
         this.retransmitCauses = retransmitCauses;
         this.counters = endpoint.counters();
-        this.share = share;
-        this.probes = new ProbeWriter(qpn, attributes, endpoint.writer(), this::commit, counters);
     }
 
     @Override
@@ -164,12 +166,12 @@ final class QueuePairSides implements RequesterContext, ResponderContext {
 
     @Override
     public int creditToGrant(final long nowNs, final int window) {
-        return share.creditToGrant(nowNs, window);
+        return owner.creditToGrant(nowNs, window);
     }
 
     @Override
     public int senderCountToAdvertise(final long nowNs) {
-        return share.senderCountToAdvertise(nowNs);
+        return owner.senderCountToAdvertise(nowNs);
     }
 
     /** Hands a written packet to the driver, addressed to the peer, and counts it. */
@@ -181,8 +183,8 @@ final class QueuePairSides implements RequesterContext, ResponderContext {
     }
 
     @Override
-    public boolean sendProbe(final long nowNs, final TransmitSink sink, final int attempt, final int psn) {
-        return probes.write(nowNs, sink, attempt, psn);
+    public boolean sendProbe(final long nowNs, final TransmitSink sink, final int attempt) {
+        return owner.sendProbe(nowNs, sink, attempt);
     }
 
     @Override

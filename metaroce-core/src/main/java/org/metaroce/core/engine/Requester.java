@@ -235,10 +235,9 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
                 return 0;
             }
         }
-        if (!qp.sendProbe(nowNs, sink, creditProbes, nextPsn())) {
+        if (!qp.sendProbe(nowNs, sink, creditProbes)) {
             return 0;
         }
-        onProbeSent(nowNs);
         creditProbeSentNs = nowNs;
         creditProbes++;
         final long backoff = rtt.rtoNs() << Math.min(creditProbes, 16);
@@ -581,7 +580,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         timers.reset();
     }
 
-    /** Test hook (the engine tests' TwoNodeFixture.startSequences): the first MSN and RSN instead of 0 [OPS-043]. */
+    /** Test hook ({@link QueuePair#startSequencesForTesting}): the first MSN and RSN instead of 0 [OPS-043]. */
     void startSequences(final int msn, final int rsn) {
         sendQueue.startSequences(msn, rsn);
     }
