@@ -22,7 +22,7 @@ public final class Errno {
     public static final int ENOMEM = 12;
     /** Permission denied. */
     public static final int EACCES = 13;
-    /** Function not implemented (a system call the running kernel lacks). */
+    /** ENOSYS: the running kernel has no such system call (epoll_pwait2 before Linux 5.11); the waits fall back to epoll_wait. */
     public static final int ENOSYS = 38;
     /** Invalid argument. */
     public static final int EINVAL = 22;
