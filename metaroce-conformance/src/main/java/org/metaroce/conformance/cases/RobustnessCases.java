@@ -221,6 +221,43 @@ final class RobustnessCases {
                     probes + " probes");
                 checkEq("ERR", ctx.awaitQpState(s.c(), "ERR", EXPECT_MS), "QP state [REL-067]");
             }, "REL-067", "REL-019", "REL-016"));
+
+        l.add(must("rel.ack-contradicts-earlier-sack", ReliabilityCases.S, "an ACK that lacks a PSN the responder "
+            + "had reported received, triggered by a later request, ends the connection with BAD_RESP_ERR", ctx -> {
+                // TIMEOUT 100 ms: with the 1 ms default an RTO could fire while the agent posts the
+                // later WRs and leave a conforming window at one packet [CC-015, CC-001].
+                final Setup s = setup(ctx, org.metaroce.conformance.suite.QpOptions.defaults().timeoutUs(100_000));
+                final TesterQp t = s.t();
+                final org.metaroce.conformance.suite.Mr local = ctx.regMr(64, 1, "LOCAL_WRITE");
+                for (int i = 1; i <= 3; i++) {
+                    ctx.postSend(s.c(), i, "RDMA_WRITE", local, 0, 16, o -> {
+                        o.put("remote_addr", 4096);
+                        o.put("rkey", 99);
+                    });
+                }
+                final Packet p0 = ctx.expect(t::isRequest, EXPECT_MS, "the first WRITE");
+                final Packet p2 = ctx.expect(q -> t.isRequest(q) && q.psn() == p0.psn() + 2, EXPECT_MS,
+                    "the third WRITE");
+                // The first received, the second missing, the third reported received by SACK [REL-017].
+                ctx.tester().inject(t.ack(p2, p0.psn() + 1).sack(1L).build());
+                // The first WRITE's completion shows the IUT has taken the third's PSN as received.
+                final JsonNode first = ReliabilityCases.sendCompletion(ctx, s, EXPECT_MS);
+                checkEq("SUCCESS", first.get("status").asText(), "status of the first WRITE [OPS-034]");
+                // A request posted now leaves after that: the ACK it triggers carries the responder's
+                // state from after its report, and lacking the third's PSN contradicts it [REL-068].
+                ctx.postSend(s.c(), 4, "RDMA_WRITE", local, 0, 16, o -> {
+                    o.put("remote_addr", 4096);
+                    o.put("rkey", 99);
+                });
+                final Packet p3 = ctx.expect(q -> t.isRequest(q) && q.psn() == p0.psn() + 3, EXPECT_MS,
+                    "the fourth WRITE (copies of the second are not answered)");
+                ctx.tester().inject(t.ack(p3, p0.psn() + 2).sack(1L).build());
+                final List<JsonNode> wc = ctx.poll(s.c(), "send", 3, EXPECT_MS);
+                check(!wc.isEmpty(), "the outstanding WRs complete [REL-068]", "no completion");
+                checkEq("BAD_RESP_ERR", wc.get(0).get("status").asText(),
+                    "status of the oldest outstanding WR, the second WRITE [REL-068]");
+                checkEq("ERR", ctx.awaitQpState(s.c(), "ERR", EXPECT_MS), "QP state [REL-068]");
+            }, "REL-068", "REL-017", "REL-051"));
         return l;
     }
 }

@@ -423,6 +423,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         probePsn = sendWindow.sndNxt();
         probeTimestamp = (int) nowNs;
         probeSent = true;
+        responses.onProbeSent(nowNs, probePsn);
     }
 
     /** Processes an ACK or the ACK part of a NACK ({@link ResponseHandler#onAck}). */

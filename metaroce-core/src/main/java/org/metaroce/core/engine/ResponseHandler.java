@@ -74,6 +74,9 @@ final class ResponseHandler {
     /** CE Count of the latest non-stale ACK [REL-018]; an increase is a CE signal even when coalesced [CC-012]. */
     private int lastCeCount;
     private int consecutiveRnr;
+    /** The PSN field and time of the latest KEEPALIVE this QP sent: its answers echo that time [REL-068]. */
+    private int probePsn;
+    private long probeSentNs = Long.MIN_VALUE;
 
     ResponseHandler(final RequesterContext qp, final EndpointCounters counters, final SendWindow sendWindow,
                     final SendQueue sendQueue, final Scoreboard scoreboard, final LossDetector lossDetector,
@@ -92,6 +95,7 @@ final class ResponseHandler {
     /** Called on RTR→RTS, after the send window started at {@code initialPsn}. */
     void start(final int initialPsn, final RttEstimator estimator, final LossRecovery lossRecovery) {
         provenPsn = initialPsn - 1;
+        probeSentNs = Long.MIN_VALUE;
         lastCeCount = 0;
         rtt = estimator;
         recovery = lossRecovery;
@@ -104,6 +108,12 @@ final class ResponseHandler {
     void onRepairSent(final long nowNs, final long wqe) {
         holdRepairNs = nowNs;
         holdRepairWqe = wqe;
+    }
+
+    /** A KEEPALIVE with PSN field {@code psn} left at {@code nowNs}; an answer echoes that time [REL-068]. */
+    void onProbeSent(final long nowNs, final int psn) {
+        probePsn = psn;
+        probeSentNs = nowNs;
     }
 
     /**
@@ -159,6 +169,10 @@ final class ResponseHandler {
                 }
             }
         }
+        if (contradictsDelivery(cumulative, trigger, echoedTimestamp)) {
+            endOnContradiction(cumulative);
+            return false;
+        }
         boolean ceSeen = ecnEcho;
         final boolean creditTaken = !Psn.before(cumulative, sendWindow.creditCumulative());
         if (creditTaken) {
@@ -175,8 +189,7 @@ final class ResponseHandler {
         }
         // The slot of an already delivered PSN keeps its record until the PSN one window later
         // reuses it, so a late DUPLICATE report can still be judged.
-        final boolean recorded = Psn.before(trigger, sendWindow.sndNxt()) && sendWindow.sndNxt() - trigger <= scoreboard.capacity();
-        if ((ackFlags & AckHeader.FLAG_DUPLICATE) != 0 && recorded
+        if ((ackFlags & AckHeader.FLAG_DUPLICATE) != 0 && recorded(trigger)
             && scoreboard.transmissions(trigger) > 1
             && ((int) scoreboard.sentNs(trigger) != echoedTimestamp
                 || scoreboard.transmissions(trigger) == 2)) {
@@ -245,6 +258,52 @@ final class ResponseHandler {
         }
         afterDelivery(nowNs, delivered);
         return creditTaken;
+    }
+
+    /**
+     * Whether this ACK says the responder still lacks a PSN the requester took as received, and was
+     * generated after the requester took it so [REL-068]. A responder never takes back a PSN it has
+     * acknowledged [REL-005], so its Cumulative PSN, the first PSN it lacks, never again equals one
+     * it has reported received. An ACK generated before that report may still say so (ACKs are
+     * reordered, READ responses overtake them): the echo tells the two apart. It names a
+     * transmission of this requester; one that left after the requester took the PSN as received
+     * reached the responder after the responder had reported the PSN, so the ACK it triggered
+     * carries the responder's state from after the report.
+     */
+    private boolean contradictsDelivery(final int cumulative, final int trigger, final int echo) {
+        if (!recorded(cumulative)) {
+            return false;
+        }
+        final boolean takenAsReceived = Psn.before(cumulative, sendWindow.sndUna())
+            || scoreboard.state(cumulative) == DELIVERED;
+        if (!takenAsReceived) {
+            return false;
+        }
+        final long resolvedNs = scoreboard.resolvedNs(cumulative);
+        if (recorded(trigger) && (int) scoreboard.sentNs(trigger) == echo && scoreboard.sentNs(trigger) > resolvedNs) {
+            return true;
+        }
+        return trigger == probePsn && probeSentNs > resolvedNs && (int) probeSentNs == echo;
+    }
+
+    /** @return whether {@code psn} was sent and its slot still holds its record (within one window of the next PSN) */
+    private boolean recorded(final int psn) {
+        return Psn.before(psn, sendWindow.sndNxt()) && sendWindow.sndNxt() - psn <= scoreboard.capacity();
+    }
+
+    /**
+     * Ends the connection on an ACK that contradicts an earlier report [REL-068]: the packet the
+     * responder lacks may belong to a work request already completed, whose buffer the application
+     * may have reused, so it cannot be sent again; waiting would stall the QP for ever while its
+     * probes are answered.
+     */
+    private void endOnContradiction(final int cumulative) {
+        qp.recordFailure("the peer's acknowledgement contradicts an earlier one: it lacks PSN "
+            + Integer.toUnsignedString(cumulative) + ", which it had reported received (a corrupted or forged "
+            + "acknowledgement passed the Integrity Check, or the peer lost state) [REL-068]");
+        sendQueue.failOldest(WcStatus.BAD_RESP_ERR);
+        qp.trace(TraceEvent.WR_FAILED, cumulative, WcStatus.BAD_RESP_ERR.ordinal(), 0, 0);
+        qp.enterError(AsyncEventType.QP_FATAL);
     }
 
     /** An ACK's RTT sample for SRTT, RTTVAR, the RTO [REL-027] and time-based loss detection [REL-023]. */
@@ -528,7 +587,7 @@ final class ResponseHandler {
             // Already delivered, or not sent: nothing new.
             return false;
         }
-        scoreboard.delivered(psn);
+        scoreboard.delivered(psn, nowNs);
         // A transmission from before the timer expired delivered shows it late, not lost.
         timers.onDelivered(nowNs, scoreboard.sentNs(psn));
         lossDetector.onDelivered(psn, psn == provenPsn);

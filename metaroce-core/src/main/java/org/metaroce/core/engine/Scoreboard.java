@@ -110,6 +110,11 @@ final class Scoreboard {
      */
     private final boolean[] windowNack;
     private final int[] windowNackCumulative;
+    /**
+     * When the requester took the PSN as received (an ACK, or a READ or atomic response, resolved
+     * it): an ACK generated after that instant that still lacks the PSN contradicts it [REL-068].
+     */
+    private final long[] resolvedNs;
 
     private int inFlight;
     private int lostCount;
@@ -141,6 +146,7 @@ final class Scoreboard {
         lossCause = new EndpointCounter[capacity];
         windowNack = new boolean[capacity];
         windowNackCumulative = new int[capacity];
+        resolvedNs = new long[capacity];
     }
 
     private static int bit(final byte s) {
@@ -256,12 +262,13 @@ final class Scoreboard {
         rnrWaitCount++;
     }
 
-    /** Records that {@code psn} reached the responder (or was answered). */
-    void delivered(final int psn) {
+    /** Records that {@code psn} reached the responder (or was answered), at {@code nowNs}. */
+    void delivered(final int psn, final long nowNs) {
         final int s = check(psn, DELIVERED, FROM_DELIVERED, "delivered");
         clearWindowNack(s);
         leave(s);
         state[s] = DELIVERED;
+        resolvedNs[s] = nowNs;
         if (transmissions[s] > 1) {
             retransmittedOutstanding--;
         }
@@ -394,6 +401,14 @@ final class Scoreboard {
 
     byte state(final int psn) {
         return state[psn & mask];
+    }
+
+    /**
+     * @return when {@code psn} was last resolved ({@link #delivered}); meaningful while its slot
+     *     holds its record (within one window of the next PSN) and it has been resolved
+     */
+    long resolvedNs(final int psn) {
+        return resolvedNs[psn & mask];
     }
 
     /** @return whether {@code psn} is in flight, lost or waiting RNR */

@@ -29,7 +29,13 @@ public enum WcStatus {
     /** RNR retry counter exceeded: the responder kept having no receive posted. */
     RNR_RETRY_EXC_ERR,
     /** Fatal error, e.g. the completion queue overflowed; the QP has been moved to ERR. */
-    FATAL_ERR;
+    FATAL_ERR,
+    /**
+     * Bad response: the responder's acknowledgements contradict each other (it lacks a packet it
+     * had reported received [REL-068]), so delivery of this or an earlier completed request can
+     * no longer be vouched for; the QP has been moved to ERR.
+     */
+    BAD_RESP_ERR;
 
     private static final WcStatus[] VALUES = values();
 

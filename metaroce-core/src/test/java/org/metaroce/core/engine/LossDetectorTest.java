@@ -54,7 +54,7 @@ class LossDetectorTest {
     }
 
     private void deliver(final int psn, final boolean proven) {
-        sb.delivered(psn);
+        sb.delivered(psn, 0L);
         detector.onDelivered(psn, proven);
     }
 

@@ -75,7 +75,7 @@ class LossRecoveryTest {
         // READ A takes PSNs 0..3, READ B 4..5; A's first response has arrived.
         send(0, 0, 4, KIND_READ);
         send(4, 1, 2, KIND_READ);
-        sb.delivered(0);
+        sb.delivered(0, 0L);
 
         // Response 2 while 1 is missing: dropped, and A requested again from 1; B stays in flight.
         assertThat(recovery.dropsResponse(2, 0, 6)).isTrue();
@@ -99,7 +99,7 @@ class LossRecoveryTest {
         // it as a duplicate).
         resend(1, 3);
         assertThat(recovery.dropsResponse(1, 0, 6)).isFalse();
-        sb.delivered(1);
+        sb.delivered(1, 0L);
         assertThat(recovery.dropsResponse(1, 0, 6)).isFalse();
 
         // A response of B while A's 2 is missing: A is requested again from 2 (a new missing PSN),

@@ -109,7 +109,7 @@ class RequesterTimersTest {
         send(2, 0);
         timers.onExpiries(RTO, BASE, BASE + 2);
         scoreboard.sent(BASE, RTO, 2, 0, false);
-        scoreboard.delivered(BASE);
+        scoreboard.delivered(BASE, 0L);
         timers.onProgress(RTO + 1);
         assertThat(rtt.rtoNs()).isEqualTo(RTO);
         timers.onExpiries(RTO + 1 + RTO, BASE + 1, BASE + 2);

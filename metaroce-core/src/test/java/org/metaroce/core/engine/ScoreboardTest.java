@@ -69,7 +69,7 @@ class ScoreboardTest {
         assertThat(sb.retransmittedOutstanding()).isEqualTo(1);
         assertCounts(sb, 1, 0, 0);
 
-        sb.delivered(psn);
+        sb.delivered(psn, 0L);
         assertThat(sb.state(psn)).isEqualTo(DELIVERED);
         assertThat(sb.isOutstanding(psn)).isFalse();
         assertThat(sb.retransmittedOutstanding()).isZero();
@@ -105,7 +105,7 @@ class ScoreboardTest {
         // The RNR delay ends: lost, to be sent again; or an ACK delivers it meanwhile.
         sb.lost(BASE, EndpointCounter.RETRANSMITS_RNR);
         assertCounts(sb, 0, 1, 1);
-        sb.delivered(BASE + 1);
+        sb.delivered(BASE + 1, 0L);
         assertCounts(sb, 0, 1, 0);
         sb.rnrRetransmitted(BASE);
         sb.sent(BASE, 20, 2, 0, false);
@@ -113,7 +113,7 @@ class ScoreboardTest {
         assertCounts(sb, 1, 0, 0);
         // LOST -> DELIVERED too: the original arrived after all.
         sb.lost(BASE, EndpointCounter.RETRANSMITS_TIMEOUT);
-        sb.delivered(BASE);
+        sb.delivered(BASE, 0L);
         assertCounts(sb, 0, 0, 0);
     }
 
@@ -163,7 +163,7 @@ class ScoreboardTest {
         }
         sb.sent(BASE + 18, 600, 43, 2, false);
         sb.sent(BASE + 19, 700, 44, 2, false);
-        sb.delivered(BASE + 16);
+        sb.delivered(BASE + 16, 0L);
 
         // The run stops at the answered slot: one re-request covers BASE+14..15 [REL-046].
         sb.lostWithRequest(BASE + 14, EndpointCounter.RETRANSMITS_TIMEOUT, BASE + 20);
@@ -198,7 +198,7 @@ class ScoreboardTest {
 
         sb.lost(BASE, EndpointCounter.RETRANSMITS_PSN_WINDOW);
         assertThat(sb.isWindowNacked(BASE)).isFalse();
-        sb.delivered(BASE + 1);
+        sb.delivered(BASE + 1, 0L);
         assertThat(sb.windowNacked()).isZero();
     }
 
@@ -231,7 +231,7 @@ class ScoreboardTest {
         sb.assign(psn, 1, 0, KIND_DATA);
 
         // Delivering what was never sent.
-        assertThatThrownBy(() -> sb.delivered(psn)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> sb.delivered(psn, 0L)).isInstanceOf(IllegalStateException.class)
             .hasMessageContaining("PSN 4294967285").hasMessageContaining("FREE -> DELIVERED")
             .hasMessageContaining("IN_FLIGHT, LOST or RNR_WAIT");
         // A packet in flight is not sent again without being declared lost first.
@@ -250,7 +250,7 @@ class ScoreboardTest {
             .isInstanceOf(IllegalStateException.class).hasMessageContaining("LOST -> LOST");
         assertThatThrownBy(() -> sb.windowNacked(psn, 0)).isInstanceOf(IllegalStateException.class)
             .hasMessageContaining("LOST -> IN_FLIGHT (windowNacked)");
-        sb.delivered(psn);
+        sb.delivered(psn, 0L);
         assertThatThrownBy(() -> sb.lost(psn, EndpointCounter.RETRANSMITS_TIMEOUT))
             .isInstanceOf(IllegalStateException.class).hasMessageContaining("PSN 4294967285")
             .hasMessageContaining("DELIVERED -> LOST").hasMessageContaining("IN_FLIGHT or RNR_WAIT");
@@ -283,13 +283,13 @@ class ScoreboardTest {
                         case 0 -> sb.lost(psn, EndpointCounter.RETRANSMITS_LOSS_DETECTED);
                         case 1 -> sb.heldForRnr(psn);
                         case 2 -> sb.windowNacked(psn, step);
-                        default -> sb.delivered(psn);
+                        default -> sb.delivered(psn, 0L);
                     }
                 }
                 case LOST -> {
                     switch (choice) {
                         case 0 -> sb.heldForRnr(psn);
-                        case 1 -> sb.delivered(psn);
+                        case 1 -> sb.delivered(psn, 0L);
                         default -> {
                             // Sent again, alone or with the next slot when that is lost too (a READ run).
                             sb.sent(psn, step, txSeq++, random.nextInt(4), false);
@@ -303,7 +303,7 @@ class ScoreboardTest {
                     if (choice < 2) {
                         sb.lost(psn, EndpointCounter.RETRANSMITS_RNR);
                     } else {
-                        sb.delivered(psn);
+                        sb.delivered(psn, 0L);
                     }
                 }
                 case DELIVERED -> sb.free(psn);

@@ -43,7 +43,7 @@ class ResultCodesTest {
         // [GEN-007] libibverbs names without the IBV_ prefix.
         assertThat(WcStatus.values()).extracting(Enum::name).containsExactly(
             "SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_PROT_ERR", "WR_FLUSH_ERR", "REM_INV_REQ_ERR",
-            "REM_ACCESS_ERR", "REM_OP_ERR", "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR", "FATAL_ERR");
+            "REM_ACCESS_ERR", "REM_OP_ERR", "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR", "FATAL_ERR", "BAD_RESP_ERR");
         for (final WcStatus status : WcStatus.values()) {
             assertThat(WcStatus.fromOrdinal(status.ordinal())).isSameAs(status);
             assertThat(status.isError()).isEqualTo(status != WcStatus.SUCCESS);
