@@ -88,7 +88,7 @@ final class AckWriter {
                 final int ackFlags) {
         final boolean nack = reason != 0;
         final Opcode opcode = nack ? Opcode.NACK : Opcode.ACK;
-        final int offset = out.claim(sink, nowNs, opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH);
+        final int offset = out.claimAck(sink, nowNs, opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH);
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }

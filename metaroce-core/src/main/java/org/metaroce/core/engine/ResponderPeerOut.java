@@ -8,7 +8,8 @@ import org.metaroce.core.wire.Opcode;
 
 /**
  * Every packet a responder sends goes to the peer's queue pair on the path the responder's own
- * sequence picks next [MP-017, MP-022]; the path chosen at claim is kept until commit. The queue
+ * sequence picks next [MP-017, MP-022] (an ACK or NACK possibly the requester's latest path,
+ * [MP-023]); the path chosen at claim is kept until commit. The queue
  * pair's paths are read at each packet: a modify to RTR replaces them.
  */
 final class ResponderPeerOut implements ResponseOut {
@@ -22,6 +23,12 @@ final class ResponderPeerOut implements ResponseOut {
     @Override
     public int claim(final TransmitSink sink, final long nowNs, final int maxLength) {
         pathId = qp.paths().nextForResponder(nowNs);
+        return sink.claim(maxLength, qp.paths().entropy(pathId));
+    }
+
+    @Override
+    public int claimAck(final TransmitSink sink, final long nowNs, final int maxLength) {
+        pathId = qp.paths().nextForAck(nowNs);
         return sink.claim(maxLength, qp.paths().entropy(pathId));
     }
 

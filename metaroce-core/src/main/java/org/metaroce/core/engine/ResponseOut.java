@@ -24,6 +24,12 @@ interface ResponseOut {
     int claim(TransmitSink sink, long nowNs, int maxLength);
 
     /**
+     * As {@link #claim}, for a bare ACK or NACK, whose path may follow the requester's latest new
+     * packet [MP-023].
+     */
+    int claimAck(TransmitSink sink, long nowNs, int maxLength);
+
+    /**
      * Writes the claimed packet's Base Header: to the peer's queue pair, on the claimed path,
      * stamped with {@code nowNs}.
      *

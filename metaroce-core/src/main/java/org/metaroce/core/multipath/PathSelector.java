@@ -52,6 +52,8 @@ public final class PathSelector {
     private final int burstPackets;
     private int burstPath;
     private int burstLeft;
+    /** Whether a new packet took {@link #burstPath} since the last ACK that followed it [MP-023]. */
+    private boolean requestSinceAck;
 
     /**
      * @param entropies the QP's entropy values (UDP source ports), one per path; copied
@@ -115,6 +117,7 @@ public final class PathSelector {
      * @return the path index
      */
     public int next(final long nowNs) {
+        requestSinceAck = true;
         if (burstLeft > 0) {
             // Keep the path for the rest of the burst [MP-020].
             burstLeft--;
@@ -171,6 +174,27 @@ public final class PathSelector {
      */
     public int nextForResponder(final long nowNs) {
         return choose(nowNs, RESPONSES);
+    }
+
+    /**
+     * Picks the path of a bare ACK or NACK: with burst spraying, the path of the requester's latest
+     * new packet when a new packet took it since the last ACK that followed it, else
+     * {@link #nextForResponder} [MP-023]. An ACK written in the same transmission opportunity as a
+     * reply then joins the reply's batch on that socket instead of costing a system call of its
+     * own; no more ACKs follow a path than new packets took it, and a QP whose requester falls
+     * silent is back on the responder's own sequence at its next ACK. Such an ACK does not advance
+     * that sequence.
+     *
+     * @param nowNs current time (for the decay of penalties)
+     * @return the path index
+     */
+    public int nextForAck(final long nowNs) {
+        if (burstPackets > 1 && requestSinceAck) {
+            requestSinceAck = false;
+            sent[burstPath]++;
+            return burstPath;
+        }
+        return nextForResponder(nowNs);
     }
 
     /**

@@ -63,6 +63,11 @@ final class ResponseCapture implements TransmitSink, ResponseOut {
     }
 
     @Override
+    public int claimAck(final TransmitSink sink, final long nowNs, final int maxLength) {
+        return claim(sink, nowNs, maxLength);
+    }
+
+    @Override
     public PacketWriter header(final MutableDirectBuffer b, final int offset, final Opcode opcode, final int flags,
                                final int psn, final int payloadLength, final long nowNs) {
         writer.header(b, offset, opcode, flags, DEST_QPN, psn, payloadLength, 0, nowNs, SOURCE_QPN);

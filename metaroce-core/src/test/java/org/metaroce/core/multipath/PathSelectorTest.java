@@ -176,4 +176,41 @@ class PathSelectorTest {
             assertThat(s.sent(p)).isEqualTo(16);
         }
     }
+
+    /**
+     * [MP-023] with burst spraying an ACK follows the requester's latest new packet once per new
+     * packet, without advancing the responder's sequence; with no new packet since, it takes the
+     * responder's sequence (MP-022).
+     */
+    @Test
+    void anAckFollowsTheLatestRequestOncePerRequest() {
+        final PathSelector s = new PathSelector(FOUR, 4);
+        // Ping-pong: each reply is followed by the ACK of the request it answers.
+        for (int i = 0; i < 8; i++) {
+            final int reply = s.next(i);
+            assertThat(s.nextForAck(i)).as("ACK %d", i).isEqualTo(reply);
+        }
+        // The requester falls silent: ACKs go back to the responder's own rotation, from its start.
+        assertThat(s.nextForAck(100)).isEqualTo(0);
+        assertThat(s.nextForAck(101)).isEqualTo(1);
+        assertThat(s.nextForAck(102)).isEqualTo(2);
+        // One new packet lets exactly one ACK follow it.
+        final int request = s.next(103);
+        assertThat(s.nextForAck(104)).isEqualTo(request);
+        assertThat(s.nextForAck(105)).isEqualTo(3);
+    }
+
+    /** [MP-023] applies to burst spraying only: with per-packet spraying ACKs keep MP-022's sequence. */
+    @Test
+    void perPacketSprayingAcksKeepTheirOwnSequence() {
+        final PathSelector s = new PathSelector(FOUR);
+        for (int i = 0; i < 8; i++) {
+            assertThat(s.next(i)).isEqualTo(i % 4);
+            assertThat(s.nextForAck(i)).isEqualTo(i % 4);
+        }
+        final PathSelector t = new PathSelector(FOUR);
+        t.next(0);
+        t.next(1);
+        assertThat(t.nextForAck(2)).as("not the request's path 1").isEqualTo(0);
+    }
 }
