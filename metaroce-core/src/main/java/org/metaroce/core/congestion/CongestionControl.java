@@ -93,7 +93,8 @@ public interface CongestionControl {
 
     /**
      * An ACK carried the responder's Sender Count (SENDER_COUNT negotiated, field non-zero) [CC-038].
-     * The default algorithm uses it for its initial window and its increases [CC-039].
+     * The default algorithm uses it for its initial window, its increases and, on a QP whose first
+     * window it sized, for its window when the count falls [CC-039].
      *
      * @param nowNs current time
      * @param count the Sender Count, 1 to 255

@@ -102,6 +102,11 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private boolean sentAny;
     /** The latest Sender Count from the responder (1 without one): it divides the increases [CC-039]. */
     private int senders = 1;
+    /**
+     * Whether a count above 1 sized the first window: the QP started in a group of senders told n
+     * together, with equal windows, so a falling count hands it the leavers' shares [CC-039].
+     */
+    private boolean startedInGroup;
     private long lastDecreaseNs = Long.MIN_VALUE / 2;
     private long nextSendNs = Long.MIN_VALUE;
     private long decreases;
@@ -268,13 +273,25 @@ public final class DelayBasedCongestionControl implements CongestionControl {
      * min(cwnd, max(PMTU, W0 / n)), so that n requesters told before a burst put about W0 on the
      * receiver's port in their first round trip, not n × W0; and the fast and fair increases are
      * divided by n from now on, so that n flows into one port add FAST_AI (or one PMTU) per round
-     * trip together [CC-039].
+     * trip together [CC-039]. A QP whose first window a count above 1 sized multiplies its window
+     * by n' / n when the count falls from n' to n: the group started with equal windows and grew
+     * them alike, so each leaver held about what each stayer holds, and the stayers take its share
+     * at once instead of regrowing it by FAST_AI / n per round trip while the receiver's link
+     * idles (the end of an incast) [CC-039].
      */
     @Override
     public void onSenderCount(final long nowNs, final int count) {
+        final int previous = senders;
         senders = Math.max(1, count);
         if (!sentAny) {
             cwnd = Math.min(cwnd, Math.max(pmtu, initialWindow / senders));
+            startedInGroup |= senders > 1;
+            clamp();
+        } else if (startedInGroup && senders < previous) {
+            // Only for a group told n before its first packet: flows that started uninformed, at
+            // different times, hold unequal windows, and a flow that ended with little in flight
+            // would hand the stayers a share it never had (web-search: a queue for the next flows).
+            cwnd = cwnd * previous / senders;
             clamp();
         }
     }

@@ -311,6 +311,45 @@ class DelayBasedCongestionControlTest {
     }
 
     @Test
+    @DisplayName("[CC-039] a QP whose first window the count sized takes the leavers' shares when the count falls; one that started uninformed does not")
+    void fallingCountHandsTheLeaversSharesToAGroup() {
+        // Told 32 before its first packet: W0 / 32 = 3,906 B, raised to one PMTU.
+        final DelayBasedCongestionControl group = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        group.onSenderCount(0, 32);
+        group.onPacketSent(1_000, PMTU, 0);
+        assertThat(group.windowBytes()).isCloseTo(PMTU, within(0.01));
+        group.onSenderCount(10_000, 32);
+        assertThat(group.windowBytes()).as("an unchanged count changes nothing").isCloseTo(PMTU, within(0.01));
+        // 24 of the 32 have left: the 8 that stay hold 32 / 8 of what each had.
+        group.onSenderCount(20_000, 8);
+        assertThat(group.windowBytes()).isCloseTo(4.0 * PMTU, within(0.01));
+        // A rise does not shrink it (the delay signal does that), a fall from there scales again.
+        group.onSenderCount(30_000, 16);
+        assertThat(group.windowBytes()).isCloseTo(4.0 * PMTU, within(0.01));
+        group.onSenderCount(40_000, 4);
+        assertThat(group.windowBytes()).isCloseTo(16.0 * PMTU, within(0.01));
+        // Never above MAX_CWND = 1.5 x BDP [CC-016].
+        group.onSenderCount(50_000, 1);
+        assertThat(group.windowBytes()).isCloseTo(1.5 * 125_000, within(1.0));
+
+        // Sent before any count: its window is not a share of a group, and a fall leaves it.
+        final DelayBasedCongestionControl uninformed = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        uninformed.onPacketSent(0, PMTU, 0);
+        uninformed.onSenderCount(10_000, 4);
+        uninformed.onSenderCount(20_000, 2);
+        assertThat(uninformed.windowBytes()).isCloseTo(125_000, within(1.0));
+        // A count of 1 before the first packet is no group either.
+        final DelayBasedCongestionControl alone = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        alone.onSenderCount(0, 1);
+        alone.onPacketSent(1_000, PMTU, 0);
+        alone.onAck(20_000, 1, 10_000, true, 0);
+        final double before = alone.windowBytes();
+        alone.onSenderCount(30_000, 3);
+        alone.onSenderCount(40_000, 1);
+        assertThat(alone.windowBytes()).isCloseTo(before, within(0.01));
+    }
+
+    @Test
     @DisplayName("[CC-039] the Sender Count n divides the fast and the fair increase: n flows add what one would")
     void senderCountDividesTheIncreases() {
         final double[] fastGrowth = new double[2];
