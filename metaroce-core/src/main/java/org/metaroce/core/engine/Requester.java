@@ -235,9 +235,10 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
                 return 0;
             }
         }
-        if (!qp.sendProbe(nowNs, sink, creditProbes)) {
+        if (!qp.sendProbe(nowNs, sink, creditProbes, nextPsn())) {
             return 0;
         }
+        onProbeSent(nowNs);
         creditProbeSentNs = nowNs;
         creditProbes++;
         final long backoff = rtt.rtoNs() << Math.min(creditProbes, 16);
@@ -580,7 +581,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         timers.reset();
     }
 
-    /** Test hook ({@link QueuePair#startSequencesForTesting}): the first MSN and RSN instead of 0 [OPS-043]. */
+    /** Test hook (the engine tests' TwoNodeFixture.startSequences): the first MSN and RSN instead of 0 [OPS-043]. */
     void startSequences(final int msn, final int rsn) {
         sendQueue.startSequences(msn, rsn);
     }
