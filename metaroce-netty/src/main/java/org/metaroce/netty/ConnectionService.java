@@ -5,27 +5,19 @@ package org.metaroce.netty;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.IdentityHashMap;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 import org.metaroce.core.connection.CmConfig;
 import org.metaroce.core.connection.CmEvent;
-import org.metaroce.core.connection.CmEventType;
 import org.metaroce.core.connection.CmReason;
 import org.metaroce.core.connection.ConnectParams;
 import org.metaroce.core.connection.Connection;
@@ -67,48 +59,29 @@ import org.slf4j.LoggerFactory;
  * <p>A {@link Connection} returned by the service may be read from the thread that received it;
  * its queue pair is used like any other (post on the owning thread, e.g. with
  * {@link MetaRoceDevice#call}; poll its completion queues from the application thread).
+ *
+ * <p>This class routes the manager's events and runs each call on the owning thread; what waits
+ * is kept by parts of its own: the requests per Service ID and their takers ({@link RequestQueue}),
+ * the connects and accepts waiting for ESTABLISHED ({@link Handshakes}), the waiters for a
+ * connection's end ({@link DisconnectWaiters}), and how a caller's thread waits
+ * ({@link BlockingWait}).
  */
 public final class ConnectionService implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionService.class);
-    /** Longest park of an INVOKER wait loop that found nothing to do (datagrams do not wake it). */
-    private static final long INVOKER_MAX_PARK_NS = TimeUnit.MICROSECONDS.toNanos(50);
-    /** Caps timeouts so that deadline arithmetic cannot overflow. */
-    private static final long MAX_TIMEOUT_NS = Long.MAX_VALUE / 4;
 
     private final MetaRoceDevice device;
     private final ConnectionManager manager;
+    private final BlockingWait waiting;
     private final Set<CompletableFuture<?>> outstanding = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
     private volatile Consumer<CmEvent> eventListener;
 
     // ---- owning thread only
-    private final Map<Long, ArrayDeque<IncomingRequest>> requests = new HashMap<>();
-    private final Map<Long, ArrayDeque<CompletableFuture<IncomingRequest>>> requestWaiters = new HashMap<>();
-    private final Map<Connection, Pending> establishing = new IdentityHashMap<>();
-    private final Map<Connection, List<CompletableFuture<Void>>> disconnectWaiters = new IdentityHashMap<>();
+    private final RequestQueue<IncomingRequest> requests = new RequestQueue<>(IncomingRequest::serviceId,
+        r -> r.connection().state() == ConnectionState.REQUEST_PENDING);
+    private final Handshakes<Connection> handshakes = new Handshakes<>();
+    private final DisconnectWaiters<Connection> disconnects = new DisconnectWaiters<>();
     private final List<Listener> listeners = new ArrayList<>();
-
-    /** A connect or accept waiting for ESTABLISHED. */
-    private static final class Pending {
-        final CompletableFuture<Connection> future;
-        final InetSocketAddress peer;
-        final long serviceId;
-        final boolean client;
-        Connection connection;
-
-        Pending(final CompletableFuture<Connection> future, final InetSocketAddress peer, final long serviceId,
-                final boolean client) {
-            this.future = future;
-            this.peer = peer;
-            this.serviceId = serviceId;
-            this.client = client;
-        }
-
-        String what() {
-            return client ? "connection to " + peer + " (service " + serviceId + ")"
-                : "accepted connection from " + peer + " (service " + serviceId + ")";
-        }
-    }
 
     /**
      * A service with the default {@link CmConfig}.
@@ -128,6 +101,7 @@ public final class ConnectionService implements AutoCloseable {
     public ConnectionService(final MetaRoceDevice device, final CmConfig config) {
         this.device = Objects.requireNonNull(device, "device");
         Objects.requireNonNull(config, "config");
+        this.waiting = new BlockingWait(device);
         this.manager = device.call(ep -> {
             final ConnectionManager cm = new ConnectionManager(ep, device.endpointPort(), device.peers(), config);
             cm.eventHandler(this::onEvent);
@@ -184,23 +158,9 @@ public final class ConnectionService implements AutoCloseable {
     public CompletableFuture<IncomingRequest> requestAsync(final long serviceId) {
         final CompletableFuture<IncomingRequest> f = track(new CompletableFuture<>());
         onOwner(f, () -> {
-            if (f.isDone()) {
-                return;
+            if (!f.isDone()) {
+                requests.take(serviceId, f);
             }
-            final ArrayDeque<IncomingRequest> queued = requests.get(serviceId);
-            IncomingRequest r;
-            while (queued != null && (r = queued.poll()) != null) {
-                if (r.connection().state() == ConnectionState.REQUEST_PENDING) {
-                    if (!f.complete(r)) {
-                        queued.addFirst(r);
-                    }
-                    return;
-                }
-            }
-            final ArrayDeque<CompletableFuture<IncomingRequest>> waiters =
-                requestWaiters.computeIfAbsent(serviceId, k -> new ArrayDeque<>());
-            waiters.removeIf(CompletableFuture::isDone);
-            waiters.add(f);
         });
         return f;
     }
@@ -217,19 +177,19 @@ public final class ConnectionService implements AutoCloseable {
      */
     public IncomingRequest awaitRequest(final long serviceId, final Duration timeout)
         throws TimeoutException, InterruptedException {
-        final long deadline = deadline(timeout);
-        requireBlockingThread("awaitRequest");
+        final long deadline = BlockingWait.deadline(timeout);
+        waiting.requireBlockingThread("awaitRequest");
         final CompletableFuture<IncomingRequest> f = requestAsync(serviceId);
         try {
-            return await(f, deadline);
+            return waiting.await(f, deadline);
         } catch (final ExecutionException ex) {
-            throw unchecked(ex.getCause());
+            throw BlockingWait.unchecked(ex.getCause());
         } catch (final TimeoutException ex) {
             if (f.completeExceptionally(ex)) {
                 throw new TimeoutException("no connection request for service " + serviceId + " within "
                     + timeout.toMillis() + " ms");
             }
-            return resultOf(f);
+            return BlockingWait.resultOf(f);
         } catch (final InterruptedException ex) {
             if (!f.completeExceptionally(new CancellationException("interrupted"))) {
                 // A request was handed out: keep it for the next caller.
@@ -254,23 +214,23 @@ public final class ConnectionService implements AutoCloseable {
     public CompletableFuture<Connection> acceptAsync(final IncomingRequest request, final byte[] privateData) {
         Objects.requireNonNull(request, "request");
         final CompletableFuture<Connection> f = track(new CompletableFuture<>());
-        final Pending p = new Pending(f, request.client(), request.serviceId(), false);
+        final Handshakes.Pending<Connection> p = new Handshakes.Pending<>(f, request.client(), request.serviceId(),
+            false);
         onOwner(f, () -> {
             if (f.isDone()) {
                 return;
             }
             final Connection c = request.connection();
-            p.connection = c;
-            establishing.put(c, p);
+            handshakes.started(c, p);
             final boolean accepted;
             try {
                 accepted = manager.accept(c, privateData);
             } catch (final RuntimeException ex) {
-                establishing.remove(c);
+                handshakes.notStarted(c);
                 throw ex;
             }
             if (!accepted) {
-                establishing.remove(c);
+                handshakes.notStarted(c);
                 f.completeExceptionally(new ConnectionFailedException(p.what()
                     + " failed: no queue pair could be allocated (rejected NO_RESOURCES)", p.peer, p.serviceId, null));
             }
@@ -291,8 +251,8 @@ public final class ConnectionService implements AutoCloseable {
      */
     public Connection accept(final IncomingRequest request, final byte[] privateData, final Duration timeout)
         throws ConnectionFailedException, InterruptedException {
-        final long deadline = deadline(timeout);
-        requireBlockingThread("accept");
+        final long deadline = BlockingWait.deadline(timeout);
+        waiting.requireBlockingThread("accept");
         return awaitConnection(acceptAsync(request, privateData), deadline, timeout,
             request.client(), request.serviceId(), "accepting a connection from " + request.client());
     }
@@ -332,7 +292,7 @@ public final class ConnectionService implements AutoCloseable {
         Objects.requireNonNull(server, "server");
         Objects.requireNonNull(params, "params");
         final CompletableFuture<Connection> f = track(new CompletableFuture<>());
-        final Pending p = new Pending(f, server, serviceId, true);
+        final Handshakes.Pending<Connection> p = new Handshakes.Pending<>(f, server, serviceId, true);
         onOwner(f, () -> {
             if (f.isDone()) {
                 return;
@@ -341,9 +301,7 @@ public final class ConnectionService implements AutoCloseable {
                 throw new IllegalArgumentException("unresolved server address " + server);
             }
             params.peer(device.peerId(server)).serviceId(serviceId);
-            final Connection c = manager.connect(params);
-            p.connection = c;
-            establishing.put(c, p);
+            handshakes.started(manager.connect(params), p);
         });
         return f;
     }
@@ -364,8 +322,8 @@ public final class ConnectionService implements AutoCloseable {
      */
     public Connection connect(final InetSocketAddress server, final long serviceId, final ConnectParams params,
                               final Duration timeout) throws ConnectionFailedException, InterruptedException {
-        final long deadline = deadline(timeout);
-        requireBlockingThread("connect");
+        final long deadline = BlockingWait.deadline(timeout);
+        waiting.requireBlockingThread("connect");
         return awaitConnection(connectAsync(server, serviceId, params), deadline, timeout, server, serviceId,
             "connection to " + server + " (service " + serviceId + ")");
     }
@@ -406,8 +364,8 @@ public final class ConnectionService implements AutoCloseable {
      */
     public void disconnect(final Connection connection, final Duration timeout)
         throws TimeoutException, InterruptedException {
-        final long deadline = deadline(timeout);
-        requireBlockingThread("disconnect");
+        final long deadline = BlockingWait.deadline(timeout);
+        waiting.requireBlockingThread("disconnect");
         awaitDisconnect(disconnectAsync(connection), deadline, timeout, connection);
     }
 
@@ -423,8 +381,8 @@ public final class ConnectionService implements AutoCloseable {
      */
     public void awaitDisconnected(final Connection connection, final Duration timeout)
         throws TimeoutException, InterruptedException {
-        final long deadline = deadline(timeout);
-        requireBlockingThread("awaitDisconnected");
+        final long deadline = BlockingWait.deadline(timeout);
+        waiting.requireBlockingThread("awaitDisconnected");
         awaitDisconnect(disconnectedAsync(connection), deadline, timeout, connection);
     }
 
@@ -487,26 +445,16 @@ public final class ConnectionService implements AutoCloseable {
         final Connection c = e.connection();
         switch (e.type()) {
             case CONNECT_REQUEST -> onRequest(e);
-            case ESTABLISHED -> {
-                final Pending p = establishing.remove(c);
-                if (p != null) {
-                    p.future.complete(c);
-                }
-            }
-            case REJECTED -> {
-                final Pending p = establishing.remove(c);
-                if (p != null) {
-                    p.future.completeExceptionally(new ConnectionRejectedException(p.peer, p.serviceId, e.reason(),
-                        e.privateData()));
-                }
-            }
-            case UNREACHABLE -> fail(c, e, "no answer from the server within the connect timeout (UNREACHABLE)");
-            case CONNECT_ERROR -> fail(c, e, "the handshake failed (CONNECT_ERROR, " + CmReason.name(e.reason())
-                + ")");
+            case ESTABLISHED -> handshakes.established(c);
+            case REJECTED -> handshakes.rejected(c, e.reason(), e.privateData());
+            case UNREACHABLE -> handshakes.failed(c, e.type(),
+                "no answer from the server within the connect timeout (UNREACHABLE)");
+            case CONNECT_ERROR -> handshakes.failed(c, e.type(), "the handshake failed (CONNECT_ERROR, "
+                + CmReason.name(e.reason()) + ")");
             case DISCONNECTED -> {
-                fail(c, e, "the connection ended before it was established (DISCONNECTED, "
+                handshakes.failed(c, e.type(), "the connection ended before it was established (DISCONNECTED, "
                     + CmReason.name(e.reason()) + ")");
-                completeDisconnect(c);
+                disconnects.over(c);
             }
             default -> {
                 // TIMEWAIT_EXIT: nothing waits for it.
@@ -514,41 +462,15 @@ public final class ConnectionService implements AutoCloseable {
         }
     }
 
-    private void fail(final Connection c, final CmEvent e, final String cause) {
-        final Pending p = establishing.remove(c);
-        if (p != null) {
-            p.future.completeExceptionally(new ConnectionFailedException(p.what() + " failed: " + cause, p.peer,
-                p.serviceId, e.type()));
-        }
-    }
-
     private void onRequest(final CmEvent e) {
         final Connection c = e.connection();
-        final IncomingRequest r = new IncomingRequest(c, e.listener(), device.peers().address(c.remotePeer()),
-            e.privateData());
-        final ArrayDeque<CompletableFuture<IncomingRequest>> waiters = requestWaiters.get(c.serviceId());
-        CompletableFuture<IncomingRequest> w;
-        while (waiters != null && (w = waiters.poll()) != null) {
-            if (w.complete(r)) {
-                return;
-            }
-        }
-        final ArrayDeque<IncomingRequest> queued = requests.computeIfAbsent(c.serviceId(), k -> new ArrayDeque<>());
-        // Requests nobody asked for expire in arrival order (the handshake entry's lifetime) and
-        // are skipped when handed out; drop the expired ones at the head here too, so that a peer
-        // sending verified requests to a service whose application does not take them cannot grow
-        // the queue beyond what the listener limit lets be pending at once [CM-039].
-        IncomingRequest head;
-        while ((head = queued.peekFirst()) != null && head.connection().state() != ConnectionState.REQUEST_PENDING) {
-            queued.pollFirst();
-        }
-        queued.add(r);
+        requests.arrived(new IncomingRequest(c, e.listener(), device.peers().address(c.remotePeer()),
+            e.privateData()));
     }
 
     /** @return requests queued for a Service ID and not yet handed out, expired ones included (owning thread; tests) */
     int queuedRequests(final long serviceId) {
-        final ArrayDeque<IncomingRequest> queued = requests.get(serviceId);
-        return queued == null ? 0 : queued.size();
+        return requests.queued(serviceId);
     }
 
     /** Gives a request an interrupted waiter had taken back to the queue (owning thread). */
@@ -556,7 +478,7 @@ public final class ConnectionService implements AutoCloseable {
         try {
             onOwner(new CompletableFuture<>(), () -> {
                 if (!closed) {
-                    requests.computeIfAbsent(r.serviceId(), k -> new ArrayDeque<>()).addFirst(r);
+                    requests.giveBack(r);
                 }
             });
         } catch (final RuntimeException ex) {
@@ -575,12 +497,12 @@ public final class ConnectionService implements AutoCloseable {
                 f.complete(null);
                 return;
             }
-            disconnectWaiters.computeIfAbsent(connection, k -> new ArrayList<>()).add(f);
+            disconnects.add(connection, f);
             if (initiate) {
                 manager.disconnect(connection);
                 // A pending request is rejected without a DISCONNECTED event.
                 if (isOver(connection)) {
-                    completeDisconnect(connection);
+                    disconnects.over(connection);
                 }
             }
         });
@@ -591,28 +513,12 @@ public final class ConnectionService implements AutoCloseable {
         return c.state() == ConnectionState.TIMEWAIT || c.state() == ConnectionState.CLOSED;
     }
 
-    private void completeDisconnect(final Connection c) {
-        final List<CompletableFuture<Void>> waiters = disconnectWaiters.remove(c);
-        if (waiters != null) {
-            for (final CompletableFuture<Void> w : waiters) {
-                w.complete(null);
-            }
-        }
-    }
-
     /** The caller gave up on a connect or accept: tear the connection down (owning thread). */
     private void abandon(final CompletableFuture<Connection> f) {
-        final Iterator<Map.Entry<Connection, Pending>> it = establishing.entrySet().iterator();
-        while (it.hasNext()) {
-            final Map.Entry<Connection, Pending> entry = it.next();
-            if (entry.getValue().future == f) {
-                // IdentityHashMap entries are unusable once removed: take the key first.
-                final Connection c = entry.getKey();
-                it.remove();
-                LOG.debug("abandoning {}", c);
-                manager.disconnect(c);
-                return;
-            }
+        final Connection c = handshakes.abandoned(f);
+        if (c != null) {
+            LOG.debug("abandoning {}", c);
+            manager.disconnect(c);
         }
     }
 
@@ -621,17 +527,9 @@ public final class ConnectionService implements AutoCloseable {
             l.close();
         }
         listeners.clear();
-        for (final ArrayDeque<IncomingRequest> q : requests.values()) {
-            for (final IncomingRequest r : q) {
-                if (r.connection().state() == ConnectionState.REQUEST_PENDING) {
-                    manager.reject(r.connection(), null);
-                }
-            }
-        }
-        requests.clear();
-        requestWaiters.clear();
-        establishing.clear();
-        disconnectWaiters.clear();
+        requests.clear(r -> manager.reject(r.connection(), null));
+        handshakes.clear();
+        disconnects.clear();
     }
 
     // ============================================================================= waiting
@@ -640,20 +538,20 @@ public final class ConnectionService implements AutoCloseable {
                                        final Duration timeout, final InetSocketAddress peer, final long serviceId,
                                        final String what) throws ConnectionFailedException, InterruptedException {
         try {
-            return await(f, deadline);
+            return waiting.await(f, deadline);
         } catch (final ExecutionException ex) {
             final Throwable cause = ex.getCause();
             if (cause instanceof ConnectionFailedException cfe) {
                 throw cfe;
             }
-            throw unchecked(cause);
+            throw BlockingWait.unchecked(cause);
         } catch (final TimeoutException ex) {
             if (f.completeExceptionally(ex)) {
                 abandonLater(f);
                 throw new ConnectionFailedException(what + " timed out after " + timeout.toMillis()
                     + " ms without ESTABLISHED", peer, serviceId, null, true);
             }
-            return resultOf(f);
+            return BlockingWait.resultOf(f);
         } catch (final InterruptedException ex) {
             if (f.completeExceptionally(new CancellationException("interrupted"))) {
                 abandonLater(f);
@@ -673,71 +571,14 @@ public final class ConnectionService implements AutoCloseable {
     private void awaitDisconnect(final CompletableFuture<Void> f, final long deadline, final Duration timeout,
                                  final Connection connection) throws TimeoutException, InterruptedException {
         try {
-            await(f, deadline);
+            waiting.await(f, deadline);
         } catch (final ExecutionException ex) {
-            throw unchecked(ex.getCause());
+            throw BlockingWait.unchecked(ex.getCause());
         } catch (final TimeoutException ex) {
             if (f.completeExceptionally(ex)) {
                 throw new TimeoutException("no DISCONNECTED within " + timeout.toMillis() + " ms for " + connection);
             }
         }
-    }
-
-    /**
-     * Waits for {@code f}: INVOKER drives the device until it completes; other modes block on it.
-     *
-     * @throws ExecutionException if it completed exceptionally
-     * @throws TimeoutException if the deadline passed first (the future is left as it is)
-     */
-    private <T> T await(final CompletableFuture<T> f, final long deadline)
-        throws ExecutionException, TimeoutException, InterruptedException {
-        if (device.threadingMode() == ThreadingMode.INVOKER) {
-            while (!f.isDone()) {
-                final int work = device.doWork();
-                if (f.isDone()) {
-                    break;
-                }
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
-                }
-                final long now = System.nanoTime();
-                if (now - deadline >= 0) {
-                    throw new TimeoutException();
-                }
-                if (work == 0) {
-                    long park = Math.min(INVOKER_MAX_PARK_NS, deadline - now);
-                    final long next = device.nextDeadlineNs();
-                    if (next != Long.MAX_VALUE) {
-                        park = Math.min(park, next - now);
-                    }
-                    if (park > 0) {
-                        LockSupport.parkNanos(park);
-                    }
-                }
-            }
-            return f.get();
-        }
-        final long remaining = deadline - System.nanoTime();
-        return f.get(Math.max(0, remaining), TimeUnit.NANOSECONDS);
-    }
-
-    /** A future that completed before the caller's timeout could fail it. */
-    private static <T> T resultOf(final CompletableFuture<T> f) {
-        try {
-            return f.join();
-        } catch (final java.util.concurrent.CompletionException ex) {
-            throw unchecked(ex.getCause());
-        }
-    }
-
-    private static RuntimeException unchecked(final Throwable t) {
-        if (t instanceof RuntimeException re) {
-            return re;
-        }
-        if (t instanceof Error err) {
-            throw err;
-        }
-        return new IllegalStateException(t);
     }
 
     // ============================================================================= helpers
@@ -775,34 +616,6 @@ public final class ConnectionService implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("connection service closed");
         }
-    }
-
-    private void requireBlockingThread(final String operation) {
-        if (device.threadingMode() == ThreadingMode.INVOKER) {
-            if (!device.isOwningThread()) {
-                throw new IllegalStateException("ConnectionService." + operation + " on an INVOKER device must be "
-                    + "called by the device's owning thread (the thread that built it), which it drives with "
-                    + "doWork(); called from " + Thread.currentThread().getName()
-                    + " (use the ...Async form from other threads)");
-            }
-        } else if (device.isOwningThread()) {
-            throw new IllegalStateException("ConnectionService." + operation + " blocks and must not be called on "
-                + "the driver thread of a " + device.threadingMode() + " device (use the ...Async form)");
-        }
-    }
-
-    private static long deadline(final Duration timeout) {
-        Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative()) {
-            throw new IllegalArgumentException("timeout must not be negative, got " + timeout);
-        }
-        long ns;
-        try {
-            ns = timeout.toNanos();
-        } catch (final ArithmeticException ex) {
-            ns = MAX_TIMEOUT_NS;
-        }
-        return System.nanoTime() + Math.min(ns, MAX_TIMEOUT_NS);
     }
 
     @Override

@@ -85,12 +85,10 @@ public final class MetaRoceDevice implements AutoCloseable {
         JvmAccess.requireUnsafeExport();
         config.validate();
         this.config = config;
-        // A SHARED device uses its driver's transport: one event loop serves every device on it.
-        this.transport = config.threadingMode() == ThreadingMode.SHARED ? config.sharedDriver().transport()
-            : resolveTransport(config);
+        this.transport = TransportChoice.transport(config);
         // Where the transport reads the ECN field, QPs that leave their capabilities unset offer
         // ECN, so that DEFAULT, the endpoint's default algorithm, runs with marks [CC-034, ENC-016].
-        config.endpointConfig().datagramEcn(readsEcn(transport));
+        config.endpointConfig().datagramEcn(TransportChoice.readsEcn(transport));
         // Whatever the transport, a packet waits in this host's sockets and for its threads, and
         // the timestamps include that wait: with ECN, DEFAULT decides on marks alone [CC-037].
         config.endpointConfig().softwareEndpoint(true);
@@ -107,7 +105,7 @@ public final class MetaRoceDevice implements AutoCloseable {
             receiver.injectFaults(config.inboundFaults(), config.maxDatagramBytes());
         }
         // Before the runner: a receive path the mode cannot serve fails before a driver thread starts.
-        this.receivePath = resolveReceivePath(config, transport, ModeRunner.idlesInEventLoop(config));
+        this.receivePath = TransportChoice.receivePath(config, transport, ModeRunner.idlesInEventLoop(config));
         this.sockets = new DeviceSockets(config, transport, receivePath, peers, counters, receiver);
         this.runner = runnerFor(config, transport, new OwningSide(), closed, counters);
         this.commands = new CommandQueue(config.commandQueueCapacity(), endpoint, closed, counters, runner::wakeup);
@@ -206,37 +204,6 @@ public final class MetaRoceDevice implements AutoCloseable {
         return publisher == null ? null : publisher.file();
     }
 
-    /**
-     * AUTO resolves to NATIVE where it can, unless the configuration asks for Netty's BATCHED
-     * receive path: then to the best Netty transport.
-     */
-    private static Transport resolveTransport(final DeviceConfig config) {
-        if (config.transport() == Transport.AUTO && config.receivePath() == ReceivePath.BATCHED) {
-            return Transport.epollAvailable() ? Transport.EPOLL : Transport.NIO;
-        }
-        return config.transport().resolve();
-    }
-
-    /**
-     * The receive path: on the native transport always POLLED (its sockets read GRO batches and
-     * are waited on with their own epoll, so neither GRO nor a blocking idle strategy needs Netty).
-     */
-    private static ReceivePath resolveReceivePath(final DeviceConfig config, final Transport transport,
-                                                  final boolean blockingIdle) {
-        if (transport == Transport.NATIVE) {
-            if (config.receivePath() == ReceivePath.BATCHED) {
-                throw new IllegalArgumentException("cannot open device " + config + ": receivePath BATCHED needs a "
-                    + "Netty transport (epoll or nio); the native transport reads every socket itself (POLLED)");
-            }
-            return ReceivePath.POLLED;
-        }
-        try {
-            return config.resolveReceivePath(blockingIdle);
-        } catch (final IllegalArgumentException ex) {
-            throw new IllegalArgumentException("cannot open device " + config + ": " + ex.getMessage(), ex);
-        }
-    }
-
     /** @return how this device reads its endpoint socket (POLLED or BATCHED) */
     public ReceivePath receivePath() {
         return receivePath;
@@ -301,11 +268,7 @@ public final class MetaRoceDevice implements AutoCloseable {
      *     ECT(0) (the native transport): only then may its QPs offer the ECN capability [ENC-016]
      */
     public boolean readsEcn() {
-        return readsEcn(transport);
-    }
-
-    private static boolean readsEcn(final Transport transport) {
-        return transport == Transport.NATIVE;
+        return TransportChoice.readsEcn(transport);
     }
 
     /** @return whether UDP GSO writes are in use */

@@ -70,6 +70,16 @@ final class CongestionControlChoice {
         instance = cc;
     }
 
+    /**
+     * @return e.g. "congestion control DEFAULT ..., next send paced in 0.001 s", for
+     *     the queue pair's describeSendSide; allocates (cold path)
+     */
+    String describe(final long nowNs) {
+        final long paced = instance.nextSendTimeNs(nowNs) - nowNs;
+        return "congestion control " + algorithm + " " + instance
+            + (paced > 0 ? ", next send paced in " + String.format(java.util.Locale.ROOT, "%.3f s", paced / 1e9) : "");
+    }
+
     /** @return the running instance */
     CongestionControl instance() {
         return instance;

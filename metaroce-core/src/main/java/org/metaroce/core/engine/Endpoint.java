@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.IntHashSet;
 import org.metaroce.core.JvmAccess;
@@ -387,10 +386,10 @@ public final class Endpoint implements DatagramEndpoint {
             // destroyed QPs does not stay in memory until the next createQueuePair.
             releaseExpiredQuarantine();
         }
-        final CountingSink counting = countingSink.wrap(sink);
+        final SinkRoomWatch watched = roomWatch.wrap(sink);
         int emitted = 0;
         if (connectionManager != null) {
-            emitted += connectionManager.poll(nowNs, counting);
+            emitted += connectionManager.poll(nowNs, watched);
             // Between the two steps of the poll, the engine is consistent: the application hears
             // of what the manager's poll did, and what it posts or creates in response is polled
             // below. Nothing calls out of the queue-pair loop, so the set of queue pairs stays
@@ -410,7 +409,7 @@ public final class Endpoint implements DatagramEndpoint {
             int index = schedule.nextReady(start, n);
             int resume = start;
             boolean wrapped = false;
-            while (!counting.full) {
+            while (!watched.full) {
                 if (index < 0) {
                     if (wrapped || start == 0) {
                         break;
@@ -422,22 +421,22 @@ public final class Endpoint implements DatagramEndpoint {
                 final QueuePair qp = schedule.at(index);
                 schedule.clearReady(index);
                 queuePairPolls++;
-                final int sent = qp.poll(nowNs, counting, budget);
+                final int sent = qp.poll(nowNs, watched, budget);
                 emitted += sent;
                 schedule.markStale(qp);
-                if (counting.full || sent >= budget) {
+                if (watched.full || sent >= budget) {
                     schedule.keepReady(qp);
                 }
                 // The next poll starts after this QP if it had its turn, or at it if the sink was
                 // already full when it came. (Advancing the start by one position per poll, as
                 // before, gave a QP the sink in proportion to the run of idle positions in front
                 // of it: a new QP behind a recently created busy one got one turn in n.)
-                resume = counting.full && sent == 0 ? index : index + 1;
+                resume = watched.full && sent == 0 ? index : index + 1;
                 index = schedule.nextReady(index + 1, wrapped ? start : n);
             }
             pollCursor = resume % n;
         }
-        sinkFull = counting.full;
+        sinkFull = watched.full;
         return emitted;
     }
 
@@ -517,7 +516,7 @@ public final class Endpoint implements DatagramEndpoint {
         return count;
     }
 
-    private final CountingSink countingSink = new CountingSink();
+    private final SinkRoomWatch roomWatch = new SinkRoomWatch();
 
     /**
      * The endpoint as one queue pair sees it ({@link QueuePairContext}), bound to that queue pair:
@@ -607,46 +606,6 @@ public final class Endpoint implements DatagramEndpoint {
         @Override
         public void onCompletionQueueOverflow(final CompletionQueue cq) {
             Endpoint.this.onCompletionQueueOverflow(cq);
-        }
-    }
-
-    /** Remembers whether the driver's sink ran out of room during a poll, without allocating. */
-    private static final class CountingSink implements TransmitSink {
-        private TransmitSink delegate;
-        boolean full;
-
-        CountingSink wrap(final TransmitSink sink) {
-            delegate = sink;
-            full = false;
-            return this;
-        }
-
-        @Override
-        public MutableDirectBuffer buffer() {
-            return delegate.buffer();
-        }
-
-        @Override
-        public int claim(final int maxLength) {
-            final int offset = delegate.claim(maxLength);
-            if (offset == NO_ROOM) {
-                full = true;
-            }
-            return offset;
-        }
-
-        @Override
-        public int claim(final int maxLength, final int entropy) {
-            final int offset = delegate.claim(maxLength, entropy);
-            if (offset == NO_ROOM) {
-                full = true;
-            }
-            return offset;
-        }
-
-        @Override
-        public void commit(final int offset, final int length, final int peerId, final int entropy) {
-            delegate.commit(offset, length, peerId, entropy);
         }
     }
 }

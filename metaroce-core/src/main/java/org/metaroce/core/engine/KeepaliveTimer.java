@@ -5,8 +5,9 @@ package org.metaroce.core.engine;
 
 /**
  * When a queue pair probes a silent peer with KEEPALIVE [CM-027] and when it declares the peer
- * dead [CM-030]: the decision only. Sending a probe and failing the queue pair are the queue
- * pair's; it tells this timer what it heard ({@link #heard}) and what it sent ({@link #probed}).
+ * dead [CM-030]: the decision only. Sending a probe and failing the queue pair are
+ * {@link QueuePairTraffic}'s; it tells this timer what it heard ({@link #heard}), what it sent
+ * ({@link #probed}) and that it acted on a death ({@link #declaredDead}).
  *
  * <p>Probe k (from 0) is due KEEPALIVE_IDLE + k × KEEPALIVE_INTERVAL after the peer was last
  * heard, and never sooner than an interval after the previous probe. The peer is dead only once
@@ -34,6 +35,8 @@ final class KeepaliveTimer {
     private int probesSent;
     /** When the last probe left: each probe gets a full interval to be answered. */
     private long lastProbeNs;
+    /** Whether the queue pair declared the peer dead: kept for the application to ask [CM-030]. */
+    private boolean peerDead;
 
     /** A valid packet from the peer: the idle time starts again and no probe is outstanding [CM-028]. */
     void heard(final long nowNs) {
@@ -41,10 +44,21 @@ final class KeepaliveTimer {
         probesSent = 0;
     }
 
-    /** The queue pair went back to RESET: the idle time starts at the next poll in RTS. */
+    /** The queue pair went back to RESET: the idle time starts at the next poll in RTS, and the peer is not dead. */
     void restart() {
         lastHeardNs = Long.MIN_VALUE;
         probesSent = 0;
+        peerDead = false;
+    }
+
+    /** The queue pair acted on {@link Due#PEER_DEAD}: it failed, and says why through {@link #isPeerDead()}. */
+    void declaredDead() {
+        peerDead = true;
+    }
+
+    /** @return whether the peer was declared dead since the last {@link #restart()} [CM-030] */
+    boolean isPeerDead() {
+        return peerDead;
     }
 
     /**

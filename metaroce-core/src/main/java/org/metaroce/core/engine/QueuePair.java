@@ -11,7 +11,6 @@ import org.metaroce.core.verbs.AccessFlags;
 import org.metaroce.core.verbs.CompletionQueue;
 import org.metaroce.core.verbs.PostStatus;
 import org.metaroce.core.verbs.ProtectionDomain;
-import org.metaroce.core.verbs.QpAttributeMask;
 import org.metaroce.core.verbs.QpAttributes;
 import org.metaroce.core.verbs.QpState;
 import org.metaroce.core.verbs.QpStateMachine;
@@ -21,11 +20,7 @@ import org.metaroce.core.verbs.WorkRequestValidator;
 import org.metaroce.core.verbs.WcOpcode;
 import org.metaroce.core.verbs.WrOpcode;
 import org.metaroce.core.verbs.WcStatus;
-import org.metaroce.core.wire.BaseHeader;
-import org.metaroce.core.wire.ConnectHeader;
-import org.metaroce.core.wire.Flags;
 import org.metaroce.core.wire.Opcode;
-import org.metaroce.core.wire.WireConstants;
 
 /**
  * A reliable-connected queue pair, as with verbs: created by an {@link Endpoint}, moved through
@@ -51,12 +46,11 @@ public final class QueuePair {
     /** Null once destroyed: destroying frees what the QP preallocated (its rings and scoreboards). */
     private Requester requester;
     private Responder responder;
+    /** Packets and polls, gated by the state; null once destroyed, with the halves. */
+    private QueuePairTraffic traffic;
     private QpState state = QpState.RESET;
-    private boolean communicationEstablished;
-    private boolean drainedRaised;
     /** When to probe a silent peer and when to declare it dead [CM-027, CM-030]. */
     private final KeepaliveTimer keepaliveTimer = new KeepaliveTimer();
-    private boolean peerDead;
     private boolean destroyed;
     /** This QP's retransmissions by cause, counted by the requester as it retransmits. */
     private final RetransmitCauses retransmitCauses = new RetransmitCauses();
@@ -70,6 +64,10 @@ public final class QueuePair {
     private final FailureRecord failure = new FailureRecord();
     /** The CC_ALGORITHM asked for, the one run and its instance [CC-008, CC-034]. */
     private final CongestionControlChoice cc;
+    /** The Credit and Sender Count this QP's responder advertises [CC-018, CC-038]. */
+    private final ReceiverShare share;
+    /** What the moves up to RTS set in the parts. */
+    private final QueuePairSetup setup;
 
     // Scheduling state owned by the endpoint's PollSchedule.
     /** Position in the endpoint's poll order, -1 once destroyed. */
@@ -93,11 +91,16 @@ public final class QueuePair {
         this.counters = endpoint.counters();
         this.attributes = new CurrentAttributes(endpoint.config().retryTimeoutNs());
         this.cc = new CongestionControlChoice(endpoint.config().receiveWindowPackets());
-        this.sides = new QueuePairSides(new Control(), endpoint, qpn, pd, sendCq, recvCq, attributes, cc,
-            retransmitCauses);
+        this.share = new ReceiverShare(endpoint, attributes, () -> requester.rtt());
+        this.setup = new QueuePairSetup(endpoint, attributes, cc, share);
+        final Control control = new Control();
+        this.sides = new QueuePairSides(control, endpoint, qpn, pd, sendCq, recvCq, attributes, cc,
+            retransmitCauses, share);
         this.requester = new Requester(sides, caps.sendQueueDepth(), caps.maxSendSge(), endpoint.config(), counters);
         this.responder = new Responder(sides, caps.recvQueueDepth(), caps.maxRecvSge(), caps.maxDestRdAtomic(),
             endpoint.config(), counters);
+        this.traffic = new QueuePairTraffic(control, endpoint, sides, attributes, cc, keepaliveTimer, requester,
+            responder);
     }
 
     /** @return this queue pair's number (24 bits, never 0) */
@@ -269,26 +272,6 @@ public final class QueuePair {
     }
 
     /**
-     * The Credit this QP's responder grants: the whole receive window, or with RECEIVER_CREDIT
-     * negotiated its share of one receive BDP among the endpoint's QPs that are receiving requests
-     * [CC-018], [REL-013].
-     */
-    int creditToGrant(final long nowNs, final int window) {
-        if ((attributes.capabilities() & ConnectHeader.CAP_RECEIVER_CREDIT) == 0) {
-            return window;
-        }
-        final long baseRtt = creditBaseRttNs();
-        final int senders = endpoint.activeRequestSenders(nowNs, 2 * baseRtt);
-        final double bdpPackets = endpoint.config().linkRateBitsPerSecond() / 8e9 * baseRtt / attributes.pathMtu();
-        return (int) Math.min(window, Math.max(1, (long) (bdpPackets / senders)));
-    }
-
-    /** @return whether SENDER_COUNT was negotiated [CC-038] */
-    boolean senderCountNegotiated() {
-        return (attributes.capabilities() & ConnectHeader.CAP_SENDER_COUNT) != 0;
-    }
-
-    /**
      * @return whether this QP, with SENDER_COUNT negotiated, is in RTS, has accepted no request
      *     packet, and has neither sent one nor work posted to send: a connection made ahead of
      *     traffic that may come its way [CC-038]
@@ -302,7 +285,7 @@ public final class QueuePair {
      *     sent a request packet: it waits for its first request unless it has work posted [CC-038]
      */
     boolean untouchedInRts() {
-        return !destroyed && state == QpState.RTS && senderCountNegotiated()
+        return !destroyed && state == QpState.RTS && share.senderCountNegotiated()
             && responder.lastRequestNs() == Long.MIN_VALUE && requester.transmissions() == 0;
     }
 
@@ -310,18 +293,6 @@ public final class QueuePair {
     void announceSenderCount() {
         responder.announceSenderCount();
         endpoint.touched();
-    }
-
-    /** @return the Sender Count this QP's ACKs carry: 0 without SENDER_COUNT [CC-038] */
-    int senderCountToAdvertise(final long nowNs) {
-        return senderCountNegotiated() ? endpoint.receivingSenders(nowNs, 2 * creditBaseRttNs()) : 0;
-    }
-
-    /** baseRTT for the credit: this QP's minRTT if its requester has a sample, else BASE_RTT_INIT [CC-018]. */
-    private long creditBaseRttNs() {
-        final org.metaroce.core.reliability.RttEstimator rtt = requester.rtt();
-        return rtt != null && rtt.hasSample() ? Math.max(1, rtt.minRttNs())
-            : org.metaroce.core.congestion.DelayBasedCongestionControl.BASE_RTT_INIT_NS;
     }
 
     /** @return time of the latest request packet this QP's responder classified (MIN_VALUE before any) */
@@ -382,62 +353,25 @@ public final class QueuePair {
         if (target == QpState.RESET) {
             requester.discard();
             responder.discard();
-            communicationEstablished = false;
+            traffic.reset();
             keepaliveTimer.restart();
-            peerDead = false;
             state = QpState.RESET;
             sides.trace(TraceEvent.STATE, 0, QpState.RESET.ordinal(), -1, 0);
             endpoint.firstRequestWaitMayChange();
             return;
         }
-        // Optional attributes of table 4.4 (validateFor has rejected any the move does not take).
-        attributes.applyOptional(attrs);
-        if (state == QpState.INIT && target == QpState.RTR) {
-            attributes.applyPeer(attrs, endpoint.hostOf(attrs.remotePeer()), endpoint.config().pathBurstPackets());
-            responder.start(attrs.rqPsn());
-        } else if (state == QpState.RTR && target == QpState.RTS) {
-            requester.start(attrs.sqPsn(), attrs.timeoutNs());
-            if (cc.start(attrs, attributes.capabilities(), attributes.pathMtu(), endpoint.config())) {
-                counters.increment(EndpointCounter.CC_FALLBACKS);
-                endpoint.raise(AsyncEventType.CC_FALLBACK);
-            }
-            if (senderCountNegotiated()) {
-                // One more QP waits for its first request: those waiting learn the new count [CC-038].
-                state = target;
-                endpoint.firstRequestWaitMayChange();
-                endpoint.senderCountChanged();
-            }
-        } else if (attrs.isSet(QpAttributeMask.TIMEOUT)) {
-            requester.timeout(attrs.timeoutNs());
+        if (setup.apply(state, target, attrs, requester, responder)) {
+            // One more QP waits for its first request: those waiting learn the new count [CC-038].
+            state = target;
+            endpoint.firstRequestWaitMayChange();
+            endpoint.senderCountChanged();
         }
         if (target == QpState.SQD && state != QpState.SQD) {
-            drainedRaised = false;
+            traffic.draining();
         }
         state = target;
         sides.trace(TraceEvent.STATE, 0, target.ordinal(), -1, 0);
         endpoint.firstRequestWaitMayChange();
-    }
-
-    /**
-     * Test-only hook: starts this QP's MSN and RSN sequences at chosen values instead of 0, so that
-     * tests can take every sequence space across 2^32 without sending 2^32 messages [OPS-043]. A
-     * conforming QP starts both at 0 [OPS-009, OPS-010]; the initial PSNs are the RQ_PSN and
-     * SQ_PSN attributes already. The peer's hook must agree: {@code responderRsn} here is the
-     * peer requester's {@code requesterRsn}. Modify to RESET puts all three back to 0.
-     *
-     * @param requesterMsn the MSN of the first request message this QP sends
-     * @param requesterRsn the RSN of the first receive-consuming message this QP sends
-     * @param responderRsn the RSN that the first receive WR posted to this QP answers to
-     * @throws IllegalStateException unless the QP is in RESET or INIT with nothing posted
-     */
-    void startSequencesForTesting(final int requesterMsn, final int requesterRsn, final int responderRsn) {
-        if ((state != QpState.RESET && state != QpState.INIT) || requester.queued() != 0
-            || responder.postedReceives() != 0) {
-            throw new IllegalStateException("sequence numbers can only be chosen in RESET or INIT with nothing "
-                + "posted; state " + state);
-        }
-        requester.startSequences(requesterMsn, requesterRsn);
-        responder.startRsn(responderRsn);
     }
 
     /**
@@ -458,16 +392,13 @@ public final class QueuePair {
         if (status != PostStatus.OK) {
             return status;
         }
-        if (wr.opcode() == WrOpcode.RDMA_READ || wr.opcode() == WrOpcode.ATOMIC_CMP_SWAP
-            || wr.opcode() == WrOpcode.ATOMIC_FETCH_ADD) {
-            if (wr.opcode() != WrOpcode.RDMA_READ && (wr.numSge() != 1 || wr.sge(0).length() != 8)) {
-                return PostStatus.INVALID_ARGUMENT;
-            }
+        final boolean atomic = wr.opcode() == WrOpcode.ATOMIC_CMP_SWAP || wr.opcode() == WrOpcode.ATOMIC_FETCH_ADD;
+        if (atomic && (wr.numSge() != 1 || wr.sge(0).length() != 8)) {
+            // An atomic's result lands in one 8-byte buffer.
+            return PostStatus.INVALID_ARGUMENT;
         }
         if (destroyed) {
-            return flushDestroyed(sendCq, wr.wrId(), SendQueue.wcOpcode(wr.opcode()),
-                wr.opcode() == WrOpcode.ATOMIC_CMP_SWAP || wr.opcode() == WrOpcode.ATOMIC_FETCH_ADD ? 8
-                    : (int) wr.totalLength());
+            return flushDestroyed(sendCq, wr.wrId(), SendQueue.wcOpcode(wr.opcode()), atomic ? 8 : (int) wr.totalLength());
         }
         endpoint.touched();
         final int result = requester.post(wr, attributes.pathMtu());
@@ -538,165 +469,16 @@ public final class QueuePair {
     void onPacket(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
                   final int length, final int peer, final Opcode opcode, final int ecn) {
         endpoint.touched();
-        if (state == QpState.RESET || state == QpState.INIT) {
-            counters.increment(EndpointCounter.INVALID_QP_STATE);
-            return;
-        }
-        if (endpoint.hostOf(peer) != attributes.remoteHost()
-            || BaseHeader.sourceQpn(buffer, offset) != attributes.destQpn()) {
-            counters.increment(EndpointCounter.PEER_MISMATCH);
-            return;
-        }
-        // Any valid packet from the peer restarts the keepalive idle time [CM-028].
-        keepaliveTimer.heard(nowNs);
-        if (opcode == Opcode.KEEPALIVE) {
-            if (state == QpState.RTR || state == QpState.RTS || state == QpState.SQD || state == QpState.SQE) {
-                responder.onKeepalive(nowNs, arrivalNs, buffer, offset);
-            } else {
-                counters.increment(EndpointCounter.INVALID_QP_STATE);
-            }
-            return;
-        }
-        if (opcode.isRequest()) {
-            if (state == QpState.ERR) {
-                responder.onRequestInError(nowNs, arrivalNs, buffer, offset);
-                return;
-            }
-            if (state != QpState.RTR && state != QpState.RTS && state != QpState.SQD && state != QpState.SQE) {
-                counters.increment(EndpointCounter.INVALID_QP_STATE);
-                return;
-            }
-            final long lastRequestNs = responder.lastRequestNs();
-            responder.onRequest(nowNs, arrivalNs, buffer, offset, opcode, ecn);
-            if (responder.lastRequestNs() != lastRequestNs) {
-                endpoint.requestAccepted();
-            }
-            if (state == QpState.RTR && !communicationEstablished && responder.hasAccepted()) {
-                communicationEstablished = true;
-                endpoint.raise(AsyncEventType.COMM_EST);
-            }
-            return;
-        }
-        if (state != QpState.RTS && state != QpState.SQD) {
-            counters.increment(EndpointCounter.INVALID_QP_STATE);
-            return;
-        }
-        switch (opcode) {
-            case ACK -> {
-                counters.increment(EndpointCounter.ACKS_IN);
-                requester.onAck(nowNs, arrivalNs, buffer, offset, opcode);
-            }
-            case NACK -> {
-                counters.increment(EndpointCounter.NACKS_IN);
-                requester.onAck(nowNs, arrivalNs, buffer, offset, opcode);
-                if (state == QpState.RTS || state == QpState.SQD) {
-                    requester.onNack(nowNs, buffer, offset);
-                }
-            }
-            case READ_RESPONSE -> requester.onReadResponse(nowNs, arrivalNs, buffer, offset,
-                BaseHeader.payloadLength(buffer, offset), ecn == DatagramEndpoint.ECN_CE);
-            case ATOMIC_RESPONSE -> requester.onAtomicResponse(nowNs, arrivalNs, buffer, offset,
-                ecn == DatagramEndpoint.ECN_CE);
-            case CNP -> {
-                // Only DCQCN reacts to CNPs; every other algorithm ignores them [CC-007].
-                if (cc.instance().onCongestionNotification(nowNs)) {
-                    counters.increment(EndpointCounter.CNPS_IN);
-                } else {
-                    counters.increment(EndpointCounter.CNP_IGNORED);
-                }
-            }
-            default -> counters.increment(EndpointCounter.UNEXPECTED_RESPONSE);
-        }
+        traffic.onPacket(nowNs, arrivalNs, buffer, offset, length, peer, opcode, ecn);
     }
 
     int poll(final long nowNs, final TransmitSink sink, final int budget) {
-        int emitted = 0;
-        if (state == QpState.RESET || state == QpState.INIT) {
-            return 0;
-        }
-        // A bare ACK goes after the QP's own requests of this poll [REL-008]: when the application
-        // answers a request with a request of its own (a reply), the reply leaves first and the ACK's
-        // transmission is off the request-reply path. NACKs, CNPs and responses keep going first.
-        final boolean ackAfterRequests = responder.onlyCoalescedAckPending()
-            && (state == QpState.RTS || state == QpState.SQD);
-        if (!ackAfterRequests) {
-            emitted += responder.emit(nowNs, sink, budget);
-        }
-        if (state == QpState.RTS || state == QpState.SQD) {
-            emitted += keepalive(nowNs, sink);
-            if (state != QpState.RTS && state != QpState.SQD) {
-                return emitted;
-            }
-            requester.onTimers(nowNs);
-            if (state == QpState.RTS || state == QpState.SQD) {
-                // One slot stays for the ACK.
-                emitted += requester.emit(nowNs, sink, budget - emitted - (ackAfterRequests ? 1 : 0));
-            }
-            if (ackAfterRequests) {
-                emitted += responder.emit(nowNs, sink, budget - emitted);
-            }
-            if (state == QpState.SQD && !drainedRaised && requester.startedOutstanding() == 0) {
-                drainedRaised = true;
-                endpoint.raise(AsyncEventType.SQ_DRAINED);
-            }
-        }
-        return emitted;
-    }
-
-    /**
-     * Probes a silent peer with KEEPALIVE and declares it dead when the probes go unanswered
-     * [CM-027], [CM-030].
-     */
-    private int keepalive(final long nowNs, final TransmitSink sink) {
-        final KeepaliveTimer.Due due = keepaliveTimer.due(nowNs, endpoint.config(), attributes.retryTimeoutNs());
-        if (due == KeepaliveTimer.Due.PROBE) {
-            if (!sendProbe(nowNs, sink, keepaliveTimer.probesSent())) {
-                return 0;
-            }
-            keepaliveTimer.probed(nowNs);
-            return 1;
-        }
-        if (due == KeepaliveTimer.Due.PEER_DEAD) {
-            final long silentFor = keepaliveTimer.silentForNs(nowNs);
-            final int probes = keepaliveTimer.probesSent();
-            peerDead = true;
-            counters.increment(EndpointCounter.PEERS_DEAD);
-            sides.trace(nowNs, TraceEvent.PEER_DEAD, 0, probes, 0, silentFor);
-            recordFailure("peer dead: nothing heard from it for " + Seconds.of(silentFor) + " despite " + probes
-                + " KEEPALIVE probes (RETRY_TIMEOUT " + Seconds.of(attributes.retryTimeoutNs()) + ") [CM-030]");
-            requester.failOldest(WcStatus.RETRY_EXC_ERR);
-            enterError(AsyncEventType.QP_FATAL);
-        }
-        return 0;
-    }
-
-    /**
-     * Sends one KEEPALIVE with ACK_REQ: a keepalive probe [CM-027], or a requester's request for a
-     * fresh Credit [REL-019]. Successive probes ({@code attempt}) try the paths in turn.
-     *
-     * @return false when the sink had no room
-     */
-    private boolean sendProbe(final long nowNs, final TransmitSink sink, final int attempt) {
-        final PathSelector paths = attributes.paths();
-        final Opcode opcode = Opcode.KEEPALIVE;
-        final int pathId = paths.forRetransmission(nowNs, attempt % paths.pathCount());
-        final int offset = sink.claim(opcode.headerLength() + WireConstants.INTEGRITY_CHECK_LENGTH, paths.entropy(pathId));
-        if (offset == TransmitSink.NO_ROOM) {
-            return false;
-        }
-        final PacketWriter w = endpoint.writer();
-        w.header(sink.buffer(), offset, opcode, Flags.ACK_REQ, attributes.destQpn(), requester.nextPsn(), 0, pathId,
-            nowNs, qpn);
-        final int length = w.seal(sink.buffer(), offset, opcode, 0);
-        sides.commit(sink, offset, length, paths.entropy(pathId));
-        requester.onProbeSent(nowNs);
-        counters.increment(EndpointCounter.KEEPALIVES_OUT);
-        return true;
+        return traffic.poll(nowNs, sink, budget);
     }
 
     /** @return whether keepalive declared the peer dead (the QP is then in ERR) [CM-030] */
     public boolean isPeerDead() {
-        return peerDead;
+        return keepaliveTimer.isPeerDead();
     }
 
     /**
@@ -726,25 +508,15 @@ public final class QueuePair {
         destroyed = true;
         requester = null;
         responder = null;
+        traffic = null;
     }
 
     long nextDeadlineNs() {
-        if (state == QpState.RESET || state == QpState.INIT) {
-            return Long.MAX_VALUE;
-        }
-        long deadline = responder.nextDeadlineNs();
-        if ((state == QpState.RTS || state == QpState.SQD) && endpoint.config().keepaliveIdleNs() > 0) {
-            deadline = Math.min(deadline, keepaliveTimer.deadlineNs(endpoint.config()));
-        }
-        if (state == QpState.RTS || state == QpState.SQD) {
-            // Work the window holds back waits for an ACK (which makes the driver poll) or a timer.
-            deadline = Math.min(deadline, requester.nextDeadlineNs());
-        }
-        return deadline;
+        return traffic.nextDeadlineNs();
     }
 
     boolean hasImmediateWork() {
-        return state == QpState.RTS && requester.hasWork();
+        return traffic.hasImmediateWork();
     }
 
     /** @return whether the requester has work that only a fresh Credit from the peer can release [REL-019] */
@@ -810,11 +582,7 @@ public final class QueuePair {
      * @return e.g. "state RTS; send queue: 3 WRs outstanding ..."
      */
     public String describeSendSide(final long nowNs) {
-        final CongestionControl congestionControl = cc.instance();
-        return "state " + state + (requester == null ? "" : "; " + requester.describe(nowNs))
-            + "; congestion control " + cc.algorithm() + " " + congestionControl
-            + (congestionControl.nextSendTimeNs(nowNs) - nowNs > 0 ? ", next send paced in "
-            + String.format(java.util.Locale.ROOT, "%.3f s", (congestionControl.nextSendTimeNs(nowNs) - nowNs) / 1e9) : "");
+        return "state " + state + (requester == null ? "" : "; " + requester.describe(nowNs)) + "; " + cc.describe(nowNs);
     }
 
     /** What {@link QueuePairSides} asks of this queue pair: its state and the moves only it makes. */
@@ -822,21 +590,6 @@ public final class QueuePair {
         @Override
         public QpState state() {
             return state;
-        }
-
-        @Override
-        public boolean sendProbe(final long nowNs, final TransmitSink sink, final int attempt) {
-            return QueuePair.this.sendProbe(nowNs, sink, attempt);
-        }
-
-        @Override
-        public int creditToGrant(final long nowNs, final int window) {
-            return QueuePair.this.creditToGrant(nowNs, window);
-        }
-
-        @Override
-        public int senderCountToAdvertise(final long nowNs) {
-            return QueuePair.this.senderCountToAdvertise(nowNs);
         }
 
         @Override

@@ -12,24 +12,15 @@ import org.metaroce.core.verbs.QpState;
 /**
  * A queue pair as its {@link Requester} and {@link Responder} see it ({@link RequesterContext},
  * {@link ResponderContext}): its identity, its {@link CurrentAttributes}, its congestion control,
- * packet output and trace. What only the queue pair itself can do (its state, a probe, the credit, the Sender Count,
- * entering ERR) it asks through {@link Owner}, so neither this class nor the sides name the queue
- * pair.
+ * packet output, probes ({@link ProbeWriter}), the Credit and Sender Count ({@link ReceiverShare})
+ * and trace. What only the queue pair itself can do (its state, failing) it asks through
+ * {@link Owner}, so neither this class nor the sides name the queue pair.
  */
 final class QueuePairSides implements RequesterContext, ResponderContext {
-    /** What the sides ask of the queue pair itself: its state and the moves only it makes. */
+    /** What the sides, and the queue pair's traffic, ask of the queue pair itself: its state and failing. */
     interface Owner {
         /** @return the queue pair's verbs state */
         QpState state();
-
-        /** Sends a KEEPALIVE with ACK_REQ on the {@code attempt}th path; false when the sink had no room. */
-        boolean sendProbe(long nowNs, TransmitSink sink, int attempt);
-
-        /** @return the Credit to grant, at most {@code window} [CC-018, REL-013] */
-        int creditToGrant(long nowNs, int window);
-
-        /** @return the Sender Count for an ACK, 0 when SENDER_COUNT was not negotiated [CC-038] */
-        int senderCountToAdvertise(long nowNs);
 
         /** Keeps the first reason the queue pair fails for (cold path). */
         void recordFailure(String reason);
@@ -48,10 +39,15 @@ final class QueuePairSides implements RequesterContext, ResponderContext {
     private final CongestionControlChoice cc;
     private final RetransmitCauses retransmitCauses;
     private final EndpointCounters counters;
+    /** The Credit and Sender Count the responder advertises [CC-018, CC-038]. */
+    private final ReceiverShare share;
+    /** KEEPALIVEs with ACK_REQ, for the requester's credit probe and for keepalive. */
+    private final ProbeWriter probes;
 
     QueuePairSides(final Owner owner, final QueuePairContext endpoint, final int qpn, final ProtectionDomain pd,
                    final CompletionQueue sendCq, final CompletionQueue recvCq, final CurrentAttributes attributes,
-                   final CongestionControlChoice cc, final RetransmitCauses retransmitCauses) {
+                   final CongestionControlChoice cc, final RetransmitCauses retransmitCauses,
+                   final ReceiverShare share) {
         this.owner = owner;
         this.endpoint = endpoint;
         this.qpn = qpn;
@@ -62,6 +58,8 @@ final class QueuePairSides implements RequesterContext, ResponderContext {
         this.cc = cc;
         this.retransmitCauses = retransmitCauses;
         this.counters = endpoint.counters();
+        this.share = share;
+        this.probes = new ProbeWriter(qpn, attributes, endpoint.writer(), this::commit, counters);
     }
 
     @Override
@@ -166,12 +164,12 @@ final class QueuePairSides implements RequesterContext, ResponderContext {
 
     @Override
     public int creditToGrant(final long nowNs, final int window) {
-        return owner.creditToGrant(nowNs, window);
+        return share.creditToGrant(nowNs, window);
     }
 
     @Override
     public int senderCountToAdvertise(final long nowNs) {
-        return owner.senderCountToAdvertise(nowNs);
+        return share.senderCountToAdvertise(nowNs);
     }
 
     /** Hands a written packet to the driver, addressed to the peer, and counts it. */
@@ -183,8 +181,8 @@ final class QueuePairSides implements RequesterContext, ResponderContext {
     }
 
     @Override
-    public boolean sendProbe(final long nowNs, final TransmitSink sink, final int attempt) {
-        return owner.sendProbe(nowNs, sink, attempt);
+    public boolean sendProbe(final long nowNs, final TransmitSink sink, final int attempt, final int psn) {
+        return probes.write(nowNs, sink, attempt, psn);
     }
 
     @Override

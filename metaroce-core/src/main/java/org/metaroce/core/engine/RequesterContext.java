@@ -70,8 +70,13 @@ interface RequesterContext {
     /** Commits a packet written at {@code offset} to the peer, counted as sent. */
     void commit(TransmitSink sink, int offset, int length, int entropy);
 
-    /** @return whether a credit probe [REL-019] went out */
-    boolean sendProbe(long nowNs, TransmitSink sink, int attempt);
+    /**
+     * Sends a KEEPALIVE with ACK_REQ, a credit probe [REL-019], on the {@code attempt}th path.
+     *
+     * @param psn its PSN field: the requester's next PSN [WIRE-065]
+     * @return whether it went out
+     */
+    boolean sendProbe(long nowNs, TransmitSink sink, int attempt, int psn);
 
     /** Counts a retransmission under its cause. */
     void countRetransmit(EndpointCounter cause);

@@ -6,15 +6,12 @@ package org.metaroce.core.engine;
 import org.agrona.DirectBuffer;
 import org.metaroce.core.reliability.ReceiveWindow;
 import org.metaroce.core.verbs.AccessFlags;
-import org.metaroce.core.verbs.MemoryAccessResult;
 import org.metaroce.core.verbs.MemoryRegion;
 import org.metaroce.core.verbs.RecvRequest;
-import org.metaroce.core.verbs.WcOpcode;
 import org.metaroce.core.wire.AtomicHeader;
 import org.metaroce.core.wire.BaseHeader;
 import org.metaroce.core.wire.ConnectHeader;
 import org.metaroce.core.wire.Flags;
-import org.metaroce.core.wire.ImmediateHeader;
 import org.metaroce.core.wire.MessageHeader;
 import org.metaroce.core.wire.NackReason;
 import org.metaroce.core.wire.Opcode;
@@ -28,11 +25,12 @@ import org.metaroce.core.wire.RdmaHeader;
  * atomics with a replay cache [REL-047], and the ACK/NACK stream back to the requester, whose
  * timing and triggering packets the {@link AckScheduler} decides [REL-008..REL-011].
  *
- * <p>This class checks each request (window, access, rkey: the steps of 6.3 that every opcode
- * shares) and hands a checked READ to its {@link ReadResponder} and a checked atomic to its
- * {@link AtomicExecutor}, which hold them and write their responses. The order between the two
- * kinds [OPS-029] is kept here, since only here are both known: each part is told the cumulative
- * PSN and the other's oldest held PSN.
+ * <p>This class checks each request (window, access, and through {@link RequestChecks}
+ * segmentation, rkey and receive: the steps of 6.3 that every opcode shares), has
+ * {@link RequestAnswers} queue the ACK or NACK of its own a packet earns, and hands a checked READ to its {@link ReadResponder} and a checked atomic to
+ * its {@link AtomicExecutor}, which hold them and write their responses. The order between the two
+ * kinds [OPS-029] is {@link ExecutionOrder}'s; what is then due leaves through
+ * {@link ResponderOutput} at each poll.
  */
 final class Responder {
     /** The queue pair as this side sees it (not the queue pair: no pointer back to it). */
@@ -48,30 +46,19 @@ final class Responder {
 
     /** When and with which trigger each ACK or NACK goes out [REL-008..REL-011]. */
     private final AckScheduler acks;
-    /**
-     * When the packet being handled reached the host (at most now): every ACK or NACK it triggers
-     * reports ACK Delay from there [REL-012, REL-066]. Set by each entry point, so that the many
-     * paths that queue an answer need not carry it.
-     */
-    private long packetArrivalNs;
-
-    // Go-back-N [REL-053]: the ePSN value a SEQUENCE_GAP NACK has been sent for.
-    private boolean gapNacked;
-    private int gapNackedPsn;
-
     /** When a CNP goes out for a CE-marked request [CC-020]. */
     private final CnpSchedule cnps = new CnpSchedule();
-    /** An ACK announcing the Sender Count to a requester that has sent nothing yet is due [CC-038]. */
-    private boolean senderCountPending;
 
     /** Time of the latest request packet accepted or classified, for the receiver-credit share [CC-018]. */
     private long lastRequestNs = Long.MIN_VALUE;
 
     /** The NACK that put this QP in ERR; repeated for retransmissions of the offending packet [REL-052]. */
     private final FatalNack fatalNack = new FatalNack();
+    /** The ACKs and NACKs a request earns of its own, fatal ones included. */
+    private final RequestAnswers answers;
     private boolean accepted;
-    private MemoryRegion cachedRegion;
-    private int cachedRkey;
+    /** Segmentation, rkey and receive checks of 6.3; the NACKs they answer are sent through {@link #answers}. */
+    private final RequestChecks checks = new RequestChecks();
 
     /** Held READs and their READ_RESPONSEs [OPS-029, REL-044]. */
     private final ReadResponder reads;
@@ -81,6 +68,10 @@ final class Responder {
     private final ResponseOut out;
     /** Writes ACKs, NACKs and CNPs with the current state, and remembers what was advertised [REL-019]. */
     private final AckWriter ackWriter;
+    /** The order between held READs and atomics [OPS-029]. */
+    private final ExecutionOrder order;
+    /** What this side sends at a poll, in order. */
+    private final ResponderOutput output;
 
     Responder(final ResponderContext qp, final int recvQueueDepth, final int maxRecvSge, final int maxDestRdAtomic,
               final EndpointConfig config, final EndpointCounters counters) {
@@ -95,6 +86,9 @@ final class Responder {
         reads = new ReadResponder(Math.max(4, 2 * maxDestRdAtomic));
         atomics = new AtomicExecutor(Math.max(4, 2 * maxDestRdAtomic));
         ackWriter = new AckWriter(window, out, qp::creditToGrant, qp::senderCountToAdvertise, counters);
+        order = new ExecutionOrder(window, reads, atomics);
+        answers = new RequestAnswers(qp, acks, fatalNack, counters);
+        output = new ResponderOutput(qp, window, acks, ackWriter, cnps, reads, atomics, order, fatalNack, out, counters);
     }
 
     void start(final int expectedPsn) {
@@ -111,7 +105,7 @@ final class Responder {
     }
 
     /**
-     * Test hook ({@link QueuePair#startSequencesForTesting}): the RSN of the first receive WR posted
+     * Test hook (the engine tests' TwoNodeFixture.startSequences): the RSN of the first receive WR posted
      * instead of 0 [OPS-043]. Only with no receive posted.
      */
     void startRsn(final int rsn) {
@@ -139,7 +133,7 @@ final class Responder {
      */
     void onRequest(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
                    final Opcode opcode, final int ecn) {
-        packetArrivalNs = arrivalNs;
+        answers.arrived(arrivalNs);
         final int psn = BaseHeader.psn(buffer, offset);
         final int flags = BaseHeader.flags(buffer, offset);
         final int payloadLength = BaseHeader.payloadLength(buffer, offset);
@@ -162,12 +156,12 @@ final class Responder {
             noteCongestion(nowNs, psn);
         }
         if (cls == ReceiveWindow.NEW && psn != window.expectedPsn() && qp.isGoBackN()) {
-            onSequenceGap(nowNs, buffer, offset, ce);
+            answers.sequenceGap(window.expectedPsn(), buffer, offset, ce);
             return;
         }
         if ((flags & Flags.TRIMMED) != 0) {
             if (cls == ReceiveWindow.NEW) {
-                queueOwn(NackReason.TRIMMED.code(), psn, 0, nowNs, buffer, offset, ce, false);
+                answers.own(NackReason.TRIMMED.code(), psn, 0, buffer, offset, ce, false);
                 counters.increment(EndpointCounter.NACKS_OUT_TRIMMED);
             } else {
                 counters.increment(EndpointCounter.TRIMMED_IGNORED);
@@ -179,7 +173,7 @@ final class Responder {
             return;
         }
         if (cls == ReceiveWindow.BEYOND_WINDOW) {
-            queueOwn(NackReason.PSN_WINDOW.code(), psn, 0, nowNs, buffer, offset, ce, false);
+            answers.own(NackReason.PSN_WINDOW.code(), psn, 0, buffer, offset, ce, false);
             counters.increment(EndpointCounter.NACKS_OUT_PSN_WINDOW);
             return;
         }
@@ -191,24 +185,24 @@ final class Responder {
             // Every duplicate gets an ACK of its own with the DUPLICATE flag [REL-042]: coalesced
             // into another packet's ACK the flag would be lost, and it is how the requester learns
             // that a retransmission was spurious and widens its reorder window [REL-025].
-            queueOwn(0, 0, 0, nowNs, buffer, offset, ce, true);
+            answers.own(0, 0, 0, buffer, offset, ce, true);
             return;
         }
         final int msg = offset + opcode.msgOffset();
         final long messageOffset = MessageHeader.messageOffset(buffer, msg);
         final long messageLength = MessageHeader.messageLength(buffer, msg);
         final int payloadOffset = offset + opcode.headerLength();
-        if (opcode.maxPayload() > 0 && !segmentedAsSpecified(messageOffset, messageLength, payloadLength, flags)) {
+        if (opcode.maxPayload() > 0
+            && !RequestChecks.segmentedAsSpecified(qp.pathMtu(), messageOffset, messageLength, payloadLength, flags)) {
             // Step 3 of 6.3: a packet that cannot be part of a correctly segmented message [OPS-005].
-            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer, offset,
-                ce);
+            answers.fatal(NackReason.INVALID_REQUEST, psn, buffer, offset, ce);
             return;
         }
         switch (opcode) {
             case SEND, SEND_WITH_IMM -> {
                 final RecvWqe recv = receives.forRsn(MessageHeader.rsn(buffer, msg));
                 if (recv == null) {
-                    rnr(nowNs, buffer, offset, psn, ce);
+                    answers.rnr(psn, buffer, offset, ce);
                     return;
                 }
                 if (!matchReceive(nowNs, recv, opcode, buffer, offset, psn, messageOffset, messageLength, ce)) {
@@ -222,8 +216,7 @@ final class Responder {
             }
             case WRITE, WRITE_WITH_IMM -> {
                 if ((qp.accessFlags() & AccessFlags.REMOTE_WRITE) == 0) {
-                    fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer,
-                        offset, ce);
+                    answers.fatal(NackReason.INVALID_REQUEST, psn, buffer, offset, ce);
                     return;
                 }
                 final int reth = offset + opcode.rethOffset();
@@ -238,7 +231,7 @@ final class Responder {
                 if (opcode == Opcode.WRITE_WITH_IMM) {
                     recv = receives.forRsn(MessageHeader.rsn(buffer, msg));
                     if (recv == null) {
-                        rnr(nowNs, buffer, offset, psn, ce);
+                        answers.rnr(psn, buffer, offset, ce);
                         return;
                     }
                     if (!matchReceive(nowNs, recv, opcode, buffer, offset, psn, messageOffset, messageLength, ce)) {
@@ -269,22 +262,6 @@ final class Responder {
         accept(nowNs, buffer, offset, psn, flags, ce);
     }
 
-    /**
-     * Go-back-N: a new packet beyond ePSN is dropped unaccepted; the first for each value of ePSN
-     * is answered by NACK SEQUENCE_GAP with NACK PSN = ePSN [REL-053].
-     */
-    private void onSequenceGap(final long nowNs, final DirectBuffer buffer, final int offset, final boolean ce) {
-        counters.increment(EndpointCounter.SEQUENCE_GAP);
-        final int expected = window.expectedPsn();
-        if (gapNacked && gapNackedPsn == expected) {
-            return;
-        }
-        gapNacked = true;
-        gapNackedPsn = expected;
-        queueOwn(NackReason.SEQUENCE_GAP.code(), expected, 0, nowNs, buffer, offset, ce, false);
-        counters.increment(EndpointCounter.NACKS_OUT_SEQUENCE_GAP);
-    }
-
     /** A CE-marked packet of a QP with ECN: a CNP, unless one left within CNP_INTERVAL [CC-020]. */
     private void noteCongestion(final long nowNs, final int psn) {
         cnps.marked(nowNs, psn, config.cnpIntervalNs());
@@ -293,19 +270,6 @@ final class Responder {
     /** @return time of the latest request packet classified, MIN_VALUE before any */
     long lastRequestNs() {
         return lastRequestNs;
-    }
-
-    /**
-     * Whether a data packet is a packet the segmentation rule could have produced: Message Offset a
-     * multiple of the PMTU, Payload Length min(PMTU, Message Length - Message Offset), and LAST
-     * exactly on the packet that ends the message [OPS-002, OPS-005].
-     */
-    private boolean segmentedAsSpecified(final long messageOffset, final long messageLength, final int payloadLength,
-                                         final int flags) {
-        final int mtu = qp.pathMtu();
-        final boolean last = (flags & Flags.LAST) != 0;
-        return messageOffset % mtu == 0 && payloadLength == Math.min(mtu, messageLength - messageOffset)
-            && last == (messageOffset + payloadLength == messageLength);
     }
 
     /** Step 7 of 6.3: mark, acknowledge, complete and execute what became possible. */
@@ -320,63 +284,30 @@ final class Responder {
         }
         if (d > 64) {
             // Outside the SACK bitmap: this packet gets an ACK of its own [REL-010].
-            queueOwn(0, 0, 0, nowNs, buffer, offset, ce, false);
+            answers.own(0, 0, 0, buffer, offset, ce, false);
         }
         acks.accepted(nowNs, psn, flags, BaseHeader.timestamp(buffer, offset), BaseHeader.pathId(buffer, offset),
-            packetArrivalNs, ce, d, hadGap, usesLastCredit(psn));
+            answers.arrivalNs(), ce, d, hadGap, usesLastCredit(psn));
         afterAdvance();
     }
 
     /** Runs everything that waits for the cumulative PSN: atomics, then receive completions. */
     private void afterAdvance() {
-        executeReadyAtomics();
+        order.executeReadyAtomics();
         completions.completeInOrder(window.expectedPsn());
     }
 
+    /** Matches a SEND or WRITE_WITH_IMM packet to its receive, or refuses it with a fatal NACK. */
     private boolean matchReceive(final long nowNs, final RecvWqe recv, final Opcode opcode, final DirectBuffer buffer,
                                  final int offset, final int psn, final long messageOffset, final long messageLength,
                                  final boolean ce) {
-        final int msn = MessageHeader.msn(buffer, offset + opcode.msgOffset());
-        if (recv.matched && (recv.msn != msn || recv.messageLength != messageLength)) {
-            // The receive WR already belongs to another message, or this packet contradicts its
-            // message's length: an RSN conflict [OPS-014, OPS-042].
-            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer, offset,
-                ce);
+        final NackReason refused = RequestChecks.matchReceive(recv, opcode, buffer, offset, psn, messageOffset,
+            messageLength, qp.pathMtu());
+        if (refused != null) {
+            answers.fatal(refused, psn, buffer, offset, ce);
             return false;
         }
-        if (!recv.matched) {
-            final int mtu = qp.pathMtu();
-            recv.matched = true;
-            recv.msn = msn;
-            recv.messageLength = messageLength;
-            final long lastIndex = messageLength == 0 ? 0 : (messageLength - 1) / mtu;
-            recv.lastPsn = psn + (int) (lastIndex - messageOffset / mtu);
-            recv.opcode = opcode == Opcode.WRITE_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
-            if (opcode.immOffset() != Opcode.ABSENT) {
-                recv.hasImm = true;
-                recv.immData = ImmediateHeader.immediateData(buffer, offset + opcode.immOffset());
-            }
-        }
-        if (opcode != Opcode.WRITE_WITH_IMM) {
-            final boolean tooSmall = messageLength > recv.capacity;
-            if (tooSmall || recv.checkRegions() != 0) {
-                // The message does not fit the posted buffer (LOC_LEN_ERR, OPS-012) or a buffer fails
-                // the local checks (LOC_PROT_ERR, OPS-015): the requester learns REM_OP_ERR and
-                // nothing is placed.
-                recv.tooSmall = tooSmall;
-                recv.protectionError = !tooSmall;
-                fatal(NackReason.REMOTE_OPERATION, psn, EndpointCounter.NACKS_OUT_REMOTE_OPERATION, nowNs, buffer,
-                    offset, ce);
-                return false;
-            }
-        }
         return true;
-    }
-
-    private void rnr(final long nowNs, final DirectBuffer buffer, final int offset, final int psn, final boolean ce) {
-        queueOwn(NackReason.RNR.code(), psn, (int) Math.min(255, Math.max(1, qp.minRnrTimerNs() / 10_000)), nowNs,
-            buffer, offset, ce, false);
-        counters.increment(EndpointCounter.RNR_NACKS_OUT);
     }
 
     /**
@@ -388,17 +319,9 @@ final class Responder {
     private MemoryRegion checkRemote(final int rkey, final long va, final long length, final int access,
                                      final int psn, final long nowNs, final DirectBuffer buffer, final int offset,
                                      final boolean ce) {
-        // Consecutive packets of a message carry the same rkey: remember the last region found.
-        MemoryRegion mr = cachedRegion;
-        if (mr == null || cachedRkey != rkey || !mr.isValid()) {
-            mr = qp.pd().lookupRkey(rkey);
-            cachedRegion = mr;
-            cachedRkey = rkey;
-        }
-        final int result = mr == null ? MemoryAccessResult.INVALID_KEY : mr.checkRemote(va, length, access);
-        if (result != MemoryAccessResult.OK) {
-            fatal(NackReason.REMOTE_ACCESS, psn, EndpointCounter.NACKS_OUT_REMOTE_ACCESS, nowNs, buffer, offset, ce);
-            return null;
+        final MemoryRegion mr = checks.remote(qp.pd(), rkey, va, length, access);
+        if (mr == null) {
+            answers.fatal(NackReason.REMOTE_ACCESS, psn, buffer, offset, ce);
         }
         return mr;
     }
@@ -416,7 +339,7 @@ final class Responder {
         final int lastPsn = psn + count - 1;
         final int lastClass = window.classify(lastPsn);
         if (lastClass == ReceiveWindow.BEYOND_WINDOW || lastClass == ReceiveWindow.OUT_OF_RANGE) {
-            queueOwn(NackReason.PSN_WINDOW.code(), psn, 0, nowNs, buffer, offset, ce, false);
+            answers.own(NackReason.PSN_WINDOW.code(), psn, 0, buffer, offset, ce, false);
             counters.increment(EndpointCounter.NACKS_OUT_PSN_WINDOW);
             return;
         }
@@ -432,13 +355,12 @@ final class Responder {
             if (reads.isHeld(psn)) {
                 // Already held or being answered: the answer is on its way [REL-044].
                 acks.duplicateOfHeld(psn, flags, BaseHeader.timestamp(buffer, offset),
-                    BaseHeader.pathId(buffer, offset), packetArrivalNs, ce);
+                    BaseHeader.pathId(buffer, offset), answers.arrivalNs(), ce);
                 return;
             }
         }
         if ((qp.accessFlags() & AccessFlags.REMOTE_READ) == 0) {
-            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer, offset,
-                ce);
+            answers.fatal(NackReason.INVALID_REQUEST, psn, buffer, offset, ce);
             return;
         }
         final long va = RdmaHeader.virtualAddress(buffer, reth);
@@ -466,7 +388,7 @@ final class Responder {
             }
         }
         acks.acceptedRead(nowNs, psn, flags, BaseHeader.timestamp(buffer, offset), BaseHeader.pathId(buffer, offset),
-            packetArrivalNs, ce, !anyNew, d, hadGap);
+            answers.arrivalNs(), ce, !anyNew, d, hadGap);
         afterAdvance();
     }
 
@@ -476,8 +398,7 @@ final class Responder {
         final int a = offset + opcode.atomicOffset();
         final long va = AtomicHeader.virtualAddress(buffer, a);
         if (messageLength != 8 || (qp.accessFlags() & AccessFlags.REMOTE_ATOMIC) == 0 || (va & 7) != 0) {
-            fatal(NackReason.INVALID_REQUEST, psn, EndpointCounter.NACKS_OUT_INVALID_REQUEST, nowNs, buffer, offset,
-                ce);
+            answers.fatal(NackReason.INVALID_REQUEST, psn, buffer, offset, ce);
             return false;
         }
         final MemoryRegion mr = checkRemote(AtomicHeader.rkey(buffer, a), va, 8, AccessFlags.REMOTE_ATOMIC, psn,
@@ -495,55 +416,17 @@ final class Responder {
     }
 
     /**
-     * Executes held atomics whose turn has come: every earlier PSN has arrived and every earlier
-     * READ has been answered, so atomics and READs take effect in PSN order [OPS-029].
-     */
-    private void executeReadyAtomics() {
-        final boolean readHeld = reads.hasHeld();
-        atomics.executeReady(window.expectedPsn(), readHeld, readHeld ? reads.oldestPsn() : 0);
-    }
-
-    /**
-     * Queues an acknowledgement whose triggering packet is the one being handled [REL-015]:
-     * reason 0 = ACK, else a NACK reason code.
-     */
-    private void queueOwn(final int reason, final int nackPsn, final int rnrUnits, final long nowNs,
-                          final DirectBuffer buffer, final int offset, final boolean ce, final boolean duplicate) {
-        acks.queue(reason, nackPsn, rnrUnits, BaseHeader.psn(buffer, offset), BaseHeader.timestamp(buffer, offset),
-            BaseHeader.pathId(buffer, offset), packetArrivalNs, AckScheduler.ackFlags(ce, duplicate));
-    }
-
-    /** Sends {@code reason} for {@code psn} and moves the QP to ERR [REL-007]. */
-    private void fatal(final NackReason reason, final int psn, final EndpointCounter counter, final long nowNs,
-                       final DirectBuffer buffer, final int offset, final boolean ce) {
-        counters.increment(counter);
-        queueOwn(reason.code(), psn, 0, nowNs, buffer, offset, ce, false);
-        fatalNack.set(reason.code(), psn);
-        qp.recordFailure("the peer's request at PSN " + Integer.toUnsignedString(psn) + " was refused with NACK "
-            + reason + " (" + counter + ") [REL-007]");
-        qp.enterError(reason == NackReason.INVALID_REQUEST ? AsyncEventType.QP_REQ_ERR
-            : reason == NackReason.REMOTE_ACCESS ? AsyncEventType.QP_ACCESS_ERR : AsyncEventType.QP_FATAL);
-    }
-
-    /**
      * In ERR, a responder that failed a request answers retransmissions of the offending packet with
      * the same NACK, at most 8 times, so that a lost NACK still reaches the requester [REL-052].
      */
     void onRequestInError(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
-        packetArrivalNs = arrivalNs;
-        if (repeatsFatalNack(buffer, offset)) {
-            fatalNack.repeated();
-            queueOwn(fatalNack.reason(), fatalNack.psn(), 0, nowNs, buffer, offset, false, true);
-            return;
-        }
-        // Any other request in ERR is dropped unanswered, and counted like every packet the state
-        // table drops [QP-011].
-        counters.increment(EndpointCounter.INVALID_QP_STATE);
+        answers.arrived(arrivalNs);
+        answers.inError(buffer, offset);
     }
 
     /** @return whether a request received in ERR is answered again with the fatal NACK [REL-052] */
     boolean repeatsFatalNack(final DirectBuffer buffer, final int offset) {
-        return fatalNack.answersAgain(BaseHeader.psn(buffer, offset));
+        return answers.repeatsFatalNack(buffer, offset);
     }
 
     /** @return whether any request has been accepted (the window moved or something is held) */
@@ -553,17 +436,13 @@ final class Responder {
 
     /** An ACK with the current Sender Count is to be sent, once however often this is called before it leaves [CC-038]. */
     void announceSenderCount() {
-        senderCountPending = true;
+        output.announceSenderCount();
     }
 
     /** A KEEPALIVE is answered at once with an ACK carrying the current state [CM-028], [WIRE-065]. */
     void onKeepalive(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset) {
-        packetArrivalNs = arrivalNs;
-        if ((BaseHeader.flags(buffer, offset) & Flags.ACK_REQ) == 0) {
-            // Only a probe asks for an answer; a KEEPALIVE without ACK_REQ just restarts the idle time.
-            return;
-        }
-        queueOwn(0, 0, 0, nowNs, buffer, offset, false, false);
+        answers.arrived(arrivalNs);
+        answers.keepalive(buffer, offset);
     }
 
     /** Completes every posted receive in order and drops what else is held; only a fatal NACK may still leave. */
@@ -573,7 +452,7 @@ final class Responder {
         atomics.dropResponses();
         acks.cancelAck();
         cnps.done();
-        senderCountPending = false;
+        output.cancelSenderCount();
         // Only the fatal NACK (if any) may still leave [REL-052].
         if (!fatalNack.isSet()) {
             acks.clearOwn();
@@ -597,99 +476,20 @@ final class Responder {
         acks.cancelAck();
         fatalNack.clear();
         accepted = false;
-        gapNacked = false;
+        answers.reset();
         ackWriter.resetCeCount();
         cnps.reset();
-        senderCountPending = false;
+        output.cancelSenderCount();
         lastRequestNs = Long.MIN_VALUE;
-        cachedRegion = null;
+        checks.forget();
         atomics.forgetResults();
     }
 
     // ------------------------------------------------------------------ emission
 
+    /** Writes what is due, at most {@code budget} packets ({@link ResponderOutput#emit}). */
     int emit(final long nowNs, final TransmitSink sink, final int budget) {
-        int emitted = 0;
-        while (acks.hasOwn() && emitted < budget) {
-            if (!ackWriter.ack(nowNs, sink, acks.ownReason(), acks.ownNackPsn(), acks.ownRnrUnits(), acks.ownTriggerPsn(),
-                acks.ownTimestamp(), acks.ownArrivalNs(), acks.ownPathId(), acks.ownAckFlags())) {
-                return emitted;
-            }
-            acks.ownSent();
-            emitted++;
-        }
-        if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
-            return emitted;
-        }
-        if (senderCountPending && emitted < budget) {
-            // A count of 1 tells nothing the initial window does not assume: not sent. Otherwise
-            // no packet triggered it: the PSN before the expected one (never outstanding at the
-            // requester), no echo, no hold; the state is the responder's current one [CC-038].
-            if (qp.senderCountToAdvertise(nowNs) > 1) {
-                if (!ackWriter.ack(nowNs, sink, 0, 0, 0, window.expectedPsn() - 1, 0, nowNs, 0, 0)) {
-                    return emitted;
-                }
-                emitted++;
-            }
-            senderCountPending = false;
-        }
-        if (cnps.isPending() && emitted < budget) {
-            if (!ackWriter.cnp(nowNs, sink, cnps.psn())) {
-                return emitted;
-            }
-            cnps.done();
-            emitted++;
-        }
-        if (acks.ackDue(nowNs) && emitted < budget) {
-            if (!ackWriter.ack(nowNs, sink, 0, 0, 0, acks.triggerPsn(), acks.triggerTimestamp(), acks.triggerArrivalNs(),
-                acks.triggerPathId(), acks.triggerAckFlags())) {
-                return emitted;
-            }
-            acks.ackSent();
-            emitted++;
-        }
-        while (atomics.hasResponses() && emitted < budget) {
-            if (!atomics.emitResponse(nowNs, sink, out)) {
-                return emitted;
-            }
-            counters.increment(EndpointCounter.ATOMIC_RESPONSES_OUT);
-            emitted++;
-        }
-        while (reads.hasHeld() && emitted < budget && readExecutable()) {
-            if (reads.oldestLostItsRegion()) {
-                failReadWithoutRegion(nowNs);
-            } else if (reads.emitResponse(nowNs, sink, out, qp.pathMtu())) {
-                counters.increment(EndpointCounter.READ_RESPONSES_OUT);
-            } else {
-                return emitted;
-            }
-            emitted++;
-            executeReadyAtomics();
-        }
-        return emitted;
-    }
-
-    /** The oldest held READ may run once every earlier PSN arrived and earlier atomics ran [OPS-029]. */
-    private boolean readExecutable() {
-        final boolean atomicHeld = atomics.hasHeld();
-        return reads.oldestMayRun(window.expectedPsn(), atomicHeld, atomicHeld ? atomics.oldestHeldPsn() : 0);
-    }
-
-    /**
-     * The oldest READ's region was deregistered while it was being answered: the requester gets
-     * REM_ACCESS_ERR, with the READ_REQUEST's PSN as NACK PSN whatever response was next [MEM-006].
-     */
-    private void failReadWithoutRegion(final long nowNs) {
-        final int psn = reads.oldestPsn();
-        reads.forgetOldest();
-        counters.increment(EndpointCounter.NACKS_OUT_REMOTE_ACCESS);
-        // No packet caused it directly: the READ_REQUEST's PSN is the trigger, with no echo.
-        acks.queue(NackReason.REMOTE_ACCESS.code(), psn, 0, psn, 0, 0, nowNs, 0);
-        // No earlier NACK was answered again: this runs before ERR, and leaving ERR clears it.
-        fatalNack.set(NackReason.REMOTE_ACCESS.code(), psn);
-        qp.recordFailure("a READ at PSN " + Integer.toUnsignedString(psn) + " lost its source region while being "
-            + "answered: NACK REMOTE_ACCESS [MEM-014]");
-        qp.enterError(AsyncEventType.QP_ACCESS_ERR);
+        return output.emit(nowNs, sink, budget);
     }
 
     /** @return whether ACKs or NACKs of its own wait to be emitted (the only packets it sends in ERR) */
@@ -697,24 +497,12 @@ final class Responder {
         return acks.hasOwn();
     }
 
-    /**
-     * @return whether the only thing this responder has to send is the coalesced ACK (no NACK or
-     *     ACK of its own, CNP, atomic or READ response): it may then follow the QP's requests [REL-008]
-     */
+    /** @return whether the only thing to send is the coalesced ACK, which may follow the QP's requests [REL-008] */
     boolean onlyCoalescedAckPending() {
-        return acks.ackPending() && !acks.hasOwn() && !cnps.isPending() && !atomics.hasResponses() && !reads.hasHeld();
+        return output.onlyCoalescedAckPending();
     }
 
     long nextDeadlineNs() {
-        if (acks.hasOwn()) {
-            return Long.MIN_VALUE;
-        }
-        if (qp.state() == org.metaroce.core.verbs.QpState.ERR) {
-            return Long.MAX_VALUE;
-        }
-        if (senderCountPending || cnps.isPending() || atomics.hasResponses() || (reads.hasHeld() && readExecutable())) {
-            return Long.MIN_VALUE;
-        }
-        return acks.ackDeadlineNs();
+        return output.nextDeadlineNs();
     }
 }

@@ -187,7 +187,7 @@ final class SendQueue {
         }
     }
 
-    /** Test hook ({@link QueuePair#startSequencesForTesting}): the first MSN and RSN instead of 0 [OPS-043]. */
+    /** Test hook (the engine tests' TwoNodeFixture.startSequences): the first MSN and RSN instead of 0 [OPS-043]. */
     void startSequences(final int msn, final int rsn) {
         nextMsn = msn;
         nextRsn = rsn;

@@ -249,7 +249,7 @@ class RequesterTimersTest {
         }
 
         @Override
-        public boolean sendProbe(final long nowNs, final TransmitSink sink, final int attempt) {
+        public boolean sendProbe(final long nowNs, final TransmitSink sink, final int attempt, final int psn) {
             throw new AssertionError("not used by the timers");
         }
 

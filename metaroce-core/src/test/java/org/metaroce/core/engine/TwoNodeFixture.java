@@ -186,9 +186,33 @@ final class TwoNodeFixture {
      * {@code rsnB}.
      */
     TwoNodeFixture startSequences(final int msnA, final int rsnA, final int msnB, final int rsnB) {
-        a.qp.startSequencesForTesting(msnA, rsnA, rsnB);
-        b.qp.startSequencesForTesting(msnB, rsnB, rsnA);
+        startSequences(a.qp, msnA, rsnA, rsnB);
+        startSequences(b.qp, msnB, rsnB, rsnA);
         return this;
+    }
+
+    /**
+     * Starts one QP's MSN and RSN sequences at chosen values instead of 0, so that tests can take
+     * every sequence space across 2^32 without sending 2^32 messages [OPS-043]. A conforming QP
+     * starts both at 0 [OPS-009, OPS-010]; the initial PSNs are the RQ_PSN and SQ_PSN attributes
+     * already. The peer must agree: {@code responderRsn} here is the peer requester's
+     * {@code requesterRsn}. Modify to RESET puts all three back to 0.
+     *
+     * @param requesterMsn the MSN of the first request message the QP sends
+     * @param requesterRsn the RSN of the first receive-consuming message the QP sends
+     * @param responderRsn the RSN that the first receive WR posted to the QP answers to
+     * @throws IllegalStateException unless the QP is in RESET or INIT with nothing posted
+     */
+    static void startSequences(final QueuePair qp, final int requesterMsn, final int requesterRsn,
+                               final int responderRsn) {
+        final QpState state = qp.state();
+        if ((state != QpState.RESET && state != QpState.INIT) || qp.requester().queued() != 0
+            || qp.responder().postedReceives() != 0) {
+            throw new IllegalStateException("sequence numbers can only be chosen in RESET or INIT with nothing "
+                + "posted; state " + state);
+        }
+        qp.requester().startSequences(requesterMsn, requesterRsn);
+        qp.responder().startRsn(responderRsn);
     }
 
     /** Runs until both sides have at least the given numbers of completions, or fails after 10 s virtual. */
