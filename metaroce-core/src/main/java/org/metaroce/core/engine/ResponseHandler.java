@@ -74,9 +74,8 @@ final class ResponseHandler {
     /** CE Count of the latest non-stale ACK [REL-018]; an increase is a CE signal even when coalesced [CC-012]. */
     private int lastCeCount;
     private int consecutiveRnr;
-    /** The PSN field and time of the latest KEEPALIVE this QP sent: its answers echo that time [REL-068]. */
-    private int probePsn;
-    private long probeSentNs = Long.MIN_VALUE;
+    /** Whether an ACK contradicts a delivery already taken [REL-068]. */
+    private final DeliveryContradiction contradiction;
 
     ResponseHandler(final RequesterContext qp, final EndpointCounters counters, final SendWindow sendWindow,
                     final SendQueue sendQueue, final Scoreboard scoreboard, final LossDetector lossDetector,
@@ -90,12 +89,13 @@ final class ResponseHandler {
         this.probeTimer = probeTimer;
         this.timers = timers;
         this.signals = signals;
+        this.contradiction = new DeliveryContradiction(sendWindow, scoreboard);
     }
 
     /** Called on RTR→RTS, after the send window started at {@code initialPsn}. */
     void start(final int initialPsn, final RttEstimator estimator, final LossRecovery lossRecovery) {
         provenPsn = initialPsn - 1;
-        probeSentNs = Long.MIN_VALUE;
+        contradiction.start();
         lastCeCount = 0;
         rtt = estimator;
         recovery = lossRecovery;
@@ -112,8 +112,7 @@ final class ResponseHandler {
 
     /** A KEEPALIVE with PSN field {@code psn} left at {@code nowNs}; an answer echoes that time [REL-068]. */
     void onProbeSent(final long nowNs, final int psn) {
-        probePsn = psn;
-        probeSentNs = nowNs;
+        contradiction.onProbeSent(nowNs, psn);
     }
 
     /**
@@ -169,7 +168,7 @@ final class ResponseHandler {
                 }
             }
         }
-        if (contradictsDelivery(cumulative, trigger, echoedTimestamp)) {
+        if (contradiction.contradicts(cumulative, trigger, echoedTimestamp)) {
             endOnContradiction(cumulative);
             return false;
         }
@@ -189,7 +188,7 @@ final class ResponseHandler {
         }
         // The slot of an already delivered PSN keeps its record until the PSN one window later
         // reuses it, so a late DUPLICATE report can still be judged.
-        if ((ackFlags & AckHeader.FLAG_DUPLICATE) != 0 && recorded(trigger)
+        if ((ackFlags & AckHeader.FLAG_DUPLICATE) != 0 && contradiction.recorded(trigger)
             && scoreboard.transmissions(trigger) > 1
             && ((int) scoreboard.sentNs(trigger) != echoedTimestamp
                 || scoreboard.transmissions(trigger) == 2)) {
@@ -258,37 +257,6 @@ final class ResponseHandler {
         }
         afterDelivery(nowNs, delivered);
         return creditTaken;
-    }
-
-    /**
-     * Whether this ACK says the responder still lacks a PSN the requester took as received, and was
-     * generated after the requester took it so [REL-068]. A responder never takes back a PSN it has
-     * acknowledged [REL-005], so its Cumulative PSN, the first PSN it lacks, never again equals one
-     * it has reported received. An ACK generated before that report may still say so (ACKs are
-     * reordered, READ responses overtake them): the echo tells the two apart. It names a
-     * transmission of this requester; one that left after the requester took the PSN as received
-     * reached the responder after the responder had reported the PSN, so the ACK it triggered
-     * carries the responder's state from after the report.
-     */
-    private boolean contradictsDelivery(final int cumulative, final int trigger, final int echo) {
-        if (!recorded(cumulative)) {
-            return false;
-        }
-        final boolean takenAsReceived = Psn.before(cumulative, sendWindow.sndUna())
-            || scoreboard.state(cumulative) == DELIVERED;
-        if (!takenAsReceived) {
-            return false;
-        }
-        final long resolvedNs = scoreboard.resolvedNs(cumulative);
-        if (recorded(trigger) && (int) scoreboard.sentNs(trigger) == echo && scoreboard.sentNs(trigger) > resolvedNs) {
-            return true;
-        }
-        return trigger == probePsn && probeSentNs > resolvedNs && (int) probeSentNs == echo;
-    }
-
-    /** @return whether {@code psn} was sent and its slot still holds its record (within one window of the next PSN) */
-    private boolean recorded(final int psn) {
-        return Psn.before(psn, sendWindow.sndNxt()) && sendWindow.sndNxt() - psn <= scoreboard.capacity();
     }
 
     /**
