@@ -45,6 +45,11 @@ final class Engine {
     /** Largest chunk the immediate's length field can describe (bit 23 marks a piggybacked grant, COLL-035). */
     static final int MAX_CHUNK_BYTES = PiggybackGrant.FLAG - 8;
 
+    /**
+     * INVOKER: operations that send at most this many bytes run their step inside the device's duty
+     * cycle, larger ones after it (see {@link #run}).
+     */
+    static final long IN_CYCLE_SEND_BYTES = 64 << 10;
     private static final long WR_GRANT = 1L << 62;
     private static final long WR_DATA = 1L << 61;
     private static final int RECV_INDEX_SHIFT = 16;
@@ -72,6 +77,8 @@ final class Engine {
     /** The INVOKER device this thread drives, or null when a driver thread owns it. */
     private final org.metaroce.netty.MetaRoceDevice invoker;
     private final ArrayList<Transfer> active = new ArrayList<>();
+    /** {@link #step}, as the application step of an INVOKER device's duty cycle (made once: no allocation per cycle). */
+    private final java.util.function.IntSupplier step = this::step;
     private volatile CollectiveException broken;
     /** What this rank did ({@link CollectiveCounter}), published in the device's counters file. */
     final org.metaroce.netty.CounterGroup counters;
@@ -136,6 +143,7 @@ final class Engine {
                 + " [COLL-029]");
         }
         op = name;
+        long sendBytes = 0;
         try {
             for (int i = 0; i < transfers.size(); i++) {
                 final Transfer t = transfers.get(i);
@@ -148,6 +156,7 @@ final class Engine {
                         + ", whose connection failed earlier: " + l.failure, name, l.peer, null);
                 }
                 if (t.isSend()) {
+                    sendBytes += t.bytes;
                     t.firstSeq = l.sendPlanned;
                     l.sendPlanned += t.chunks;
                     l.sends.addLast(t);
@@ -161,25 +170,26 @@ final class Engine {
                 }
                 active.add(t);
             }
+            // INVOKER, short operations: the step runs inside the device's duty cycle, between its
+            // read and its send, so what it posts on a chunk just read (the next hop's WRITE, a
+            // grant) leaves in that cycle, not after another read of the socket in the next one,
+            // and the acknowledgements of the last chunks leave in the cycle that read them, not in
+            // a cycle of their own. Such a cycle's read stops at the first datagram that completes
+            // a work request, which costs a pipelined ring of many packets more cycles: same-JVM
+            // A/B on 4 ranks sharing 2 cores, 0.92-0.98 of the time from 8 B to 8 KiB, 0.93-1.0 at
+            // 32 KiB, but 1.06-1.17 for the ring at 128 KiB (docs/collectives.md, 2026-12-04).
+            final boolean inCycle = invoker != null && sendBytes <= IN_CYCLE_SEND_BYTES;
             final long deadline = System.nanoTime() + opTimeoutNs;
             idle.reset();
             while (true) {
-                int work = invoker != null ? drive(name) : 0;
-                work += poll();
-                for (final Link l : links) {
-                    if (l != null) {
-                        // Sends before the grant: a short chunk to the peer carries the grant [COLL-035].
-                        work += progressRecvs(l) + progressRegions(l) + progressSends(l) + progressGrant(l);
-                    }
-                }
-                ring.flush();
+                final int work = invoker == null ? step() : inCycle ? drive(name) : driveThenStep(name);
                 final WorkRequestPoster.Refusal postError = ring.refusal();
                 if (postError != null) {
                     throw fail(new CollectiveException(name + " on rank " + rank + ": " + postError, name, -1, null));
                 }
                 if (allDone() && (invoker == null || drained())) {
-                    if (invoker != null) {
-                        drive(name); // flushes the acknowledgements of what this loop consumed last
+                    if (invoker != null && !inCycle) {
+                        drive(name, null); // flushes the acknowledgements of what this loop consumed last
                     }
                     counters.increment(CollectiveCounter.OPERATIONS.ordinal());
                     break;
@@ -211,12 +221,43 @@ final class Engine {
         }
     }
 
-    /** INVOKER: one duty cycle of the device (its reads, timers and sends). */
+    /**
+     * INVOKER: one duty cycle of the device with {@link #step} between its read and its send (its
+     * reads, the step, its timers and sends).
+     */
     private int drive(final String name) {
+        return drive(name, step);
+    }
+
+    /** INVOKER: one duty cycle of the device (its reads, timers and sends), then {@link #step}. */
+    private int driveThenStep(final String name) {
+        return drive(name, null) + step();
+    }
+
+    /** INVOKER: one duty cycle, with {@code application} between its read and its send unless null. */
+    private int drive(final String name, final java.util.function.IntSupplier application) {
         if (invoker.isClosed()) {
             throw new CollectiveException(name + " on rank " + rank + ": the device is closed", name, -1, null);
         }
-        return invoker.doWork();
+        return application == null ? invoker.doWork() : invoker.doWork(application);
+    }
+
+    /**
+     * One step of the operation: reap completions, process arrived chunks, grant regions and slots,
+     * post what grants and dependencies allow, and hand the posts to the device.
+     *
+     * @return the work done (0 when nothing moved)
+     */
+    private int step() {
+        int work = poll();
+        for (final Link l : links) {
+            if (l != null) {
+                // Sends before the grant: a short chunk to the peer carries the grant [COLL-035].
+                work += progressRecvs(l) + progressRegions(l) + progressSends(l) + progressGrant(l);
+            }
+        }
+        ring.flush();
+        return work;
     }
 
     /**
