@@ -140,14 +140,20 @@ final class ResponseHandler {
                 return false;
             }
         }
+        final int trigger = BaseHeader.psn(buffer, offset);
+        final int echoedTimestamp = AckHeader.echoedTimestamp(buffer, ackOffset);
+        // Before anything of it is applied: an ACK that contradicts an earlier report ends the
+        // connection [REL-068].
+        if (contradiction.contradicts(cumulative, trigger, echoedTimestamp)) {
+            endOnContradiction(cumulative);
+            return false;
+        }
         if ((qp.capabilities() & ConnectHeader.CAP_SENDER_COUNT) != 0) {
             final int senders = AckHeader.senderCount(buffer, ackOffset);
             if (senders > 0) {
                 qp.congestionControl().onSenderCount(nowNs, senders);
             }
         }
-        final int trigger = BaseHeader.psn(buffer, offset);
-        final int echoedTimestamp = AckHeader.echoedTimestamp(buffer, ackOffset);
         final int echoedPath = AckHeader.echoedPathId(buffer, ackOffset);
         final int ackFlags = AckHeader.ackFlags(buffer, ackOffset);
         final boolean ecnEcho = (ackFlags & AckHeader.FLAG_ECN_ECHO) != 0;
@@ -167,10 +173,6 @@ final class ResponseHandler {
                     sample = measured;
                 }
             }
-        }
-        if (contradiction.contradicts(cumulative, trigger, echoedTimestamp)) {
-            endOnContradiction(cumulative);
-            return false;
         }
         boolean ceSeen = ecnEcho;
         final boolean creditTaken = !Psn.before(cumulative, sendWindow.creditCumulative());
