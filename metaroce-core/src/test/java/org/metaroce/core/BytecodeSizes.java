@@ -40,25 +40,7 @@ public final class BytecodeSizes {
         }
         in.readUnsignedShort(); // minor
         in.readUnsignedShort(); // major
-        final int count = in.readUnsignedShort();
-        final String[] utf8 = new String[count];
-        for (int i = 1; i < count; i++) {
-            final int tag = in.readUnsignedByte();
-            switch (tag) {
-                case 1 -> utf8[i] = in.readUTF();
-                case 7, 8, 16, 19, 20 -> in.readUnsignedShort(); // Class, String, MethodType, Module, Package
-                case 3, 4, 9, 10, 11, 12, 17, 18 -> in.readInt(); // Integer, Float, refs, NameAndType, (Invoke)Dynamic
-                case 5, 6 -> { // Long, Double take two entries
-                    in.readLong();
-                    i++;
-                }
-                case 15 -> { // MethodHandle
-                    in.readUnsignedByte();
-                    in.readUnsignedShort();
-                }
-                default -> throw new IOException("unknown constant-pool tag " + tag + " at entry " + i);
-            }
-        }
+        final String[] utf8 = ConstantPool.read(in, index -> { });
         in.readUnsignedShort(); // access flags
         in.readUnsignedShort(); // this class
         in.readUnsignedShort(); // super class

@@ -208,27 +208,8 @@ public final class ClassGraph {
         }
         in.readUnsignedShort(); // minor
         in.readUnsignedShort(); // major
-        final int count = in.readUnsignedShort();
-        final String[] utf8 = new String[count];
         final List<Integer> classNameIndexes = new ArrayList<>();
-        for (int i = 1; i < count; i++) {
-            final int tag = in.readUnsignedByte();
-            switch (tag) {
-                case 1 -> utf8[i] = in.readUTF(); // Utf8: u2 length and modified UTF-8, as readUTF reads
-                case 7 -> classNameIndexes.add(in.readUnsignedShort()); // Class
-                case 8, 16, 19, 20 -> in.readUnsignedShort(); // String, MethodType, Module, Package
-                case 3, 4, 9, 10, 11, 12, 17, 18 -> in.readInt(); // Integer, Float, refs, NameAndType, (Invoke)Dynamic
-                case 5, 6 -> { // Long, Double take two entries
-                    in.readLong();
-                    i++;
-                }
-                case 15 -> { // MethodHandle
-                    in.readUnsignedByte();
-                    in.readUnsignedShort();
-                }
-                default -> throw new IOException("unknown constant-pool tag " + tag + " at entry " + i);
-            }
-        }
+        final String[] utf8 = ConstantPool.read(in, classNameIndexes::add);
         final Set<String> names = new TreeSet<>();
         for (final int index : classNameIndexes) {
             final String name = utf8[index];
