@@ -123,7 +123,12 @@ public enum EndpointCounter {
      * Tail probes sent as a new packet beyond the congestion window rather than as a retransmission
      * [REL-026]: a pause of the peer then costs no copy.
      */
-    TAIL_PROBES_NEW;
+    TAIL_PROBES_NEW,
+    /**
+     * Tail probes sent as a KEEPALIVE that asks for an ACK rather than as a retransmission
+     * [REL-069]: a pause of the peer then costs no copy, a lost tail one round trip.
+     */
+    TAIL_PROBES_ASKED;
 
     private static final EndpointCounter[] VALUES = values();
 

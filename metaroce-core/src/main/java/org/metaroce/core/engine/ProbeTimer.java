@@ -33,6 +33,12 @@ import org.metaroce.core.reliability.RttEstimator;
 final class ProbeTimer {
     /** Probes of one episode after which the doubled PTO is no longer computed (it would overflow). */
     private static final int MAX_BACKOFFS = 30;
+    /**
+     * PSNs sent since the latest repair after which the first probe of an episode asks instead of
+     * resending [REL-069]: about one full window of the tools, so that at 0.1% loss a third of the
+     * probes ask and at 1% almost none.
+     */
+    static final int ASK_AFTER_PSNS = 1024;
 
     private final EndpointConfig config;
     /** The requester's estimator, replaced at each {@link #start}. */
@@ -57,6 +63,9 @@ final class ProbeTimer {
      * what a packet sent before it waited for may be that repair, not a pause [REL-065].
      */
     private long lastRepairNs = Long.MIN_VALUE;
+    /** The next PSN to send at the latest repair, valid when {@link #repaired} [REL-069]. */
+    private int repairSndNxt;
+    private boolean repaired;
 
     ProbeTimer(final EndpointConfig config) {
         this.config = config;
@@ -76,6 +85,7 @@ final class ProbeTimer {
         probes = 0;
         probeWaitNs = 0;
         lastRepairNs = Long.MIN_VALUE;
+        repaired = false;
     }
 
     /** Progress (a delivery) or an RTO expiry ends the probe episode: the next probe waits the plain PTO [REL-026]. */
@@ -96,6 +106,27 @@ final class ProbeTimer {
     /** A retransmission for any reason but a tail probe left at {@code nowNs} [REL-065]. */
     void onRepair(final long nowNs) {
         lastRepairNs = nowNs;
+    }
+
+    /**
+     * A packet declared lost (by time, a NACK, a trim or the retransmission timer; not a packet held
+     * for an RNR delay or refused by the responder's PSN window) was resent when the next PSN to send was {@code sndNxt} [REL-069].
+     */
+    void onLossRepaired(final int sndNxt) {
+        repairSndNxt = sndNxt;
+        repaired = true;
+    }
+
+    /**
+     * Whether a tail probe asks for an ACK (a KEEPALIVE) instead of resending a packet [REL-069]:
+     * when this queue pair has repaired no loss in its last {@link #ASK_AFTER_PSNS} PSNs. Where
+     * packets are lost, a copy repairs a lost tail one round trip sooner than a question; where none
+     * are, the answers stopped because the peer paused, and a copy would arrive twice.
+     *
+     * @param sndNxt the next PSN to send
+     */
+    boolean asks(final int sndNxt) {
+        return !repaired || Integer.toUnsignedLong(sndNxt - repairSndNxt) >= ASK_AFTER_PSNS;
     }
 
     /**

@@ -64,6 +64,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
     private final Scoreboard scoreboard;
     private final LossDetector lossDetector;
     private final ProbeTimer probeTimer;
+    private final AskingProbe asking;
     private final RequestEncoder encoder;
     private final CongestionSignals signals;
     private final RequesterTimers timers;
@@ -108,11 +109,12 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         scoreboard = new Scoreboard(config.receiveWindowPackets());
         lossDetector = new LossDetector(scoreboard, config, this);
         probeTimer = new ProbeTimer(config);
+        asking = new AskingProbe(scoreboard, this);
         encoder = new RequestEncoder(qp.writer());
         signals = new CongestionSignals(qp);
         timers = new RequesterTimers(qp, counters, scoreboard, probeTimer, signals, this);
         responses = new ResponseHandler(qp, counters, sendWindow, sendQueue, scoreboard, lossDetector, probeTimer,
-            timers, signals);
+            asking, timers, signals);
     }
 
     /** Called on RTR→RTS: the first PSN this side sends and the timers' parameters. */
@@ -185,9 +187,26 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
             emitted += retransmitLost(nowNs, sink, budget);
         }
         emitted += emitNew(nowNs, sink, budget - emitted);
+        if (timers.probeWithAsk()) {
+            emitted += ask(nowNs, sink, budget - emitted);
+        }
         emitted += probeCredit(nowNs, sink, budget - emitted);
         qp.congestionControl().onSendOpportunity(nowNs, scoreboard.inFlight(), hasWork());
         return emitted;
+    }
+
+    /**
+     * Sends the asking tail probe: a KEEPALIVE with ACK_REQ whose answer shows the responder's state,
+     * from which {@link AskingProbe} declares lost what it lacks [REL-069].
+     */
+    private int ask(final long nowNs, final TransmitSink sink, final int budget) {
+        if (budget <= 0 || !qp.sendProbe(nowNs, sink, probeTimer.probes(), nextPsn())) {
+            return 0;
+        }
+        onProbeSent(nowNs);
+        asking.sent(nowNs, nextPsn(), timers.onAskSent(nowNs));
+        counters.increment(EndpointCounter.TAIL_PROBES_ASKED);
+        return 1;
     }
 
     /** @return whether the credit blocks all transmission with nothing outstanding [REL-019] */
@@ -306,6 +325,9 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
             qp.countRetransmit(cause);
             if (cause != EndpointCounter.RETRANSMITS_TAIL_PROBE) {
                 probeTimer.onRepair(nowNs);
+                if (cause != EndpointCounter.RETRANSMITS_RNR && cause != EndpointCounter.RETRANSMITS_PSN_WINDOW) {
+                    probeTimer.onLossRepaired(sendWindow.sndNxt());
+                }
             }
             retransmits++;
             qp.trace(nowNs, TraceEvent.RETRANSMIT, psn, cause.ordinal(), scoreboard.transmissions(psn), window);
@@ -579,6 +601,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         scoreboard.clear();
         lossDetector.cancelDeadline();
         timers.flush();
+        asking.reset();
         sendWindow.flush();
     }
 
@@ -588,6 +611,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         scoreboard.clear();
         lossDetector.reset();
         probeTimer.reset();
+        asking.reset();
         timers.reset();
     }
 

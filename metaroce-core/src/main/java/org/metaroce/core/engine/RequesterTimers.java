@@ -71,6 +71,11 @@ final class RequesterTimers {
      * pacing would hold it [REL-026], as RACK-TLP sends new data (RFC 8985, 7.3).
      */
     private boolean probeWithNew;
+    /**
+     * A tail probe is due and asks: a KEEPALIVE with ACK_REQ whose answer shows what arrived
+     * [REL-069], sent by the requester's next emission.
+     */
+    private boolean probeWithAsk;
     private int consecutiveTimeouts;
     /** Time of the retransmission-timer expiry whose outcome is still unknown, or {@link #NO_EXPIRY}. */
     private long timeoutEpisodeNs = NO_EXPIRY;
@@ -163,6 +168,7 @@ final class RequesterTimers {
         recovery.endEpisode();
         probeTimer.endEpisode();
         probeWithNew = false;
+        probeWithAsk = false;
         consecutiveTimeouts = 0;
         // Progress proves the path works again: the next expiry waits the plain RTO [REL-028].
         rtt.undoBackoff();
@@ -188,6 +194,23 @@ final class RequesterTimers {
         probeWithNew = false;
     }
 
+    /** @return whether the tail probe due is a KEEPALIVE that asks for an ACK [REL-069] */
+    boolean probeWithAsk() {
+        return probeWithAsk;
+    }
+
+    /**
+     * The asking probe left at {@code nowNs}: the next probe of the episode is timed from it.
+     *
+     * @return the requester's latest transmission before it
+     */
+    long onAskSent(final long nowNs) {
+        final long before = lastTransmitNs;
+        probeWithAsk = false;
+        lastTransmitNs = nowNs;
+        return before;
+    }
+
     /** The QP flushed: no RNR delay is waited out any more. */
     void flush() {
         rnrResumeNs = Long.MAX_VALUE;
@@ -196,6 +219,7 @@ final class RequesterTimers {
     /** The QP was reset: no grant, no RNR delay, no open expiry. */
     void reset() {
         probeWithNew = false;
+        probeWithAsk = false;
         rnrResumeNs = Long.MAX_VALUE;
         timeoutEpisodeNs = NO_EXPIRY;
     }
@@ -262,6 +286,7 @@ final class RequesterTimers {
             recovery.endEpisode();
             probeTimer.endEpisode();
             probeWithNew = false;
+            probeWithAsk = false;
             fullWindowRetransmitAllowed = true;
             return;
         }
@@ -269,7 +294,17 @@ final class RequesterTimers {
         if (probeDue != Long.MAX_VALUE && nowNs >= probeDue) {
             final int probes = probeTimer.onProbe();
             qp.trace(nowNs, TraceEvent.TAIL_PROBE, sndUna, probes, 0, 0);
-            if (scoreboard.kind(sndUna) == Scoreboard.KIND_READ && scoreboard.state(sndUna) == Scoreboard.IN_FLIGHT) {
+            final boolean readHeld = scoreboard.kind(sndUna) == Scoreboard.KIND_READ
+                && scoreboard.state(sndUna) == Scoreboard.IN_FLIGHT;
+            final boolean newPacketProbes = !readHeld && requests.newPacketCanProbe();
+            if (!newPacketProbes && probeTimer.asks(sndNxt)) {
+                // Nothing new can probe, and this queue pair has lost nothing lately: the answers
+                // more likely stopped because the peer paused than because the tail was lost, so
+                // the probe asks what arrived instead of sending a copy [REL-069].
+                probeWithAsk = true;
+                return;
+            }
+            if (readHeld) {
                 // The oldest outstanding READ has no response: its request is the likely loss, and
                 // the responder holds every later READ behind it (OPS-024), so a probe of the newest
                 // would only be held too [REL-026].
@@ -277,7 +312,7 @@ final class RequesterTimers {
                 fullWindowRetransmitAllowed = true;
                 return;
             }
-            if (requests.newPacketCanProbe()) {
+            if (newPacketProbes) {
                 // A new packet's ACK reveals a lost tail as a copy of the newest would (its SACK
                 // shows the hole, 6.6.1), and when the peer has only paused it costs no copy.
                 probeWithNew = true;

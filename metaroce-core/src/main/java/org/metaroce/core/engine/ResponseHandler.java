@@ -51,6 +51,7 @@ final class ResponseHandler {
     private final Scoreboard scoreboard;
     private final LossDetector lossDetector;
     private final ProbeTimer probeTimer;
+    private final AskingProbe asking;
     private final RequesterTimers timers;
     private final CongestionSignals signals;
     /** The requester's estimator and recovery mode, replaced at each {@link #start}. */
@@ -79,7 +80,8 @@ final class ResponseHandler {
 
     ResponseHandler(final RequesterContext qp, final EndpointCounters counters, final SendWindow sendWindow,
                     final SendQueue sendQueue, final Scoreboard scoreboard, final LossDetector lossDetector,
-                    final ProbeTimer probeTimer, final RequesterTimers timers, final CongestionSignals signals) {
+                    final ProbeTimer probeTimer, final AskingProbe asking, final RequesterTimers timers,
+                    final CongestionSignals signals) {
         this.qp = qp;
         this.counters = counters;
         this.sendWindow = sendWindow;
@@ -87,6 +89,7 @@ final class ResponseHandler {
         this.scoreboard = scoreboard;
         this.lossDetector = lossDetector;
         this.probeTimer = probeTimer;
+        this.asking = asking;
         this.timers = timers;
         this.signals = signals;
         this.contradiction = new DeliveryContradiction(sendWindow, scoreboard);
@@ -243,6 +246,19 @@ final class ResponseHandler {
             delivered++;
         }
         provenPsn = sendWindow.sndUna() - 1;
+        if (opcode == Opcode.ACK && asking.answeredBy(trigger, echoedTimestamp)) {
+            // The answer to an asking tail probe: what it lacks of what was sent well before the
+            // question was lost [REL-069].
+            if (asking.declareLosses(nowNs, sendWindow.sndUna(), sendWindow.sndNxt(), cumulative, bitmap,
+                lossDetector.reorderWindowNs(qp.paths())) == 0) {
+                // Nothing was missing: the question was needless, and the wait it revealed sets
+                // PROBE_WAIT as a needless copy's would [REL-065].
+                probeTimer.onSpuriousProbe(arrivalNs, asking.tailSentNs());
+            } else {
+                // The path does lose packets: the next probes resend, which repairs sooner.
+                probeTimer.onLossRepaired(sendWindow.sndNxt());
+            }
+        }
         if (echoMatches && echoedPath == scoreboard.path(trigger)) {
             // Only feedback about the transmission it came from is attributed to a path [MP-005].
             final double weight = signals.weightOf(echoedPath);

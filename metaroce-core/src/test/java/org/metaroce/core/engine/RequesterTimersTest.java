@@ -120,6 +120,8 @@ class RequesterTimersTest {
     @Test
     void aTailProbeDueBeforeTheRtoResendsTheNewestUnlessANewPacketCanProbe() {
         rtt.onSample(10_000); // no probe before an RTT sample
+        // A loss repaired just before: the probe resends rather than asks [REL-069].
+        probeTimer.onLossRepaired(BASE);
         send(3, 0);
         final long due = timers.deadlineNs();
         assertThat(due).isBetween(1L, RTO - 1);
@@ -132,6 +134,41 @@ class RequesterTimersTest {
         assertThat(scoreboard.state(BASE)).isEqualTo(IN_FLIGHT);
         assertThat(timers.fullWindowRetransmitAllowed()).isTrue();
         assertThat(timers.probeWithNew()).isFalse();
+        assertThat(counters.get(EndpointCounter.TIMEOUTS)).isZero();
+    }
+
+    /**
+     * With no loss repaired in the last {@link ProbeTimer#ASK_AFTER_PSNS} PSNs, a probe that no new
+     * packet can be asks with a KEEPALIVE and marks nothing lost; every probe of the episode asks
+     * [REL-069]. One loss repaired within that many PSNs makes the next probe a copy again.
+     */
+    @Test
+    void aTailProbeOnAPathThatLostNothingLatelyAsksInsteadOfResending() {
+        rtt.onSample(10_000);
+        send(3, 0);
+        final long due = timers.deadlineNs();
+        timers.onExpiries(due, BASE, BASE + 3);
+        assertThat(timers.probeWithAsk()).isTrue();
+        assertThat(scoreboard.lostCount()).isZero();
+        assertThat(timers.fullWindowRetransmitAllowed()).isFalse();
+        assertThat(timers.onAskSent(due)).isZero();
+        assertThat(timers.probeWithAsk()).isFalse();
+        // The second probe of the episode, timed from the question and backed off, asks again.
+        final long second = timers.deadlineNs();
+        assertThat(second).isGreaterThan(due);
+        timers.onExpiries(second, BASE, BASE + 3);
+        assertThat(timers.probeWithAsk()).isTrue();
+        assertThat(scoreboard.lostCount()).isZero();
+        timers.onAskSent(second);
+        // A loss repaired 1,023 PSNs ago: the third probe resends the newest packet.
+        probeTimer.onLossRepaired(BASE + 3 - (ProbeTimer.ASK_AFTER_PSNS - 1));
+        timers.onExpiries(timers.deadlineNs(), BASE, BASE + 3);
+        assertThat(timers.probeWithAsk()).isFalse();
+        assertThat(scoreboard.state(BASE + 2)).isEqualTo(LOST);
+        assertThat(scoreboard.lossCause(BASE + 2)).isEqualTo(EndpointCounter.RETRANSMITS_TAIL_PROBE);
+        // ... and 1,024 PSNs ago it would have asked.
+        probeTimer.onLossRepaired(BASE + 3 - ProbeTimer.ASK_AFTER_PSNS);
+        assertThat(probeTimer.asks(BASE + 3)).isTrue();
         assertThat(counters.get(EndpointCounter.TIMEOUTS)).isZero();
     }
 
