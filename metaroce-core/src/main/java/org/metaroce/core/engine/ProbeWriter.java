@@ -9,11 +9,11 @@ import org.metaroce.core.wire.Opcode;
 import org.metaroce.core.wire.WireConstants;
 
 /**
- * Writes a queue pair's KEEPALIVE with ACK_REQ: a keepalive probe [CM-027] or a requester's request
- * for a fresh Credit [REL-019], header only [WIRE-065]. Successive probes ({@code attempt}) try the
- * paths in turn, so that a probe is not lost on the path that lost the rest. When to probe is the
- * caller's ({@link KeepaliveTimer}, the requester's credit probe); this class only writes and hands
- * the packet on.
+ * Writes a queue pair's KEEPALIVE with ACK_REQ, header only [WIRE-065]: a keepalive probe [CM-027],
+ * a requester's request for a fresh Credit [REL-019] or its question of what arrived [REL-069].
+ * Successive probes ({@code attempt}) try the paths in turn, so that a probe is not lost on the
+ * path that lost the rest. When to probe is the caller's ({@link KeepaliveTimer}, the requester's
+ * credit probe and asking tail probe); this class only writes and hands the packet on.
  */
 final class ProbeWriter {
     /** Hands a written packet to the driver, addressed to the peer and counted as sent. */
