@@ -33,6 +33,8 @@ final class AskingProbe {
      * answer that proves nothing lost shows the peer's answers took this long since [REL-065].
      */
     private long tailSentNs;
+    /** READ or atomic slots the latest answer reported requested but that still await their responses. */
+    private int awaitingResponses;
 
     /**
      * @param scoreboard the requester's scoreboard, where proven losses are marked
@@ -62,6 +64,14 @@ final class AskingProbe {
     /** The queue pair was reset or flushed: no question is open. */
     void reset() {
         open = false;
+    }
+
+    /**
+     * @return READ or atomic slots that the latest answer reported requested and that were still
+     *     waiting for their responses ({@link #declareLosses})
+     */
+    int awaitingResponses() {
+        return awaitingResponses;
     }
 
     /** @return the latest transmission before the first question of the series just answered */
@@ -107,11 +117,13 @@ final class AskingProbe {
             end = reach;
         }
         int lost = 0;
+        awaitingResponses = 0;
         for (int p = sndUna; Psn.before(p, end); p++) {
             if (scoreboard.state(p) != Scoreboard.IN_FLIGHT || scoreboard.sentNs(p) > sentNs - reorderWindowNs) {
                 continue;
             }
             if (scoreboard.kind(p) != Scoreboard.KIND_DATA && reported(p, cumulative, bitmap)) {
+                awaitingResponses++;
                 continue;
             }
             scoreboard.lostWithRequest(p, EndpointCounter.RETRANSMITS_TAIL_PROBE, sndNxt);

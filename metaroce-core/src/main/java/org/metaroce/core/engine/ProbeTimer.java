@@ -66,6 +66,11 @@ final class ProbeTimer {
     /** The next PSN to send at the latest repair, valid when {@link #repaired} [REL-069]. */
     private int repairSndNxt;
     private boolean repaired;
+    /**
+     * An asking probe of this episode was answered and the episode goes on: what is outstanding
+     * arrived but is not answered (a READ's responses), so the next probe resends [REL-069].
+     */
+    private boolean askAnswered;
 
     ProbeTimer(final EndpointConfig config) {
         this.config = config;
@@ -86,11 +91,18 @@ final class ProbeTimer {
         probeWaitNs = 0;
         lastRepairNs = Long.MIN_VALUE;
         repaired = false;
+        askAnswered = false;
     }
 
     /** Progress (a delivery) or an RTO expiry ends the probe episode: the next probe waits the plain PTO [REL-026]. */
     void endEpisode() {
         probes = 0;
+        askAnswered = false;
+    }
+
+    /** An asking probe of this episode was answered [REL-069]. */
+    void onAskAnswered() {
+        askAnswered = true;
     }
 
     /**
@@ -119,14 +131,17 @@ final class ProbeTimer {
 
     /**
      * Whether a tail probe asks for an ACK (a KEEPALIVE) instead of resending a packet [REL-069]:
-     * when this queue pair has repaired no loss in its last {@link #ASK_AFTER_PSNS} PSNs. Where
-     * packets are lost, a copy repairs a lost tail one round trip sooner than a question; where none
-     * are, the answers stopped because the peer paused, and a copy would arrive twice.
+     * when this queue pair has repaired no loss in its last {@link #ASK_AFTER_PSNS} PSNs and no
+     * question of this episode has been answered yet. Where packets are lost, a copy repairs a lost
+     * tail one round trip sooner than a question; where none are, the answers stopped because the
+     * peer paused, and a copy would arrive twice. Once a question is answered and the episode goes
+     * on, what is outstanding arrived and still has no answer (a READ whose responses were lost):
+     * asking again would only hear the same.
      *
      * @param sndNxt the next PSN to send
      */
     boolean asks(final int sndNxt) {
-        return !repaired || Integer.toUnsignedLong(sndNxt - repairSndNxt) >= ASK_AFTER_PSNS;
+        return !askAnswered && (!repaired || Integer.toUnsignedLong(sndNxt - repairSndNxt) >= ASK_AFTER_PSNS);
     }
 
     /**

@@ -249,14 +249,16 @@ final class ResponseHandler {
         if (opcode == Opcode.ACK && asking.answeredBy(trigger, echoedTimestamp)) {
             // The answer to an asking tail probe: what it lacks of what was sent well before the
             // question was lost [REL-069].
+            probeTimer.onAskAnswered();
             if (asking.declareLosses(nowNs, sendWindow.sndUna(), sendWindow.sndNxt(), cumulative, bitmap,
-                lossDetector.reorderWindowNs(qp.paths())) == 0) {
-                // Nothing was missing: the question was needless, and the wait it revealed sets
-                // PROBE_WAIT as a needless copy's would [REL-065].
-                probeTimer.onSpuriousProbe(arrivalNs, asking.tailSentNs());
-            } else {
+                lossDetector.reorderWindowNs(qp.paths())) > 0) {
                 // The path does lose packets: the next probes resend, which repairs sooner.
                 probeTimer.onLossRepaired(sendWindow.sndNxt());
+            } else if (asking.awaitingResponses() == 0) {
+                // Nothing was missing: the question was needless, and the wait it revealed sets
+                // PROBE_WAIT as a needless copy's would [REL-065]. (A READ whose request arrived
+                // and whose responses have not may yet have lost them: that proves nothing.)
+                probeTimer.onSpuriousProbe(arrivalNs, asking.tailSentNs());
             }
         }
         if (echoMatches && echoedPath == scoreboard.path(trigger)) {

@@ -198,6 +198,31 @@ class AskingProbeTest {
     }
 
     /**
+     * Every response of a READ lost: the answer shows the request arrived, so the question is not
+     * asked again in that episode and the next probe requests the READ again, long before the
+     * retransmission timer (67 ms here) [REL-069, REL-026].
+     */
+    @Test
+    void aReadWhoseResponsesWereAllLostIsRequestedAgainByTheNextProbe() {
+        final TwoNodeFixture f = fixture(8405);
+        read(f, 0);
+        assertThat(f.runUntilCompletions(1, 0)).isTrue();
+        f.wire.filter(PacketFilter.dropFirst(4, PacketMatcher.opcode(Opcode.READ_RESPONSE.value())));
+        final long start = f.wire.now();
+        read(f, 1);
+        assertThat(f.runUntilCompletions(2, 0)).isTrue();
+        final long took = f.wire.now() - start;
+        final String story = "took " + took + " ns; " + story(f);
+        System.out.println(story);
+        assertThat(f.a.sendCompletions).as(story).extracting(wc -> wc.status()).containsOnly(WcStatus.SUCCESS);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.TAIL_PROBES_ASKED)).as(story).isEqualTo(1);
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.RETRANSMITS_TAIL_PROBE)).as(story).isPositive();
+        assertThat(f.a.endpoint.counters().get(EndpointCounter.TIMEOUTS)).as(story).isZero();
+        assertThat(took).as(story).isLessThan(QP_TIMEOUT_NS / 10);
+        assertSameBytes(f, 0, 2);
+    }
+
+    /**
      * A queue pair that has just repaired a loss probes a pause with a copy, as before REL-069: where
      * packets are lost, the copy repairs a lost tail a round trip sooner.
      */
