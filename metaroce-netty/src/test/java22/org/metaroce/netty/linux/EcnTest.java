@@ -34,6 +34,47 @@ class EcnTest {
         assertThat(receivedTrafficClass(true)).isEqualTo(EF_ECT0);
     }
 
+    /**
+     * One batch reused across calls of different sizes, with empty calls between and the traffic
+     * class reported in some calls only: the kernel shrinks each filled slot's control length to
+     * what it wrote (nothing, when the class is not asked for), so a slot must get its full control
+     * space back before it is filled again, or a later call's traffic class does not fit and goes
+     * missing. The batch resets only the slots the previous call filled.
+     */
+    @Test
+    void aBatchReusedAcrossCallsOfEverySizeReadsEachSlotsSourceAndTrafficClass() throws Exception {
+        final int slots = 8;
+        try (LinuxUdpSocket rx = Loopback.bound(false); LinuxUdpSocket tx = Loopback.bound(false);
+             Arena arena = Arena.ofConfined(); SendBatch send = new SendBatch(slots);
+             ReceiveBatch receive = new ReceiveBatch(slots, 2048)) {
+            final int port = rx.localAddress().getPort();
+            final int txPort = tx.localAddress().getPort();
+            tx.setTrafficClass(EF_ECT0);
+            // (datagrams, traffic class reported): filled without the class, then with it, in every order.
+            final int[][] calls = {{8, 0}, {8, 1}, {3, 0}, {0, 1}, {8, 1}, {1, 0}, {5, 1}, {0, 0}, {8, 1}};
+            for (final int[] call : calls) {
+                final int n = call[0];
+                final boolean reported = call[1] == 1;
+                rx.setReceiveTrafficClass(reported);
+                send.clear();
+                for (int m = 0; m < n; m++) {
+                    send.destinationIpv4(send.add(Loopback.pattern(arena, 64 + m, m)), Loopback.IPV4, port);
+                }
+                if (n > 0) {
+                    assertThat(tx.send(send, 0)).isEqualTo(n);
+                }
+                assertThat(Loopback.receive(rx, receive, n, (b, slot, index) -> {
+                    assertThat(b.trafficClass(slot)).as("traffic class of slot %d in a call of %d", slot, n)
+                        .isEqualTo(reported ? EF_ECT0 : ReceiveBatch.NOT_REPORTED);
+                    assertThat(b.sourcePort(slot)).as("source port of slot %d in a call of %d", slot, n)
+                        .isEqualTo(txPort);
+                    assertThat(b.length(slot)).isEqualTo(64 + index);
+                })).isEqualTo(n);
+                assertThat(rx.receive(receive)).as("nothing more after %d", n).isZero();
+            }
+        }
+    }
+
     @Test
     void anNftablesRuleMarksCongestionExperienced() throws Exception {
         Nft.assumeUsable();
