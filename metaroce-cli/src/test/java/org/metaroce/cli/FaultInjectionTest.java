@@ -119,8 +119,9 @@ class FaultInjectionTest {
      */
     @Test
     @org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "metaroce.targets", matches = "true",
-        disabledReason = "the strict target of issue 14 (0 retransmissions without loss) is not met on loaded "
-            + "hosts; run with -Dmetaroce.targets=true")
+        disabledReason = "the strict target of issue 14 (0 retransmissions without loss) holds on a quiet host "
+            + "(30 of 30 runs, v1.0.14) but not on a loaded one, whose pauses outlast the tools' 67 ms RTO; "
+            + "run with -Dmetaroce.targets=true")
     void withoutLossNothingIsRetransmitted() throws Exception {
         final Trial.Result r = run("write_bw", Fault.none());
         assertThat(r.passed()).as("completed and verified: %s", r).isTrue();
