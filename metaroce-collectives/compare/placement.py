@@ -113,7 +113,8 @@ def sample():
 threading.Thread(target=sample, daemon=True).start()
 medians = []
 for line in proc.stdout:
-    if line.startswith("# JIT warm-up") or ("t0" not in marks and re.match(r" +\d", line)):
+    # The sweep starts after the table's header, or after the JIT warm-up when there is one.
+    if line.startswith("# JIT warm-up") or "(elements)" in line:
         marks.update(t0=time.time(), a=threads(proc.pid), h0=host_cpu())
     if line.startswith("# median iteration"):
         medians.append(line.split()[4])
