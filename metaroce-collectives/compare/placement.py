@@ -101,9 +101,9 @@ def sample():
             if args.pin and t not in pinned:
                 os.sched_setaffinity(int(t), {pinned_cpu(int(v["comm"].rsplit("-", 1)[1]))})
                 pinned.add(t)
-            if "t0" in marks:
+            if "t0" in marks and "t1" not in marks:
                 history.setdefault(v["comm"], []).append(v["cpu"])
-        if "t0" in marks and snap:
+        if "t0" in marks and "t1" not in marks and snap:
             # (time, how many rank threads sat on CPU 0) for the per-size split below
             on0 = [v["cpu"] for v in snap.values() if v["comm"].startswith("metaroce-rank-")]
             stamps.append((time.time(), sum(1 for c in on0 if c == 0), len(on0)))
