@@ -34,9 +34,9 @@ final class ProbeTimer {
     /** Probes of one episode after which the doubled PTO is no longer computed (it would overflow). */
     private static final int MAX_BACKOFFS = 30;
     /**
-     * PSNs sent since the latest repair after which the first probe of an episode asks instead of
-     * resending [REL-069]: about one full window of the tools, so that at 0.1% loss a third of the
-     * probes ask and at 1% almost none.
+     * PSNs sent since the latest loss repaired after which tail probes ask instead of resending
+     * [REL-069]: about one full window of the tools, so that at 0.1% loss a third of the probes ask
+     * and at 1% almost none.
      */
     static final int ASK_AFTER_PSNS = 1024;
 
@@ -121,8 +121,9 @@ final class ProbeTimer {
     }
 
     /**
-     * A packet declared lost (by time, a NACK, a trim or the retransmission timer; not a packet held
-     * for an RNR delay or refused by the responder's PSN window) was resent when the next PSN to send was {@code sndNxt} [REL-069].
+     * A packet declared lost (by time, a NACK, a trim, the retransmission timer or an asking probe's
+     * answer; not a packet held for an RNR delay or refused by the responder's PSN window) was
+     * resent, or is about to be, when the next PSN to send was {@code sndNxt} [REL-069].
      */
     void onLossRepaired(final int sndNxt) {
         repairSndNxt = sndNxt;
