@@ -12,6 +12,9 @@
 #   memory) so that each sees the same load; a shared host's figures drift by 2x between minutes, so
 #   read the per-round ratios.
 # Environment: JAVA=/path/to/java runs metaroce on that JVM (a JDK 22+ one uses the native transport);
+#   without it, $JAVA_HOME's java, else the newest JDK >= 22 under /usr/lib/jvm, else `java` on the
+#   PATH (the header names the one used: in the same loaded minutes JDK 17's rows took 146-158 us
+#   against JDK 25's 115-142);
 #   METAROCE_ARGS="--rabenseifner 0" passes more options to every metaroce run (e.g. an algorithm's
 #   threshold, to compare algorithms against the same Open MPI rounds).
 # Needs: the CLI jar (./mvnw -B -q package -DskipTests -pl metaroce-cli -am), mpicc and mpirun
@@ -29,6 +32,23 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -f "$jar" ] || { echo "build the CLI first: ./mvnw -B -q package -DskipTests -pl metaroce-cli -am" >&2; exit 2; }
+if [ -z "${JAVA:-}" ]; then
+  # As metaroce-bench/compare.sh: the native transport needs JDK 22+, and the default `java` may be older.
+  JAVA=java
+  if [ -n "${JAVA_HOME:-}" ]; then
+    JAVA="$JAVA_HOME/bin/java"
+  else
+    best=21
+    for home in /usr/lib/jvm/*/; do
+      [ -x "${home}bin/java" ] && [ -f "${home}release" ] || continue
+      major=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "${home}release")
+      if [ -n "$major" ] && [ "$major" -gt "$best" ]; then
+        best=$major
+        JAVA="${home}bin/java"
+      fi
+    done
+  fi
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpicc -O2 -o "$work/mpi_allreduce_perf" "$here/mpi_allreduce_perf.c"
@@ -40,14 +60,15 @@ metaroce_rows() {
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "# $ranks ranks, float32 sum, -b $b -e $e -f $f, $n iterations after $w warm-up; metaroce --driver $driver ${METAROCE_ARGS:-}"
+echo "# metaroce on $("$JAVA" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.vm.version = //p' | head -1) ($JAVA)"
 for round in $(seq 1 "$rounds"); do
   load_before=$(cut -d' ' -f1 /proc/loadavg)
-  "${JAVA:-java}" --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED -jar "$jar" all_reduce_perf --ranks "$ranks" \
+  "$JAVA" --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED -jar "$jar" all_reduce_perf --ranks "$ranks" \
     -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 1 --median --driver "$driver" ${METAROCE_ARGS:-} > "$work/metaroce.txt"
   if [ "$launched" = 1 ]; then
     # The same tool as N JVMs, rank and size from Open MPI's variables, rendezvous on a free port.
     port=$(( 30000 + RANDOM % 20000 ))
-    "${mpi[@]}" -x PATH -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT="$port" "${JAVA:-java}" \
+    "${mpi[@]}" -x PATH -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT="$port" "$JAVA" \
       --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED -jar "$jar" \
       all_reduce_perf -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 1 --median --driver "$driver" ${METAROCE_ARGS:-} > "$work/launched.txt"
     grep -q '^# Out of bounds values : 0 OK' "$work/launched.txt" && ! grep -q '^rank [0-9]*: [1-9]' "$work/launched.txt" \
