@@ -9,21 +9,8 @@
 # for the ceiling's classes (META-INF/versions/22) to be in it.
 set -e
 cd "$(dirname "$0")/.."
-JAVA=java
-if [ -n "$JAVA_HOME" ]; then
-  JAVA="$JAVA_HOME/bin/java"
-else
-  best=21
-  for home in /usr/lib/jvm/*/; do
-    [ -x "${home}bin/java" ] && [ -f "${home}release" ] || continue
-    major=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "${home}release")
-    if [ -n "$major" ] && [ "$major" -gt "$best" ]; then
-      best=$major
-      JAVA="${home}bin/java"
-      export JAVA_HOME="${home%/}"
-    fi
-  done
-fi
+. scripts/jdk.sh
+metaroce_pick_java
 JAR=metaroce-bench/target/metaroce-benchmarks.jar
 if [ ! -f "$JAR" ]; then
   ./mvnw -B -q install -DskipTests

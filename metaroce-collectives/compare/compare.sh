@@ -33,21 +33,9 @@ while [ $# -gt 0 ]; do
 done
 [ -f "$jar" ] || { echo "build the CLI first: ./mvnw -B -q package -DskipTests -pl metaroce-cli -am" >&2; exit 2; }
 if [ -z "${JAVA:-}" ]; then
-  # As metaroce-bench/compare.sh: the native transport needs JDK 22+, and the default `java` may be older.
-  JAVA=java
-  if [ -n "${JAVA_HOME:-}" ]; then
-    JAVA="$JAVA_HOME/bin/java"
-  else
-    best=21
-    for home in /usr/lib/jvm/*/; do
-      [ -x "${home}bin/java" ] && [ -f "${home}release" ] || continue
-      major=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "${home}release")
-      if [ -n "$major" ] && [ "$major" -gt "$best" ]; then
-        best=$major
-        JAVA="${home}bin/java"
-      fi
-    done
-  fi
+  # The native transport needs JDK 22+, and the default `java` may be older.
+  . "$repo/scripts/jdk.sh"
+  metaroce_pick_java
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
