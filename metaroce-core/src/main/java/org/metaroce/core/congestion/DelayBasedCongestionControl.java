@@ -532,7 +532,13 @@ public final class DelayBasedCongestionControl implements CongestionControl {
             // The first expiry of an episode: later ones (the backoff) find the window at one packet.
             windowBeforeTimeout = cwnd;
         }
-        cwnd = pmtu;
+        // One packet at most, never more than before: a window already below one packet (paced,
+        // CC-002) stays where it is, as CC-003 asks of every algorithm. Raising it to one packet
+        // made every expiry a jump in rate for the flows that had slowed the most: eight paced
+        // senders through a 400 Mb/s policer, each with a fair share of a tenth of a packet per
+        // round trip, went back to one packet at each expiry, were dropped again, and resent six
+        // bytes for every byte delivered (in memory: docs/congestion-control.md, "The rig on a quiet host") [CC-015].
+        cwnd = Math.min(cwnd, pmtu);
         decreased(nowNs);
         clamp();
     }

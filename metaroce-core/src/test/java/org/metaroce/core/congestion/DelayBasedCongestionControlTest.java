@@ -91,6 +91,22 @@ class DelayBasedCongestionControlTest {
     }
 
     @Test
+    @DisplayName("[CC-015] [CC-003] an RTO expiry takes the window to one packet at most and never raises a paced window")
+    void timeoutNeverRaisesASubPacketWindow() {
+        // A window paced at a tenth of a packet per round trip (a fair share of a slow bottleneck):
+        // the expiry leaves it there, where raising it to one packet multiplied the rate by ten.
+        final DelayBasedCongestionControl paced = new DelayBasedCongestionControl(PMTU, GBPS_100, true, PMTU / 10.0, 0);
+        final double before = paced.windowBytes();
+        assertThat(before).isCloseTo(PMTU / 10.0, within(1.0));
+        paced.onRetransmitTimeout(1_000_000);
+        assertThat(paced.windowBytes()).isEqualTo(before);
+        // Above one packet the expiry still takes it to one packet.
+        final DelayBasedCongestionControl big = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        big.onRetransmitTimeout(1_000_000);
+        assertThat(big.windowBytes()).isEqualTo(PMTU);
+    }
+
+    @Test
     @DisplayName("[CC-035] with ECN, a loss no congestion signal confirms stops at LOSS_FLOOR; without ECN, with a mark, with delay or a trim it does not")
     void randomLossStopsAtTheLossFloorOnlyWithoutEvidence() {
         // 100 Gb/s x 10 us: BDP = 125,000 B, the initial window; LOSS_FLOOR = 0.5 BDP.

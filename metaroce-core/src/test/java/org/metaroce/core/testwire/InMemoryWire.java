@@ -47,6 +47,7 @@ public final class InMemoryWire {
     private LinkProfile defaultProfile;
     private PacketFilter filter;
     private Bottleneck[] bottlenecks = new Bottleneck[0];
+    private Policer[] policers = new Policer[0];
     private PacketMatcher ceMarker;
     private long now;
     private long nextSequence;
@@ -181,6 +182,21 @@ public final class InMemoryWire {
             bottlenecks = java.util.Arrays.copyOf(bottlenecks, node + 1);
         }
         bottlenecks[node] = new Bottleneck(rateBitsPerSecond, bufferBytes, markThresholdBytes, trim);
+    }
+
+    /**
+     * Puts the real-socket rig's bottleneck in front of {@code node} ({@link Policer}): a marker
+     * that CE-marks ECN-capable packets above {@code markRateBitsPerSecond} beyond
+     * {@code markBurstBytes}, then a policer that drops packets above {@code rateBitsPerSecond}
+     * beyond {@code burstBytes}; no queue, no delay.
+     */
+    public void policer(final int node, final long rateBitsPerSecond, final long burstBytes,
+                        final long markRateBitsPerSecond, final long markBurstBytes) {
+        checkNode(node);
+        if (policers.length <= node) {
+            policers = java.util.Arrays.copyOf(policers, node + 1);
+        }
+        policers[node] = new Policer(rateBitsPerSecond, burstBytes, markRateBitsPerSecond, markBurstBytes);
     }
 
     /** @param marker CE-marks exactly the packets it selects (besides random and port marks), or null */
@@ -406,6 +422,15 @@ public final class InMemoryWire {
         }
         final Bottleneck port = to < bottlenecks.length ? bottlenecks[to] : null;
         boolean portMark = false;
+        final Policer policer = to < policers.length ? policers[to] : null;
+        if (policer != null) {
+            portMark = packet.ecn != DatagramEndpoint.ECN_NOT_ECT && policer.marks(departNs, length);
+            if (policer.drops(departNs, length)) {
+                stats.droppedQueue++;
+                drop(packet, PacketFate.DROPPED_QUEUE);
+                return;
+            }
+        }
         if (port != null) {
             final long backlog = port.backlogBytes(departNs);
             if (port.overflows(backlog, length)) {

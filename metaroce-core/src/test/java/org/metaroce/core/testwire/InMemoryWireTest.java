@@ -393,6 +393,55 @@ class InMemoryWireTest {
         assertThat(receiver.receivedTimes.getLong(3)).isEqualTo(4 * txNs + DELAY);
     }
 
+    @Test
+    void policerMarksAndDropsWithoutQueueing() {
+        // The real-socket rig's bottleneck (nftables on the receiver's input hook): a marker above
+        // 0.5 Gb/s with a one-packet burst, then a policer above 1 Gb/s with a four-packet burst.
+        // Four senders burst 10 ECN-capable packets each at once.
+        final InMemoryWire wire = wire(LinkProfile.builder().ecn(DatagramEndpoint.ECN_ECT_0).build());
+        final PingEndpoint receiver = PingEndpoint.receiver();
+        wire.attach(receiver);
+        for (int i = 0; i < 4; i++) {
+            wire.attach(PingEndpoint.burst(0, 10));
+        }
+        final int length = PingEndpoint.MIN_LENGTH;
+        wire.policer(0, 1_000_000_000L, 4L * length, 500_000_000L, length);
+        wire.runFor(1_000_000);
+        final WireStats stats = wire.stats();
+        // The bucket holds four packets: the rest of the burst is dropped, none of it queued.
+        assertThat(stats.droppedQueue()).as(stats.toString()).isEqualTo(36);
+        assertThat(receiver.receivedPsns).hasSize(4);
+        assertThat(stats.maxQueueBytes()).isZero();
+        // Only the first packet finds the marker's one-packet burst; what passes after it is marked.
+        assertThat(stats.ceMarked()).isEqualTo(3);
+        // Nothing waits: every packet that passes arrives after the link delay alone.
+        for (int i = 0; i < 4; i++) {
+            assertThat(receiver.receivedTimes.getLong(i)).isEqualTo(DELAY);
+        }
+        // A packet's worth of time later each bucket has room for one more packet.
+        final InMemoryWire later = wire(LinkProfile.builder().ecn(DatagramEndpoint.ECN_ECT_0).build());
+        final PingEndpoint r2 = PingEndpoint.receiver();
+        later.attach(r2);
+        later.attach(PingEndpoint.paced(0, 8, length * 8L));
+        later.policer(0, 1_000_000_000L, length, 500_000_000L, length);
+        later.runFor(1_000_000);
+        // Paced at 1 Gb/s: the policer passes all eight, the marker (0.5 Gb/s) every other one.
+        assertThat(later.stats().droppedQueue()).as(later.stats().toString()).isZero();
+        assertThat(later.stats().ceMarked()).isEqualTo(4);
+    }
+
+    @Test
+    void notEcnCapablePacketsAreNeverMarkedByThePolicer() {
+        final InMemoryWire wire = wire(LinkProfile.perfect());
+        final PingEndpoint receiver = PingEndpoint.receiver();
+        wire.attach(receiver);
+        wire.attach(PingEndpoint.burst(0, 10));
+        wire.policer(0, 1_000_000_000L, 10L * PingEndpoint.MIN_LENGTH, 1_000_000L, PingEndpoint.MIN_LENGTH);
+        wire.runFor(1_000_000);
+        assertThat(receiver.receivedPsns).hasSize(10);
+        assertThat(wire.stats().ceMarked()).isZero();
+    }
+
     private static List<TraceEvent> faultyPingEcho(final long seed) {
         final LinkProfile faulty = LinkProfile.builder()
             .jitterNs(2_000).rateBitsPerSecond(10_000_000_000L).loss(0.02).burstLoss(0.01, 0.3, 0.8)
