@@ -8,6 +8,8 @@
 # Usage: compare.sh [-b 8] [-e 32M] [-f 4] [-n 50] [-w 10] [-r 4] [--driver invoker] [--rounds 1]
 #                   [--jar PATH]   (another build of the CLI, e.g. an older commit's, for before/after)
 #                   [--no-launched]   (skip the ranks launched as separate JVMs)
+#                   [--pin-ranks]   (pin the in-process ranks' threads round robin over the CPUs, as
+#                   mpirun binds ranks; the launched JVMs are left to the scheduler as before)
 #   Rounds alternate the contenders (metaroce in one process, metaroce launched, MPI TCP, MPI shared
 #   memory) so that each sees the same load; a shared host's figures drift by 2x between minutes, so
 #   read the per-round ratios.
@@ -22,12 +24,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-b=8 e=32M f=4 n=50 w=10 ranks=4 driver=invoker rounds=1 jar="$repo/metaroce-cli/target/metaroce.jar" launched=1
+b=8 e=32M f=4 n=50 w=10 ranks=4 driver=invoker rounds=1 jar="$repo/metaroce-cli/target/metaroce.jar" launched=1 pin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -b) b=$2; shift 2 ;; -e) e=$2; shift 2 ;; -f) f=$2; shift 2 ;; -n) n=$2; shift 2 ;;
     -w) w=$2; shift 2 ;; -r) ranks=$2; shift 2 ;; --driver) driver=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;; --jar) jar=$2; shift 2 ;; --no-launched) launched=0; shift ;;
+    --rounds) rounds=$2; shift 2 ;; --jar) jar=$2; shift 2 ;; --no-launched) launched=0; shift ;; --pin-ranks) pin="--pin-ranks"; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -47,12 +49,12 @@ metaroce_rows() {
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-echo "# $ranks ranks, float32 sum, -b $b -e $e -f $f, $n iterations after $w warm-up; metaroce --driver $driver ${METAROCE_ARGS:-}"
+echo "# $ranks ranks, float32 sum, -b $b -e $e -f $f, $n iterations after $w warm-up; metaroce --driver $driver $pin ${METAROCE_ARGS:-}"
 echo "# metaroce on $("$JAVA" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.vm.version = //p' | head -1) ($JAVA)"
 for round in $(seq 1 "$rounds"); do
   load_before=$(cut -d' ' -f1 /proc/loadavg)
   "$JAVA" --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED -jar "$jar" all_reduce_perf --ranks "$ranks" \
-    -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 1 --median --driver "$driver" ${METAROCE_ARGS:-} > "$work/metaroce.txt"
+    -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 1 --median --driver "$driver" $pin ${METAROCE_ARGS:-} > "$work/metaroce.txt"
   if [ "$launched" = 1 ]; then
     # The same tool as N JVMs, rank and size from Open MPI's variables, rendezvous on a free port.
     port=$(( 30000 + RANDOM % 20000 ))

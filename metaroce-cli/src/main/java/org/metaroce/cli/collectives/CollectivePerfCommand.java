@@ -175,6 +175,13 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "scheduling stalls on a loaded host do not drag up as they do the average.")
     boolean median;
 
+    @Option(names = "--pin-ranks",
+        description = "With --ranks: pin rank i's thread to the i-th CPU, round robin, of those this process may run "
+            + "on, as MPI launchers bind ranks (4 ranks on 2 CPUs: 0, 1, 0, 1). Linux, JDK 22 or newer. Where ranks "
+            + "outnumber cores the scheduler's placement otherwise decides a small collective's speed for tens of "
+            + "milliseconds at a time.")
+    boolean pinRanks;
+
     @Option(names = "--counters", description = "Print each rank's driver and endpoint counters at the end.")
     boolean counters;
 
@@ -329,6 +336,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             if (root >= ranks) {
                 throw bad("--root must be below --ranks");
             }
+            if (pinRanks && !org.metaroce.netty.CpuAffinity.isAvailable()) {
+                throw bad("--pin-ranks needs thread affinity, which this JVM lacks: "
+                    + org.metaroce.netty.CpuAffinity.unavailabilityReason().orElse("unknown reason")
+                    + "; run without --pin-ranks");
+            }
             out.printf("# metaroce %s: %d ranks in this process over loopback%n", kind.command, ranks);
             // INVOKER ranks by default: same rounds against Open MPI (4 ranks, 2 shared cores), 8 B
             // 462-515 us against 623-823 us with a driver thread per rank, 512 KiB 2.8-3.6 ms against
@@ -347,6 +359,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 case INVOKER -> LocalCluster.startInvoker(ranks, config, template);
                 default -> LocalCluster.start(ranks, config, template);
             }) {
+                if (pinRanks) {
+                    out.printf("# rank threads pinned to CPUs %s%n", java.util.Arrays.toString(cluster.pinRanks()));
+                }
                 final List<Long> results = cluster.run(c -> sweep.run(c, c.rank() == 0 ? out : null),
                     Duration.ofHours(2));
                 wrong = results.get(0);
@@ -359,6 +374,10 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 closeCapture(capture); // after the devices: what they recorded last is in the file
             }
         } else {
+            if (pinRanks) {
+                throw bad("--pin-ranks pins the threads of ranks run with --ranks; a launched rank is bound by its "
+                    + "launcher (mpirun --bind-to core, taskset, srun --cpu-bind)");
+            }
             final LaunchEnv env;
             try {
                 env = explicitLaunch() != null ? explicitLaunch() : LaunchEnv.fromEnvironment();

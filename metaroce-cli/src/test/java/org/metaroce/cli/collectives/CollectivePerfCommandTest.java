@@ -90,6 +90,26 @@ class CollectivePerfCommandTest {
     }
 
     @Test
+    void pinRanksPinsTheRankThreadsOrSaysWhyItCannot() {
+        final Run r = run("all_reduce_perf", "--ranks", "4", "--pin-ranks", "-b", "8", "-e", "8", "-n", "2", "-w", "0");
+        if (org.metaroce.netty.CpuAffinity.isAvailable()) {
+            final int[] cpus = org.metaroce.netty.CpuAffinity.allowedCpus();
+            assertThat(r.exitCode()).as(r::toString).isZero();
+            assertThat(r.out()).contains("# rank threads pinned to CPUs [" + cpus[0] + ", " + cpus[1 % cpus.length]);
+            assertThat(rows(r)).allSatisfy(c -> assertThat(c[8] + c[12]).isEqualTo("00"));
+        } else {
+            assertThat(r.exitCode()).as(r::toString).isEqualTo(2);
+            assertThat(r.err()).contains("--pin-ranks needs thread affinity, which this JVM lacks: "
+                + org.metaroce.netty.CpuAffinity.unavailabilityReason().orElseThrow());
+        }
+        // A launched rank is bound by its launcher, not by the tool.
+        final Run launched = run("all_reduce_perf", "--pin-ranks", "--rank", "0", "--world-size", "1", "-b", "8",
+            "-e", "8");
+        assertThat(launched.exitCode()).as(launched::toString).isEqualTo(2);
+        assertThat(launched.err()).contains("a launched rank is bound by its launcher");
+    }
+
+    @Test
     void everyTypeAndReduction() {
         final Run r = run("all_reduce_perf", "--ranks", "2", "-b", "1K", "-e", "1K", "-d", "all", "-o", "all",
             "-n", "1", "-w", "0");

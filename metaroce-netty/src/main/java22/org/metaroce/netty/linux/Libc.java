@@ -78,6 +78,12 @@ final class Libc {
         JAVA_INT, ADDRESS, ADDRESS);
     /** {@code int eventfd(unsigned int initval, int flags)}. */
     static final MethodHandle EVENTFD = withErrno("eventfd", JAVA_INT, JAVA_INT, JAVA_INT);
+    /** {@code int sched_setaffinity(pid_t pid, size_t cpusetsize, const cpu_set_t *mask)}. */
+    static final MethodHandle SCHED_SETAFFINITY = withErrno("sched_setaffinity", JAVA_INT, JAVA_INT, JAVA_LONG,
+        ADDRESS);
+    /** {@code int sched_getaffinity(pid_t pid, size_t cpusetsize, cpu_set_t *mask)}. */
+    static final MethodHandle SCHED_GETAFFINITY = withErrno("sched_getaffinity", JAVA_INT, JAVA_INT, JAVA_LONG,
+        ADDRESS);
     /** {@code ssize_t read(int fd, void *buf, size_t count)}. */
     static final MethodHandle READ = withErrno("read", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
     /**
