@@ -12,7 +12,8 @@ import org.metaroce.netty.linux.LinuxUdpSocket;
 import org.metaroce.netty.linux.ReceiveBatch;
 
 /**
- * The receive path of a {@link NativeUdpSocket}: {@code recvmmsg} into the socket's fixed slots,
+ * The receive path of a {@link NativeUdpSocket}: {@code recvmmsg} into the socket's fixed slots
+ * ({@code recvmsg} into the first while datagrams come one at a time),
  * then each datagram to the {@link DatagramReceiver} with its raw source address, its ECN field
  * and its GRO segment size. Allocates nothing per datagram or call, whatever the source ports:
  * the payload is seen through one reused {@link UnsafeBuffer} wrapped around the slot's buffer view, the
@@ -28,9 +29,17 @@ final class NativeReader implements AutoCloseable {
     private final DatagramReceiver receiver;
     private final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
     private final SourceAddress source = new SourceAddress();
-    /** Slots of the last {@code recvmmsg} still to deliver: [next, count). */
+    /** Slots of the last read still to deliver: [next, count). */
     private int next;
     private int count;
+    /**
+     * Whether the next read is a {@code recvmsg} of one datagram rather than a {@code recvmmsg}:
+     * after a batch read that found at most one datagram, until a single read finds one (more may
+     * then be waiting, and the next read takes a batch). A spinning reader's idle reads and the
+     * read that catches a lone datagram (a request-reply exchange) cost less so, and a flow of
+     * datagrams is still read 32 at a time after its first.
+     */
+    private boolean single;
 
     /**
      * @param slots datagrams per {@code recvmmsg}
@@ -74,9 +83,10 @@ final class NativeReader implements AutoCloseable {
         count = 0;
         boolean drained = false;
         while (true) {
-            final int r = socket.receive(slots);
+            final int r = single ? socket.receiveOne(slots) : socket.receive(slots);
             if (r >= 0) {
                 count = r;
+                single = single ? r == 0 : r <= 1;
                 return r > 0;
             }
             if (-r == Errno.EINTR) {

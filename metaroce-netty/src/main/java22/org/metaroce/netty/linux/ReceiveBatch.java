@@ -254,6 +254,15 @@ public final class ReceiveBatch implements AutoCloseable {
         return headers;
     }
 
+    /**
+     * Decodes the datagram of {@code length} bytes a {@code recvmsg} wrote into slot 0: such a call
+     * returns the length rather than writing {@code msg_len}, so it is put there first.
+     */
+    void receivedOne(final int length) {
+        headers.set(JAVA_INT, Msghdr.MSG_LEN, length);
+        received(1);
+    }
+
     /** Decodes what the kernel wrote for slots 0..n-1. */
     void received(final int n) {
         boolean stamped = false;

@@ -75,6 +75,51 @@ class EcnTest {
         }
     }
 
+    /**
+     * A single read ({@code recvmsg} into slot 0) between batch reads on the same batch: each gets
+     * its datagram's length, source and traffic class, whatever the batch read before it filled,
+     * and a single read with nothing waiting reports none.
+     */
+    @Test
+    void singleReadsBetweenBatchReadsReadLengthSourceAndTrafficClass() throws Exception {
+        final int slots = 8;
+        try (LinuxUdpSocket rx = Loopback.bound(false); LinuxUdpSocket tx = Loopback.bound(false);
+             Arena arena = Arena.ofConfined(); SendBatch send = new SendBatch(slots);
+             ReceiveBatch receive = new ReceiveBatch(slots, 2048)) {
+            final int port = rx.localAddress().getPort();
+            final int txPort = tx.localAddress().getPort();
+            tx.setTrafficClass(EF_ECT0);
+            rx.setReceiveTrafficClass(true);
+            assertThat(rx.receiveOne(receive)).as("nothing waiting").isZero();
+            for (int round = 0; round < 3; round++) {
+                send.clear();
+                for (int m = 0; m < 6; m++) {
+                    send.destinationIpv4(send.add(Loopback.pattern(arena, 100 + m, m)), Loopback.IPV4, port);
+                }
+                assertThat(tx.send(send, 0)).isEqualTo(6);
+                // One by one for the first two, then the other four in batch reads.
+                for (int m = 0; m < 2; m++) {
+                    int r;
+                    final long deadline = System.nanoTime() + 2_000_000_000L;
+                    while ((r = rx.receiveOne(receive)) == 0 && System.nanoTime() < deadline) {
+                        Thread.onSpinWait();
+                    }
+                    assertThat(r).isEqualTo(1);
+                    assertThat(receive.length(0)).as("round %d, single read %d", round, m).isEqualTo(100 + m);
+                    assertThat(receive.sourcePort(0)).isEqualTo(txPort);
+                    assertThat(receive.trafficClass(0)).isEqualTo(EF_ECT0);
+                    assertThat(receive.buffer(0).get(0)).isEqualTo(Loopback.pattern(arena, 100 + m, m).get(
+                        java.lang.foreign.ValueLayout.JAVA_BYTE, 0));
+                }
+                assertThat(Loopback.receive(rx, receive, 4, (b, slot, index) -> {
+                    assertThat(b.length(slot)).isEqualTo(102 + index);
+                    assertThat(b.trafficClass(slot)).isEqualTo(EF_ECT0);
+                })).isEqualTo(4);
+                assertThat(rx.receiveOne(receive)).isZero();
+            }
+        }
+    }
+
     @Test
     void anNftablesRuleMarksCongestionExperienced() throws Exception {
         Nft.assumeUsable();
