@@ -3,10 +3,10 @@
 // Build: gcc -O2 -o udppp udppp.c -lpthread. Run: ./udppp FLAGS, FLAGS from K (connected), S (sendmmsg),
 // R (recvmmsg), 1 (one slot), M (recvmsg), C (all three control messages), E/T/G (IP_RECVTOS /
 // SO_TIMESTAMPNS / UDP_GRO alone); no flags: unconnected sendto and recv.
-// UDP ping-pong on loopback, two spinning threads, 64 B messages: mode "simple" = connected
-// sockets, sendto/recvfrom with MSG_DONTWAIT (Aeron's calls); mode "mmsg" = unconnected sockets,
-// sendmmsg with an address and recvmmsg of 32 slots with IP_RECVTOS, SO_TIMESTAMPNS and UDP_GRO
-// control messages (the native transport's calls). Prints p50/p99 round trip in us.
+// UDP ping-pong on loopback, two spinning threads, 64 B messages, non-blocking reads: "K" gives
+// Aeron's calls (connected send/recv), "SRC" the native transport's before 2026-12-05 (sendmmsg
+// with an address, recvmmsg of 32 slots with IP_RECVTOS, SO_TIMESTAMPNS and UDP_GRO control
+// messages). Prints the p50 and p99 round trip in us (docs/native-transport.md).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
