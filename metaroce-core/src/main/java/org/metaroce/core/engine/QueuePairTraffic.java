@@ -151,8 +151,8 @@ final class QueuePairTraffic {
             return true;
         }
         if (state != QpState.RTS && state != QpState.SQD) {
-            // As a bare ACK in this state would be; the request part goes on.
-            counters.increment(EndpointCounter.INVALID_QP_STATE);
+            // The requester takes no ACK in this state; the packet is not dropped (its request part
+            // goes on), so no drop is counted.
             return true;
         }
         final int trailer = offset + opcode.headerLength() + BaseHeader.payloadLength(buffer, offset);
