@@ -9,6 +9,7 @@ import java.nio.ByteOrder;
 
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
+import org.metaroce.core.AllocationMeter;
 import org.metaroce.core.reliability.ReceiveWindow;
 import org.metaroce.core.verbs.WrOpcode;
 import org.metaroce.core.wire.AckHeader;
@@ -152,6 +153,21 @@ class AckTrailerTest {
         encode(wqe(WrOpcode.SEND, 8), 0, 2_000);
         assertThat(BaseHeader.flags(buffer, AT) & Flags.ATTACHED_ACK).as("not due").isZero();
         assertThat(counters.get(EndpointCounter.ACKS_ATTACHED_OUT)).isZero();
+    }
+
+    @Test
+    void attachingAnAckAllocatesNothing() {
+        // The data path allocates nothing: arming, laying out and writing a packet with its trailer.
+        final SendWqe w = wqe(WrOpcode.SEND, 64);
+        final AllocationMeter.Measurement m = AllocationMeter.fewestBytes(20_000, i -> {
+            acks.accepted(1_000, EXPECTED, Flags.LAST, 0xABCD, 3, 1_000, false, 0, false, false);
+            trailer.arm(2_000, ConnectHeader.CAP_ATTACHED_ACK);
+            encoder.layout(w, 0, 1, MTU);
+            encoder.write(buffer, AT, 9, false, false, 1, 2_000, 0x11, 0x22);
+        });
+        System.out.println("attaching an ACK to a SEND: " + m);
+        assertThat(BaseHeader.flags(buffer, AT) & Flags.ATTACHED_ACK).isEqualTo(Flags.ATTACHED_ACK);
+        assertThat(m.fewest()).isZero();
     }
 
     @Test
