@@ -12,7 +12,7 @@
 -- One UDP payload may hold several MetaRoCE packets back to back: a capture taken before UDP
 -- segmentation offload (GSO, e.g. on loopback or a host with USO) or after receive offload (GRO)
 -- sees one super-datagram per batch. When the payload splits exactly into consecutive packets,
--- each consistent by its own Header Length and Payload Length, each is dissected as its own
+-- each consistent by its own Header Length and Payload Length (and attached ACK trailer), each is dissected as its own
 -- MetaRoCE tree (metaroce.gso.index / metaroce.gso.count) and its Integrity Check verified.
 --
 -- Written for Wireshark 4.0 (Lua 5.2, bit32). The Integrity Check is verified with a table-driven
@@ -25,6 +25,7 @@
 -- Display filter examples:
 --   metaroce.bh.opcode == 3            metaroce.integrity.status == "bad"
 --   metaroce.bh.flags.trimmed          metaroce.nack.reason == 3
+--   metaroce.bh.flags.attached_ack     metaroce.attached.cumulative_psn  (an ACK riding on a request, v1.0.15)
 
 local bit = bit32
 
