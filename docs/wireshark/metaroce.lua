@@ -12,7 +12,7 @@
 -- One UDP payload may hold several MetaRoCE packets back to back: a capture taken before UDP
 -- segmentation offload (GSO, e.g. on loopback or a host with USO) or after receive offload (GRO)
 -- sees one super-datagram per batch. When the payload splits exactly into consecutive packets,
--- each consistent by its own Header Length and Payload Length, each is dissected as its own
+-- each consistent by its own Header Length and Payload Length (and attached ACK trailer), each is dissected as its own
 -- MetaRoCE tree (metaroce.gso.index / metaroce.gso.count) and its Integrity Check verified.
 --
 -- Written for Wireshark 4.0 (Lua 5.2, bit32). The Integrity Check is verified with a table-driven
@@ -25,6 +25,7 @@
 -- Display filter examples:
 --   metaroce.bh.opcode == 3            metaroce.integrity.status == "bad"
 --   metaroce.bh.flags.trimmed          metaroce.nack.reason == 3
+--   metaroce.bh.flags.attached_ack     metaroce.attached.cumulative_psn  (an ACK riding on a request, v1.0.15)
 
 local bit = bit32
 
@@ -121,6 +122,14 @@ local FLAG_SOLICITED  = 0x4000
 local FLAG_LAST       = 0x2000
 local FLAG_RETRANSMIT = 0x1000
 local FLAG_TRIMMED    = 0x0800
+local FLAG_ATTACHED   = 0x0400
+
+-- The attached ACK trailer (3.5.9, v1.0.15): Triggering PSN and an ACK header, after the payload.
+local ATTACHED_LEN = 36
+-- Request opcodes, the only ones that may carry it ([WIRE-072]).
+local request_opcode = {
+    [0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true, [0x05] = true, [0x07] = true, [0x08] = true,
+}
 
 ---------------------------------------------------------------------------------------------------
 -- Fields. Abbreviations are "metaroce." + the keys used in spec-notes/vectors/*.json.
@@ -139,7 +148,8 @@ local f_bh_flag_solicited = add(ProtoField.bool  ("metaroce.bh.flags.solicited",
 local f_bh_flag_last      = add(ProtoField.bool  ("metaroce.bh.flags.last", "LAST", 16, nil, FLAG_LAST))
 local f_bh_flag_retx      = add(ProtoField.bool  ("metaroce.bh.flags.retransmit", "RETRANSMIT", 16, nil, FLAG_RETRANSMIT))
 local f_bh_flag_trimmed   = add(ProtoField.bool  ("metaroce.bh.flags.trimmed", "TRIMMED", 16, nil, FLAG_TRIMMED))
-local f_bh_flag_reserved  = add(ProtoField.uint16("metaroce.bh.flags.reserved", "Reserved flags", base.HEX, nil, 0x07FF))
+local f_bh_flag_attached  = add(ProtoField.bool  ("metaroce.bh.flags.attached_ack", "ATTACHED_ACK", 16, nil, FLAG_ATTACHED))
+local f_bh_flag_reserved  = add(ProtoField.uint16("metaroce.bh.flags.reserved", "Reserved flags", base.HEX, nil, 0x03FF))
 local f_bh_reserved4      = add(ProtoField.uint8 ("metaroce.bh.reserved4", "Reserved", base.HEX))
 local f_bh_dqpn           = add(ProtoField.uint24("metaroce.bh.dqpn", "Destination QPN", base.DEC))
 local f_bh_psn            = add(ProtoField.uint32("metaroce.bh.psn", "PSN", base.DEC))
@@ -187,6 +197,21 @@ local f_ack_flag_duplicate   = add(ProtoField.bool  ("metaroce.ack.flags.duplica
 local f_ack_sender_count     = add(ProtoField.uint8 ("metaroce.ack.sender_count", "Sender Count", base.DEC))
 local f_ack_reserved         = add(ProtoField.uint8 ("metaroce.ack.reserved", "Reserved", base.HEX))
 
+-- Attached ACK trailer (v1.0.15): the same ACK fields under "attached."
+local f_att_trigger_psn      = add(ProtoField.uint32("metaroce.attached.trigger_psn", "Triggering PSN", base.DEC))
+local f_att_cumulative_psn   = add(ProtoField.uint32("metaroce.attached.cumulative_psn", "Cumulative PSN", base.DEC))
+local f_att_sack_bitmap      = add(ProtoField.uint64("metaroce.attached.sack_bitmap", "Selective-ACK Bitmap", base.DEC))
+local f_att_echoed_timestamp = add(ProtoField.uint32("metaroce.attached.echoed_timestamp", "Echoed Timestamp (ns)", base.DEC))
+local f_att_ack_delay        = add(ProtoField.uint32("metaroce.attached.ack_delay", "ACK Delay (ns)", base.DEC))
+local f_att_ce_count         = add(ProtoField.uint32("metaroce.attached.ce_count", "CE Count", base.DEC))
+local f_att_credit           = add(ProtoField.uint32("metaroce.attached.credit", "Credit", base.DEC))
+local f_att_echoed_path_id   = add(ProtoField.uint8 ("metaroce.attached.echoed_path_id", "Echoed Path ID", base.DEC))
+local f_att_flags            = add(ProtoField.uint8 ("metaroce.attached.flags", "ACK Flags", base.DEC))
+local f_att_flag_ecn_echo    = add(ProtoField.bool  ("metaroce.attached.flags.ecn_echo", "ECN_ECHO", 8, nil, 0x01))
+local f_att_flag_duplicate   = add(ProtoField.bool  ("metaroce.attached.flags.duplicate", "DUPLICATE", 8, nil, 0x02))
+local f_att_sender_count     = add(ProtoField.uint8 ("metaroce.attached.sender_count", "Sender Count", base.DEC))
+local f_att_reserved         = add(ProtoField.uint8 ("metaroce.attached.reserved", "Reserved", base.HEX))
+
 -- NACK
 local f_nack_reason    = add(ProtoField.uint8 ("metaroce.nack.reason", "Reason", base.DEC, nack_reason_names))
 local f_nack_rnr_timer = add(ProtoField.uint8 ("metaroce.nack.rnr_timer", "RNR Timer (x10 us)", base.DEC))
@@ -202,6 +227,8 @@ local f_cm_capabilities        = add(ProtoField.uint16("metaroce.cm.capabilities
 local f_cm_cap_credit          = add(ProtoField.bool  ("metaroce.cm.capabilities.receiver_credit", "RECEIVER_CREDIT", 16, nil, 0x0001))
 local f_cm_cap_gbn             = add(ProtoField.bool  ("metaroce.cm.capabilities.go_back_n", "GO_BACK_N", 16, nil, 0x0002))
 local f_cm_cap_ecn             = add(ProtoField.bool  ("metaroce.cm.capabilities.ecn", "ECN", 16, nil, 0x0004))
+local f_cm_cap_sender_count    = add(ProtoField.bool  ("metaroce.cm.capabilities.sender_count", "SENDER_COUNT", 16, nil, 0x0008))
+local f_cm_cap_attached_ack    = add(ProtoField.bool  ("metaroce.cm.capabilities.attached_ack", "ATTACHED_ACK", 16, nil, 0x0010))
 local f_cm_initiator_depth     = add(ProtoField.uint8 ("metaroce.cm.initiator_depth", "Initiator Depth", base.DEC))
 local f_cm_responder_resources = add(ProtoField.uint8 ("metaroce.cm.responder_resources", "Responder Resources", base.DEC))
 local f_cm_path_count          = add(ProtoField.uint8 ("metaroce.cm.path_count", "Path Count", base.DEC))
@@ -246,9 +273,11 @@ local e_oversize = ProtoExpert.new("metaroce.oversize", "Payload Length exceeds 
     expert.group.MALFORMED, expert.severity.ERROR)
 local e_reserved = ProtoExpert.new("metaroce.reserved_nonzero", "Reserved field is not zero",
     expert.group.PROTOCOL, expert.severity.WARN)
+local e_bad_attached = ProtoExpert.new("metaroce.bad_attached_ack", "ATTACHED_ACK on an opcode that is not a request",
+    expert.group.MALFORMED, expert.severity.ERROR)
 
 metaroce.experts = { e_bad_crc, e_unknown_opcode, e_bad_header_length, e_length_mismatch, e_truncated,
-    e_bad_version, e_bad_trim, e_trimmed, e_unexpected_payload, e_oversize, e_reserved }
+    e_bad_version, e_bad_trim, e_trimmed, e_unexpected_payload, e_oversize, e_reserved, e_bad_attached }
 
 ---------------------------------------------------------------------------------------------------
 -- Preferences
@@ -368,6 +397,28 @@ ext_dissectors.ack = function(tvb, o, tree)
     return { cumulative_psn = tvb(o, 4):uint() }
 end
 
+-- The attached ACK trailer at o ([WIRE-071], v1.0.15): Triggering PSN, then an ACK header.
+local function dissect_attached(tvb, o, tree)
+    local t = tree:add(metaroce, tvb(o, ATTACHED_LEN), "Attached ACK")
+    t:add(f_att_trigger_psn, tvb(o, 4))
+    local a = o + 4
+    t:add(f_att_cumulative_psn, tvb(a, 4))
+    t:add(f_att_sack_bitmap, tvb(a + 4, 8))
+    t:add(f_att_echoed_timestamp, tvb(a + 12, 4))
+    t:add(f_att_ack_delay, tvb(a + 16, 4))
+    t:add(f_att_ce_count, tvb(a + 20, 4))
+    local ct = t:add(f_att_credit, tvb(a + 24, 4))
+    if tvb(a + 24, 4):uint() == 0xFFFFFFFF then ct:append_text(" (no limit)") end
+    t:add(f_att_echoed_path_id, tvb(a + 28, 1))
+    local ft = t:add(f_att_flags, tvb(a + 29, 1))
+    ft:add(f_att_flag_ecn_echo, tvb(a + 29, 1))
+    ft:add(f_att_flag_duplicate, tvb(a + 29, 1))
+    t:add(f_att_sender_count, tvb(a + 30, 1))
+    local rt = t:add(f_att_reserved, tvb(a + 31, 1))
+    reserved_check(rt, tvb(a + 31, 1))
+    return tvb(o, 4):uint(), tvb(a, 4):uint()
+end
+
 ext_dissectors.nack = function(tvb, o, tree)
     local t = tree:add(metaroce, tvb(o, 8), "Negative Acknowledgement (NACK)")
     t:add(f_nack_reason, tvb(o, 1))
@@ -388,6 +439,8 @@ ext_dissectors.cm = function(tvb, o, tree)
     ct:add(f_cm_cap_credit, tvb(o + 22, 2))
     ct:add(f_cm_cap_gbn, tvb(o + 22, 2))
     ct:add(f_cm_cap_ecn, tvb(o + 22, 2))
+    ct:add(f_cm_cap_sender_count, tvb(o + 22, 2))
+    ct:add(f_cm_cap_attached_ack, tvb(o + 22, 2))
     t:add(f_cm_initiator_depth, tvb(o + 24, 1))
     t:add(f_cm_responder_resources, tvb(o + 25, 1))
     t:add(f_cm_path_count, tvb(o + 26, 1))
@@ -407,6 +460,7 @@ local function flag_names(flags)
     if bit.band(flags, FLAG_LAST) ~= 0 then names[#names + 1] = "L" end
     if bit.band(flags, FLAG_RETRANSMIT) ~= 0 then names[#names + 1] = "R" end
     if bit.band(flags, FLAG_TRIMMED) ~= 0 then names[#names + 1] = "T" end
+    if bit.band(flags, FLAG_ATTACHED) ~= 0 then names[#names + 1] = "K" end
     return table.concat(names, ",")
 end
 
@@ -441,6 +495,8 @@ local function dissect_packet(tvb, pinfo, tree, index, count, reported_len)
     local payload_length = tvb(12, 2):uint()
     local hlen_words = tvb(15, 1):uint()
     local trimmed = bit.band(flags, FLAG_TRIMMED) ~= 0
+    -- A trimmed packet lost its attached ACK with its payload ([WIRE-074]).
+    local trailer = (bit.band(flags, FLAG_ATTACHED) ~= 0 and not trimmed) and ATTACHED_LEN or 0
     local opname = opcode_names[opcode] or string.format("UNKNOWN(0x%02x)", opcode)
 
     local bh = root:add(metaroce, tvb(0, BH_LEN), "Base Header")
@@ -462,8 +518,12 @@ local function dissect_packet(tvb, pinfo, tree, index, count, reported_len)
     ft:add(f_bh_flag_last, tvb(2, 2))
     ft:add(f_bh_flag_retx, tvb(2, 2))
     ft:add(f_bh_flag_trimmed, tvb(2, 2))
+    local fat = ft:add(f_bh_flag_attached, tvb(2, 2))
+    if bit.band(flags, FLAG_ATTACHED) ~= 0 and opcode_names[opcode] and not request_opcode[opcode] then
+        fat:add_proto_expert_info(e_bad_attached, "ATTACHED_ACK on " .. opname .. " (only requests carry it)")
+    end
     local frt = ft:add(f_bh_flag_reserved, tvb(2, 2))
-    if bit.band(flags, 0x07FF) ~= 0 then frt:add_proto_expert_info(e_reserved) end
+    if bit.band(flags, 0x03FF) ~= 0 then frt:add_proto_expert_info(e_reserved) end
     local r4 = bh:add(f_bh_reserved4, tvb(4, 1))
     if tvb(4, 1):uint() ~= 0 then r4:add_proto_expert_info(e_reserved) end
     bh:add(f_bh_dqpn, tvb(5, 3))
@@ -527,10 +587,10 @@ local function dissect_packet(tvb, pinfo, tree, index, count, reported_len)
         -- Cut by the capture's snapshot length: the headers are all here, the rest is not, so the
         -- Integrity Check cannot be verified (nor is its absence an error).
         status = "unverified"
-        if hdr_end + payload_length + CRC_LEN ~= reported and not (trimmed and reported == hdr_end) then
+        if hdr_end + payload_length + trailer + CRC_LEN ~= reported and not (trimmed and reported == hdr_end) then
             root:add_proto_expert_info(e_length_mismatch, string.format(
-                "Datagram is %d bytes; Header Length %d + Payload Length %d + 4 = %d",
-                reported, hdr_end, payload_length, hdr_end + payload_length + CRC_LEN))
+                "Datagram is %d bytes; Header Length %d + Payload Length %d + %d + 4 = %d",
+                reported, hdr_end, payload_length, trailer, hdr_end + payload_length + trailer + CRC_LEN))
         end
         if len > hdr_end then
             root:add(f_payload, tvb(hdr_end, len - hdr_end)):set_text(string.format(
@@ -547,26 +607,31 @@ local function dissect_packet(tvb, pinfo, tree, index, count, reported_len)
             root:add_proto_expert_info(e_bad_trim, "Trimmed packet with non-zero Payload Length")
         end
         root:add_proto_expert_info(e_trimmed)
-    elseif len < hdr_end + CRC_LEN then
+    elseif len < hdr_end + trailer + CRC_LEN then
         status = "absent"
         root:add_proto_expert_info(e_truncated, string.format(
-            "Truncated: %d bytes, headers plus Integrity Check need %d", len, hdr_end + CRC_LEN))
+            "Truncated: %d bytes, headers plus Integrity Check need %d", len, hdr_end + trailer + CRC_LEN))
         info = info .. " [TRUNCATED]"
     else
         if trimmed then
             root:add_proto_expert_info(e_bad_trim, "TRIMMED flag set but the packet still has payload or Integrity Check")
         end
         local crc_off = len - CRC_LEN
-        local plen = crc_off - hdr_end
+        local plen = crc_off - trailer - hdr_end
         if plen > 0 then
             local pt = root:add(f_payload, tvb(hdr_end, plen))
             pt:set_text(string.format("Payload (%d bytes)", plen))
             if opcode == 0x20 or opcode == 0x22 or opcode == 0x23 then pt:append_text(" [private data]") end
         end
-        if hdr_end + payload_length + CRC_LEN ~= len then
+        if trailer > 0 then
+            -- Between payload and Integrity Check, covered by it ([WIRE-071]).
+            local trig, cum = dissect_attached(tvb, crc_off - trailer, root)
+            info = info .. string.format(" +ACK(trigger=%u cumPSN=%u)", trig, cum)
+        end
+        if hdr_end + payload_length + trailer + CRC_LEN ~= len then
             root:add_proto_expert_info(e_length_mismatch, string.format(
-                "Datagram is %d bytes; Header Length %d + Payload Length %d + 4 = %d",
-                len, hdr_end, payload_length, hdr_end + payload_length + CRC_LEN))
+                "Datagram is %d bytes; Header Length %d + Payload Length %d + %d + 4 = %d",
+                len, hdr_end, payload_length, trailer, hdr_end + payload_length + trailer + CRC_LEN))
         end
         local limit = payload_limit[opcode]
         if exts and not limit and payload_length ~= 0 then
@@ -614,8 +679,12 @@ local function packet_length(tvb, o)
     local expected = opcode_hlen[tvb(o + 1, 1):uint()]
     if not expected or tvb(o + 15, 1):uint() ~= expected then return nil end
     local pl = tvb(o + 12, 2):uint()
-    if bit.band(tvb(o + 2, 2):uint(), FLAG_TRIMMED) ~= 0 and pl == 0 then
+    local flags = tvb(o + 2, 2):uint()
+    if bit.band(flags, FLAG_TRIMMED) ~= 0 and pl == 0 then
         return expected * 4
+    end
+    if bit.band(flags, FLAG_ATTACHED) ~= 0 then
+        return expected * 4 + pl + ATTACHED_LEN + CRC_LEN
     end
     return expected * 4 + pl + CRC_LEN
 end

@@ -65,7 +65,11 @@ EXT = {
 }
 
 
-def build(opcode_name, bh, ext, payload=b"", trimmed=False):
+# The attached ACK trailer (v1.0.15, 3.5.9): Triggering PSN, then an ACK header's 32 bytes.
+ATTACHED = [("trigger_psn", "I")] + EXT["ack"]
+
+
+def build(opcode_name, bh, ext, payload=b"", trimmed=False, attached=None):
     value, exts = OPCODES[opcode_name]
     ext_bytes = b""
     fields = {}
@@ -109,15 +113,23 @@ def build(opcode_name, bh, ext, payload=b"", trimmed=False):
         packet = base + ext_bytes
         fields["integrity.status"] = "absent"
     else:
-        covered = base + ext_bytes + payload
+        trailer = b""
+        if attached is not None:
+            assert flags & K
+            for field, code in ATTACHED:
+                v = 0 if field.startswith("_") else attached["attached." + field]
+                trailer += struct.pack(">" + code, v)
+        covered = base + ext_bytes + payload + trailer
         crc = crc32c(covered)
         packet = covered + struct.pack(">I", crc)
         fields["payload.hex"] = payload.hex()
+        if attached is not None:
+            fields.update({k: (str(v) if v >= 2 ** 53 else v) for k, v in attached.items()})
         fields["integrity.crc32c"] = crc
     return packet, fields
 
 
-A, S, L, R, T = 0x8000, 0x4000, 0x2000, 0x1000, 0x0800
+A, S, L, R, T, K = 0x8000, 0x4000, 0x2000, 0x1000, 0x0800, 0x0400
 TS = 0x89ABCDEF
 COOKIE = bytes(range(0xA0, 0xB4))
 PRIVATE = bytes.fromhex("00007f3a12c04000") + struct.pack(">II", 0x5EC2E7, 65536)  # addr, rkey, len
@@ -210,15 +222,19 @@ VECTORS = [
     ("write-trimmed", "A WRITE packet after a switch trimmed it: TRIMMED set, payload length 0, no integrity check.",
      ["WIRE-042", "WIRE-005"],
      "WRITE", bh(flags=T, psn=0x00000065), {"msg.msn": 9, "msg.offset": 1024, "msg.length": 4096, "msg.rsn": 0, "reth.va": VA, "reth.rkey": 0x5EC2E7, "reth.dma_length": 4096}, PAYLOAD64, True),
+    ("send-attached-ack", "SEND (a reply) carrying the ACK of the peer's request PSN 0x200 in its trailer (ATTACHED_ACK, v1.0.15): cumulative 0x201, credit 64, held 1500 ns; Payload Length counts only the 64-byte payload.",
+     ["WIRE-071", "WIRE-005", "WIRE-040", "REL-071"],
+     "SEND", bh(flags=A | L | K, psn=0x00000080, path_id=1), {"msg.msn": 15, "msg.offset": 0, "msg.length": 64, "msg.rsn": 9}, PAYLOAD64, False,
+     {"attached.trigger_psn": 0x200, "attached.cumulative_psn": 0x201, "attached.sack_bitmap": 0, "attached.echoed_timestamp": 0x11223344, "attached.ack_delay": 1500, "attached.ce_count": 0, "attached.credit": 64, "attached.echoed_path_id": 2, "attached.flags": 0, "attached.sender_count": 0}),
 ]
 
 
 def main():
     names = set()
-    for name, desc, reqs, opcode, header, ext, payload, trimmed in VECTORS:
+    for name, desc, reqs, opcode, header, ext, payload, trimmed, *attached in VECTORS:
         assert name not in names
         names.add(name)
-        packet, fields = build(opcode, header, ext, payload, trimmed)
+        packet, fields = build(opcode, header, ext, payload, trimmed, attached[0] if attached else None)
         doc = {"name": name, "description": desc, "requirements": reqs, "opcode": opcode,
                "length": len(packet), "hex": packet.hex(), "fields": fields}
         with open(os.path.join(HERE, name + ".json"), "w") as f:

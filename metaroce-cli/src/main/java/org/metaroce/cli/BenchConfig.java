@@ -56,7 +56,8 @@ record BenchConfig(TestKind kind, int size, long iterations, long durationNs, lo
     /**
      * Applies {@link #cc} to a data queue pair's parameters: its CC_ALGORITHM, and the capabilities it
      * needs: ECN wherever the device reads it (DCQCN needs it, DEFAULT runs on delay alone without
-     * it [CC-013]), RECEIVER_CREDIT for credit.
+     * it [CC-013]), RECEIVER_CREDIT for credit, and ATTACHED_ACK, which the connection manager offers
+     * by default [REL-071].
      */
     <T extends org.metaroce.core.connection.QpParams<T>> T applyCc(final T params, final boolean readsEcn) {
         if (cc == null) {
@@ -65,7 +66,8 @@ record BenchConfig(TestKind kind, int size, long iterations, long durationNs, lo
         params.congestionControl(cc);
         params.capabilities((readsEcn ? org.metaroce.core.wire.ConnectHeader.CAP_ECN : 0)
             | (cc == org.metaroce.core.congestion.CongestionControlAlgorithm.RECEIVER_CREDIT
-            ? org.metaroce.core.wire.ConnectHeader.CAP_RECEIVER_CREDIT : 0));
+            ? org.metaroce.core.wire.ConnectHeader.CAP_RECEIVER_CREDIT : 0)
+            | org.metaroce.core.wire.ConnectHeader.CAP_ATTACHED_ACK);
         return params;
     }
 

@@ -15,6 +15,7 @@ import org.metaroce.core.verbs.MemoryRegion;
 import org.metaroce.core.verbs.ProtectionDomain;
 import org.metaroce.core.verbs.QpAttributes;
 import org.metaroce.core.verbs.QpState;
+import org.metaroce.core.wire.ConnectHeader;
 import org.metaroce.netty.DeviceConfig;
 import org.metaroce.netty.MetaRoceDevice;
 import org.metaroce.netty.ThreadingMode;
@@ -50,6 +51,11 @@ public final class MetaRoceEnd {
     static final String TRANSPORT_PROPERTY = "metaroce.bench.transport";
     /** System property: "off" builds the devices without a counters file (to measure what publishing costs). */
     static final String COUNTERS_PROPERTY = "metaroce.bench.counters";
+    /**
+     * System property: "false" connects the queue pairs without ATTACHED_ACK, as a v1.0.14 peer
+     * would (to measure what attaching saves in the same jar) [REL-071].
+     */
+    static final String ATTACHED_ACK_PROPERTY = "metaroce.bench.attachedAck";
 
     MetaRoceEnd(final int regionBytes, final RawDatagrams.Factory handler) {
         this(regionBytes, handler, Link.DEFAULT);
@@ -66,7 +72,8 @@ public final class MetaRoceEnd {
             .entropyPortRange(PATHS, 0).transport(Transport.parse(System.getProperty(TRANSPORT_PROPERTY, "auto")))
             .threadingMode(ThreadingMode.INVOKER)
             .gso(true).threadName("bench-" + Thread.currentThread().getName())
-            .endpointConfig(new EndpointConfig().minRtoNs(1_000_000).pathBurstPackets(DeviceConfig.packetsPerGsoWrite(link.pathMtu())))
+            .endpointConfig(new EndpointConfig().minRtoNs(1_000_000).pathBurstPackets(DeviceConfig.packetsPerGsoWrite(link.pathMtu()))
+                .attachedAck(!"false".equals(System.getProperty(ATTACHED_ACK_PROPERTY, "true"))))
             .observability(new org.metaroce.netty.ObservabilityConfig()
                 .counters(!"off".equals(System.getProperty(COUNTERS_PROPERTY, "on"))));
         if (link.gro() != null) {
@@ -98,8 +105,11 @@ public final class MetaRoceEnd {
     void connect(final MetaRoceEnd remote, final int rqPsn, final int sqPsn) {
         final int peer = device.peerId(remote.device.localAddress());
         qp.modify(QpState.INIT, new QpAttributes().port(1).accessFlags(AccessFlags.ALL));
+        // ATTACHED_ACK as two reference ends negotiate it by default (both offer it) [REL-071].
+        final boolean attach = device.endpoint().config().attachedAck() && remote.device.endpoint().config().attachedAck();
         qp.modify(QpState.RTR, new QpAttributes().pathMtu(pathMtu).destQpn(remote.qpn()).rqPsn(rqPsn)
-            .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(device.entropyPorts()).remotePeer(peer));
+            .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(device.entropyPorts()).remotePeer(peer)
+            .capabilities(attach ? ConnectHeader.CAP_ATTACHED_ACK : 0));
         // The connection manager's defaults, as the tools run (QpParams): 1 ms, 7 retries, RNR forever.
         qp.modify(QpState.RTS, new QpAttributes().sqPsn(sqPsn).timeoutNs(1_000_000).retryCount(7)
             .rnrRetry(QpAttributes.RNR_RETRY_INFINITE).maxRdAtomic(16));

@@ -169,7 +169,7 @@ final class ConnectionCases {
             ctx.listen(service, QpOptions.defaults());
             final long tid = ctx.random().nextLong();
             final PacketBuilder req = ctx.connectRequest(service, tid, ctx.newQpn(), 1, 1024)
-                .proposal(1024, 0x000F, 16, 16, 1);
+                .proposal(1024, 0x001F, 16, 16, 1);
             ctx.tester().inject(req.build());
             final Packet ch = ctx.expect(cm(Opcode.CONNECT_CHALLENGE, tid), EXPECT_MS, "CONNECT_CHALLENGE");
             ctx.tester().inject(req.cookie(ch.cookie()).build());
@@ -180,7 +180,8 @@ final class ConnectionCases {
                 f.add(n.asText());
             }
             final int allowed = (f.contains("RECEIVER_CREDIT") ? 1 : 0) | (f.contains("GO_BACK_N") ? 2 : 0)
-                | (f.contains("ECN") ? 4 : 0) | (f.contains("SENDER_COUNT") ? 8 : 0);
+                | (f.contains("ECN") ? 4 : 0) | (f.contains("SENDER_COUNT") ? 8 : 0)
+                | (f.contains("ATTACHED_ACK") ? 0x10 : 0);
             check((r.capabilities() & ~allowed) == 0, "only declared capabilities [GEN-001, CONF-002]",
                 String.format("0x%04x with declared 0x%04x", r.capabilities(), allowed));
         }, "GEN-001", "CONF-002"));

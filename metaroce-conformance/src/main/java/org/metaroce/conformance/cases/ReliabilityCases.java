@@ -112,6 +112,53 @@ final class ReliabilityCases {
         }, reqs);
     }
 
+    /**
+     * [REL-070] The IUT sends a SEND; the tester answers with a WRITE of its own that carries the
+     * SEND's ACK in its trailer, and sends no ACK packet: the SEND completes and the WRITE is placed
+     * and acknowledged. On a QP without the capability the same packet is dropped whole: the WRITE is
+     * neither placed nor acknowledged, and the SEND waits until a plain ACK comes.
+     */
+    private static void attachedAck(final CaseContext ctx) {
+        ctx.requireExtension("cc");
+        final byte[] data = pattern(16, 23);
+        final Mr local = ctx.regMr(64, 1, "LOCAL_WRITE");
+        for (final boolean negotiated : new boolean[] {true, false}) {
+            // TIMEOUT 100 ms: the SEND waits for the tester's packet; an early RTO copy is harmless but noise.
+            final QpOptions opts = QpOptions.defaults().timeoutUs(100_000);
+            final Setup s = setup(ctx, negotiated ? opts.capabilities(QpOptions.CAP_ATTACHED_ACK) : opts);
+            final TesterQp t = s.t();
+            checkEq(negotiated ? QpOptions.CAP_ATTACHED_ACK : 0, t.capabilities & QpOptions.CAP_ATTACHED_ACK,
+                "ATTACHED_ACK in the IUT's CONNECT_REPLY exactly when the tester proposed it [CM-019]");
+            ctx.postSend(s.c(), 1, "SEND", local, 0, 16, o -> { });
+            final Packet send = ctx.expect(q -> t.isRequest(q) && q.psn() == t.iutInitialPsn, EXPECT_MS,
+                "the IUT's SEND");
+            final int psn = t.sendPsn;
+            ctx.tester().inject(write(s, 0, data)
+                .attachedAck(t.ack(send, t.iutInitialPsn + 1).credit(64).build()).build());
+            if (negotiated) {
+                advance(t);
+                final List<JsonNode> wc = ctx.poll(s.c(), "send", 1, EXPECT_MS);
+                checkEq(1, wc.size(), "the SEND completes on the ACK attached to the tester's WRITE, no ACK "
+                    + "packet sent [REL-070, WIRE-071]");
+                checkEq("SUCCESS", wc.get(0).get("status").asText(), "status of the SEND [REL-070]");
+                // The IUT may attach its own ACK to a request of its own (a copy of the SEND): either form.
+                ctx.expect(q -> t.fromIut(q) && (q.opcode() == Opcode.ACK && q.cumulativePsn() == psn + 1
+                    || q.hasAttachedAck() && q.attachedCumulativePsn() == psn + 1), EXPECT_MS,
+                    "an ACK of the WRITE: the request part is handled as without the trailer [REL-070]");
+                checkMemory(ctx, s.mr(), 0, data, "the WRITE placed [REL-070]");
+            } else {
+                ctx.expectNone(q -> t.fromIut(q) && (q.opcode() == Opcode.ACK || q.opcode() == Opcode.NACK)
+                    && q.cumulativePsn() == psn + 1, QUIET_MS,
+                    "no ACK of the WRITE that carried ATTACHED_ACK on a QP without the capability [REL-070]");
+                checkUntouched(ctx, s.mr(), 0, data.length, 0, "by a packet dropped whole [REL-070]");
+                check(ctx.poll(s.c(), "send", 0, 0).isEmpty(), "the SEND still waits: the attached ACK was not "
+                    + "taken [REL-070]", "a completion");
+                ctx.tester().inject(t.ack(send, t.iutInitialPsn + 1).build());
+                checkEq(1, ctx.poll(s.c(), "send", 1, EXPECT_MS).size(), "the SEND completes on a plain ACK");
+            }
+        }
+    }
+
     static List<ConformanceCase> cases() {
         final List<ConformanceCase> l = new ArrayList<>();
         final byte[] data = pattern(64, 17);
@@ -134,6 +181,11 @@ final class ReliabilityCases {
                     "an ACK advancing over the filled gap [REL-008]");
                 checkEq(0L, fill.sackBitmap(), "empty SACK bitmap after the gap is filled [REL-012]");
             }, "REL-008", "REL-012", "WIRE-060"));
+
+        l.add(new ConformanceCase("rel.attached-ack", S, org.metaroce.conformance.suite.Level.MUST,
+            List.of("REL-070", "WIRE-071", "CM-019"), "with ATTACHED_ACK an ACK riding on the tester's request "
+            + "completes the IUT's SEND and the request is handled as without it; without the capability such a "
+            + "packet is dropped whole", "ATTACHED_ACK", ReliabilityCases::attachedAck));
 
         l.add(must("rel.duplicate", S, "a duplicate WRITE is acknowledged with DUPLICATE and not placed again", ctx -> {
             final Setup s = setup(ctx);

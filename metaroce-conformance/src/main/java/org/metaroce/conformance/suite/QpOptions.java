@@ -38,6 +38,8 @@ public final class QpOptions {
     public static final int CAP_ECN = 0x0004;
     /** Capability Flag SENDER_COUNT (v1.0.10): the responder's Sender Count in its ACKs [CC-038]. */
     public static final int CAP_SENDER_COUNT = 0x0008;
+    /** Capability Flag ATTACHED_ACK (v1.0.15): ACKs may ride on request packets [REL-070, WIRE-071]. */
+    public static final int CAP_ATTACHED_ACK = 0x0010;
 
     public static QpOptions defaults() {
         return new QpOptions();
@@ -169,6 +171,9 @@ public final class QpOptions {
             }
             if ((capabilities & CAP_SENDER_COUNT) != 0) {
                 c.add("SENDER_COUNT");
+            }
+            if ((capabilities & CAP_ATTACHED_ACK) != 0) {
+                c.add("ATTACHED_ACK");
             }
         }
         if (ccAlgorithm != null) {

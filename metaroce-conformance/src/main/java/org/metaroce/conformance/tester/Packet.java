@@ -132,9 +132,38 @@ public final class Packet {
             == buffer.getInt(bytes.length - 4, java.nio.ByteOrder.BIG_ENDIAN);
     }
 
-    /** @return whether the datagram length equals header + payload + 4 [WIRE-005] */
+    /** @return whether the datagram length equals header + payload (+ 36 with ATTACHED_ACK) + 4 [WIRE-005] */
     public boolean lengthConsistent() {
-        return opcode != null && bytes.length == headerLengthWords() * 4 + payloadLength() + 4;
+        return opcode != null && bytes.length == headerLengthWords() * 4 + payloadLength() + trailerLength() + 4;
+    }
+
+    /** @return the attached ACK trailer's length: 36 with ATTACHED_ACK unless trimmed, else 0 [WIRE-071] */
+    private int trailerLength() {
+        return hasAttachedAck() ? WireConstants.ATTACHED_ACK_LENGTH : 0;
+    }
+
+    /** @return whether the packet carries an attached ACK's trailer (v1.0.15) [WIRE-071] */
+    public boolean hasAttachedAck() {
+        return has(Flags.ATTACHED_ACK) && !has(Flags.TRIMMED)
+            && bytes.length >= headerLengthWords() * 4 + payloadLength() + WireConstants.ATTACHED_ACK_LENGTH + 4;
+    }
+
+    /** @return where the attached ACK's trailer starts */
+    private int trailer() {
+        if (!hasAttachedAck()) {
+            throw new IllegalStateException("no attached ACK: " + this);
+        }
+        return headerLengthWords() * 4 + payloadLength();
+    }
+
+    /** @return the attached ACK's Triggering PSN [WIRE-071] */
+    public int attachedTriggerPsn() {
+        return buffer.getInt(trailer(), java.nio.ByteOrder.BIG_ENDIAN);
+    }
+
+    /** @return the attached ACK's Cumulative PSN [WIRE-071] */
+    public int attachedCumulativePsn() {
+        return AckHeader.cumulativePsn(buffer, trailer() + WireConstants.TRIGGER_PSN_LENGTH);
     }
 
     private int at(final int extOffset, final String header) {

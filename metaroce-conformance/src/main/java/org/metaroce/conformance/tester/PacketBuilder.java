@@ -78,6 +78,8 @@ public final class PacketBuilder {
     private boolean trimmed;
     private int extraBytes;
     private int truncateTo = -1;
+    /** The attached ACK's trailer (Triggering PSN and ACK header), or null [WIRE-071]. */
+    private byte[] attached;
 
     private PacketBuilder(final Opcode opcode) {
         this.opcode = opcode;
@@ -307,6 +309,21 @@ public final class PacketBuilder {
         return this;
     }
 
+    /**
+     * Attaches an ACK (v1.0.15): sets ATTACHED_ACK and puts {@code ackPacket}'s Base Header PSN and
+     * ACK header between the payload and the Integrity Check [WIRE-071].
+     *
+     * @param ackPacket a built ACK packet, such as {@link TesterQp#ack}'s
+     */
+    public PacketBuilder attachedAck(final byte[] ackPacket) {
+        final UnsafeBuffer ack = new UnsafeBuffer(ackPacket);
+        attached = new byte[WireConstants.ATTACHED_ACK_LENGTH];
+        final UnsafeBuffer t = new UnsafeBuffer(attached);
+        t.putInt(0, BaseHeader.psn(ack, 0), ByteOrder.BIG_ENDIAN);
+        t.putBytes(WireConstants.TRIGGER_PSN_LENGTH, ack, Opcode.ACK.ackOffset(), WireConstants.ACK_HEADER_LENGTH);
+        return this;
+    }
+
     /** Appends garbage after the Integrity Check (a length mismatch) [WIRE-005]. */
     public PacketBuilder extraBytes(final int n) {
         extraBytes = n;
@@ -323,14 +340,16 @@ public final class PacketBuilder {
     public byte[] build() {
         final int header = opcode.headerLength();
         final int payloadLen = trimmed ? 0 : payload.length;
-        final int total = header + payloadLen + (trimmed ? 0 : WireConstants.INTEGRITY_CHECK_LENGTH);
+        final int trailer = attached != null && !trimmed ? attached.length : 0;
+        final int total = header + payloadLen + trailer + (trimmed ? 0 : WireConstants.INTEGRITY_CHECK_LENGTH);
         final byte[] out = new byte[total + extraBytes];
         final UnsafeBuffer b = new UnsafeBuffer(out);
         final BaseHeader bh = new BaseHeader().wrap(b, 0);
         bh.initialize(opcode);
         bh.version(version);
         out[0] |= (byte) (reservedNibble & 0x0F);
-        bh.flags(flags | (trimmed ? org.metaroce.core.wire.Flags.TRIMMED : 0)).destQpn(destQpn).psn(psn)
+        bh.flags(flags | (trimmed ? org.metaroce.core.wire.Flags.TRIMMED : 0)
+                | (attached != null ? org.metaroce.core.wire.Flags.ATTACHED_ACK : 0)).destQpn(destQpn).psn(psn)
             .payloadLength(payloadLengthOverride >= 0 ? payloadLengthOverride : payloadLen).pathId(pathId)
             .timestamp(timestamp).sourceQpn(srcQpn);
         out[4] = (byte) reservedByte4;
@@ -377,8 +396,11 @@ public final class PacketBuilder {
         }
         if (!trimmed) {
             b.putBytes(header, payload);
-            final int crc = IntegrityCheck.software(b, 0, header + payloadLen);
-            b.putInt(header + payloadLen, corruptIntegrity ? crc ^ 0x0100 : crc, ByteOrder.BIG_ENDIAN);
+            if (trailer > 0) {
+                b.putBytes(header + payloadLen, attached);
+            }
+            final int crc = IntegrityCheck.software(b, 0, header + payloadLen + trailer);
+            b.putInt(header + payloadLen + trailer, corruptIntegrity ? crc ^ 0x0100 : crc, ByteOrder.BIG_ENDIAN);
         }
         return truncateTo >= 0 ? Arrays.copyOf(out, truncateTo) : out;
     }

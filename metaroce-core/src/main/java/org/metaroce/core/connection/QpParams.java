@@ -28,7 +28,7 @@ public abstract class QpParams<T extends QpParams<T>> {
     /** Capability flags this implementation can honour; others must not be advertised [GEN-001]. */
     public static final int KNOWN_CAPABILITIES =
         ConnectHeader.CAP_RECEIVER_CREDIT | ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_ECN
-            | ConnectHeader.CAP_SENDER_COUNT;
+            | ConnectHeader.CAP_SENDER_COUNT | ConnectHeader.CAP_ATTACHED_ACK;
 
     ProtectionDomain pd;
     CompletionQueue sendCq;
@@ -133,10 +133,12 @@ public abstract class QpParams<T extends QpParams<T>> {
 
     /**
      * @param flags Capability Flags this side supports (0x0001 RECEIVER_CREDIT, 0x0002 GO_BACK_N,
-     *     0x0004 ECN); the connection uses the intersection [CM-019], which the connection manager
-     *     sets as the QP's CAPABILITIES attribute at RTR. Default: ECN when the endpoint's datagram
-     *     layer reads the IP ECN field of received datagrams ({@code EndpointConfig.datagramEcn()},
-     *     which the driver sets [ENC-016], [CC-034]), else none. Offer ECN only when it does.
+     *     0x0004 ECN, 0x0008 SENDER_COUNT, 0x0010 ATTACHED_ACK); the connection uses the intersection
+     *     [CM-019], which the connection manager sets as the QP's CAPABILITIES attribute at RTR.
+     *     Default: ECN when the endpoint's datagram layer reads the IP ECN field of received datagrams
+     *     ({@code EndpointConfig.datagramEcn()}, which the driver sets [ENC-016], [CC-034]), and
+     *     ATTACHED_ACK unless {@code EndpointConfig.attachedAck(false)} [REL-071]. Offer ECN only when
+     *     it does.
      * @return this
      */
     public T capabilities(final int flags) {
@@ -313,7 +315,8 @@ public abstract class QpParams<T extends QpParams<T>> {
         if (capabilities >= 0) {
             return capabilities;
         }
-        return endpoint.datagramEcn() ? ConnectHeader.CAP_ECN : 0;
+        return (endpoint.datagramEcn() ? ConnectHeader.CAP_ECN : 0)
+            | (endpoint.attachedAck() ? ConnectHeader.CAP_ATTACHED_ACK : 0);
     }
 
     void copyTo(final QpParams<?> c) {

@@ -7,11 +7,13 @@ import java.util.function.LongToIntFunction;
 
 import org.agrona.MutableDirectBuffer;
 import org.metaroce.core.reliability.ReceiveWindow;
+import org.metaroce.core.wire.AckHeader;
 import org.metaroce.core.wire.Opcode;
 import org.metaroce.core.wire.WireConstants;
 
 /**
- * Writes the responder's ACKs, NACKs and CNPs. Every ACK and NACK carries the responder's state
+ * Writes the responder's ACKs, NACKs and CNPs, and the ACKs attached to the queue pair's own request
+ * packets [REL-071]. Every ACK and NACK carries the responder's state
  * when it leaves [REL-012, REL-013]: the cumulative PSN and SACK bitmap of the receive window,
  * the count of CE-marked packets, a fresh Credit and, with SENDER_COUNT, the Sender Count
  * [CC-038]. The cumulative PSN and Credit last sent are
@@ -94,13 +96,7 @@ final class AckWriter {
         }
         final MutableDirectBuffer buffer = sink.buffer();
         final PacketWriter w = out.header(buffer, offset, opcode, 0, triggerPsn, 0, nowNs);
-        final int granted = credit.creditToGrant(nowNs, window.size());
-        advertisedCumulative = window.expectedPsn();
-        advertisedCredit = granted;
-        w.ack(buffer, offset, opcode).cumulativePsn(advertisedCumulative).sackBitmap(window.sackBitmap())
-            .echoedTimestamp(echoedTimestamp).ackDelay(Math.max(0, nowNs - triggerArrivalNs)).ceCount(ceCount)
-            .credit(granted).echoedPathId(echoedPathId).ackFlags(ackFlags)
-            .senderCount(senderCount.applyAsInt(nowNs));
+        state(nowNs, w.ack(buffer, offset, opcode), echoedTimestamp, triggerArrivalNs, echoedPathId, ackFlags);
         if (nack) {
             w.nack(buffer, offset, opcode).reason(reason).rnrTimer(rnrUnits).nackPsn(nackPsn);
             counters.increment(EndpointCounter.NACKS_OUT);
@@ -109,6 +105,35 @@ final class AckWriter {
         }
         out.commit(sink, offset, opcode, 0);
         return true;
+    }
+
+    /**
+     * Writes an ACK attached to a request packet of this queue pair, at {@code trailerOffset}: the
+     * triggering PSN, then the ACK header with the responder's current state, as a bare ACK would
+     * carry it [WIRE-071], [REL-071]. The caller seals the packet.
+     */
+    void attached(final long nowNs, final PacketWriter w, final MutableDirectBuffer buffer, final int trailerOffset,
+                  final int triggerPsn, final int echoedTimestamp, final long triggerArrivalNs, final int echoedPathId,
+                  final int ackFlags) {
+        state(nowNs, w.attachedAck(buffer, trailerOffset, triggerPsn), echoedTimestamp, triggerArrivalNs,
+            echoedPathId, ackFlags);
+        counters.increment(EndpointCounter.ACKS_ATTACHED_OUT);
+    }
+
+    /**
+     * Fills an ACK header, bare or attached, with the responder's state as it leaves [REL-012],
+     * [REL-013], and remembers the Cumulative PSN and Credit advertised [REL-014]. ACK Delay runs
+     * to {@code nowNs}, the transmission of the packet that carries it.
+     */
+    private void state(final long nowNs, final AckHeader header, final int echoedTimestamp,
+                       final long triggerArrivalNs, final int echoedPathId, final int ackFlags) {
+        final int granted = credit.creditToGrant(nowNs, window.size());
+        advertisedCumulative = window.expectedPsn();
+        advertisedCredit = granted;
+        header.cumulativePsn(advertisedCumulative).sackBitmap(window.sackBitmap())
+            .echoedTimestamp(echoedTimestamp).ackDelay(Math.max(0, nowNs - triggerArrivalNs)).ceCount(ceCount)
+            .credit(granted).echoedPathId(echoedPathId).ackFlags(ackFlags)
+            .senderCount(senderCount.applyAsInt(nowNs));
     }
 
     /**

@@ -36,6 +36,7 @@ public final class EndpointConfig {
     private boolean delayOnlyFallback = true;
     private boolean softwareEndpoint;
     private boolean datagramEcn;
+    private boolean attachedAck = true;
     private long linkRateBitsPerSecond = 100_000_000_000L;
     private long cnpIntervalNs = 50_000;
     private long hostDelayAllowanceNs;
@@ -343,6 +344,22 @@ public final class EndpointConfig {
         return this;
     }
 
+    public boolean attachedAck() {
+        return attachedAck;
+    }
+
+    /**
+     * @param offer whether the connection manager offers the ATTACHED_ACK capability unless the
+     *     application chose the capabilities (v1.0.15): with it in effect (both sides offer it) an
+     *     ACK due while the queue pair also sends a request rides on that request instead of leaving
+     *     as a datagram of its own [REL-071]. True by default; peers before v1.0.15 never offer it
+     * @return this
+     */
+    public EndpointConfig attachedAck(final boolean offer) {
+        this.attachedAck = offer;
+        return this;
+    }
+
     public boolean delayOnlyFallback() {
         return delayOnlyFallback;
     }
@@ -473,7 +490,7 @@ public final class EndpointConfig {
         return "EndpointConfig{window=" + receiveWindowPackets + ", ackEvery=" + ackCoalescePackets
             + ", ackDelayNs=" + ackCoalesceDelayNs + ", readChunk=" + readChunkPackets + ", minRtoNs=" + minRtoNs
             + ", maxRtoNs=" + maxRtoNs + ", minTlpNs=" + minTailProbeNs + ", minReoWndNs=" + minReorderWindowNs
-            + ", retryTimeoutNs=" + retryTimeoutNs + ", cc=" + congestionControl + (delayOnlyFallback ? "" : " (no delay-only fallback)") + (softwareEndpoint ? " (software endpoint)" : "") + ", linkRate=" + linkRateBitsPerSecond
+            + ", retryTimeoutNs=" + retryTimeoutNs + ", cc=" + congestionControl + (delayOnlyFallback ? "" : " (no delay-only fallback)") + (attachedAck ? "" : " (no attached ACKs)") + (softwareEndpoint ? " (software endpoint)" : "") + ", linkRate=" + linkRateBitsPerSecond
             + '}';
     }
 }

@@ -19,11 +19,11 @@ public enum EndpointCounter {
     READ_RESPONSES_OUT,
     /** ATOMIC_RESPONSE packets sent. */
     ATOMIC_RESPONSES_OUT,
-    /** ACK packets sent. */
+    /** ACK packets sent (bare; attached ones are {@link #ACKS_ATTACHED_OUT}). */
     ACKS_OUT,
     /** NACK packets sent (all reasons). */
     NACKS_OUT,
-    /** ACK packets received. */
+    /** ACK packets received (bare; attached ones are {@link #ACKS_ATTACHED_IN}). */
     ACKS_IN,
     /** NACK packets received (all reasons). */
     NACKS_IN,
@@ -128,7 +128,16 @@ public enum EndpointCounter {
      * Tail probes sent as a KEEPALIVE that asks for an ACK rather than as a retransmission
      * [REL-069]: a pause of the peer then costs no copy, a lost tail one round trip.
      */
-    TAIL_PROBES_ASKED;
+    TAIL_PROBES_ASKED,
+    /**
+     * ACKs a responder attached to its queue pair's own request packet instead of sending them bare
+     * [REL-071] (v1.0.15); {@link #ACKS_OUT} counts the bare ones only.
+     */
+    ACKS_ATTACHED_OUT,
+    /** Attached ACKs a requester processed [REL-070]; {@link #ACKS_IN} counts the bare ones only. */
+    ACKS_ATTACHED_IN,
+    /** Packets with ATTACHED_ACK dropped whole on a queue pair without that capability [REL-070]. */
+    ATTACHED_ACK_NOT_NEGOTIATED;
 
     private static final EndpointCounter[] VALUES = values();
 

@@ -3,6 +3,8 @@
 
 package org.metaroce.core.engine;
 
+import java.nio.ByteOrder;
+
 import org.agrona.MutableDirectBuffer;
 import org.metaroce.core.wire.AckHeader;
 import org.metaroce.core.wire.AtomicAckHeader;
@@ -14,6 +16,7 @@ import org.metaroce.core.wire.MessageHeader;
 import org.metaroce.core.wire.NackHeader;
 import org.metaroce.core.wire.Opcode;
 import org.metaroce.core.wire.RdmaHeader;
+import org.metaroce.core.wire.WireConstants;
 
 /**
  * The endpoint's reusable flyweights for building packets in a sink's buffer. One per endpoint
@@ -64,11 +67,25 @@ final class PacketWriter {
         return ack.wrap(buffer, packetOffset + opcode.ackOffset()).initialize();
     }
 
+    /**
+     * Writes an attached ACK's Triggering PSN at {@code trailerOffset} (after the payload) and
+     * returns the ACK header that follows it, zeroed [WIRE-071].
+     */
+    AckHeader attachedAck(final MutableDirectBuffer buffer, final int trailerOffset, final int triggerPsn) {
+        buffer.putInt(trailerOffset, triggerPsn, ByteOrder.BIG_ENDIAN);
+        return ack.wrap(buffer, trailerOffset + WireConstants.TRIGGER_PSN_LENGTH).initialize();
+    }
+
     NackHeader nack(final MutableDirectBuffer buffer, final int packetOffset, final Opcode opcode) {
         return nack.wrap(buffer, packetOffset + opcode.nackOffset()).initialize();
     }
 
-    /** Seals the packet with its integrity check and returns its total length. */
+    /**
+     * Seals the packet with its integrity check and returns its total length.
+     *
+     * @param payloadLength the bytes after the headers the check covers: the payload, and an attached
+     *     ACK's trailer when there is one [WIRE-040]
+     */
     int seal(final MutableDirectBuffer buffer, final int packetOffset, final Opcode opcode, final int payloadLength) {
         return crc.seal(buffer, packetOffset, opcode.headerLength() + payloadLength);
     }

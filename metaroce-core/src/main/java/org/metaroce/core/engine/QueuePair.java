@@ -96,9 +96,10 @@ public final class QueuePair {
         final Control control = new Control();
         this.sides = new QueuePairSides(control, endpoint, qpn, pd, sendCq, recvCq, attributes, cc,
             retransmitCauses, share);
-        this.requester = new Requester(sides, caps.sendQueueDepth(), caps.maxSendSge(), endpoint.config(), counters);
         this.responder = new Responder(sides, caps.recvQueueDepth(), caps.maxRecvSge(), caps.maxDestRdAtomic(),
             endpoint.config(), counters);
+        this.requester = new Requester(sides, caps.sendQueueDepth(), caps.maxSendSge(), endpoint.config(), counters,
+            responder.ackTrailer());
         this.traffic = new QueuePairTraffic(control, endpoint, sides, attributes, cc, keepaliveTimer, requester,
             responder);
     }

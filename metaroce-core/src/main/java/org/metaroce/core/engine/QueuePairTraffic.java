@@ -3,16 +3,22 @@
 
 package org.metaroce.core.engine;
 
+import java.nio.ByteOrder;
+
 import org.agrona.DirectBuffer;
 import org.metaroce.core.verbs.QpState;
 import org.metaroce.core.verbs.WcStatus;
 import org.metaroce.core.wire.BaseHeader;
+import org.metaroce.core.wire.ConnectHeader;
+import org.metaroce.core.wire.Flags;
 import org.metaroce.core.wire.Opcode;
+import org.metaroce.core.wire.WireConstants;
 
 /**
  * A queue pair's traffic, gated by its state (table 4.2 of the specification): which packets a state
  * admits and which half takes them [QP-011], the order of a poll (the responder's answers, keepalive
- * [CM-027, CM-030], the requester's timers and packets, a bare ACK after the requests [REL-008]),
+ * [CM-027, CM-030], the requester's timers and packets, a bare ACK after the requests [REL-008] or
+ * the same ACK riding on the first of them [REL-071]), an attached ACK before its request [REL-070],
  * when the queue pair next needs a poll, and the events the traffic causes (COMM_EST, SQ_DRAINED).
  * The verbs side ({@link QueuePair}) changes the state; this class reads it at every step through
  * {@link QueuePairSides.Owner}, since a half may move the queue pair to ERR in the middle of a step,
@@ -96,12 +102,25 @@ final class QueuePairTraffic {
     private void onRequest(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
                            final Opcode opcode, final int ecn, final QpState state) {
         if (state == QpState.ERR) {
-            responder.onRequestInError(nowNs, arrivalNs, buffer, offset);
+            if ((BaseHeader.flags(buffer, offset) & Flags.ATTACHED_ACK) == 0
+                || attachedAck(nowNs, arrivalNs, buffer, offset, opcode, state)) {
+                responder.onRequestInError(nowNs, arrivalNs, buffer, offset);
+            }
             return;
         }
         if (state != QpState.RTR && state != QpState.RTS && state != QpState.SQD && state != QpState.SQE) {
             counters.increment(EndpointCounter.INVALID_QP_STATE);
             return;
+        }
+        if ((BaseHeader.flags(buffer, offset) & Flags.ATTACHED_ACK) != 0) {
+            if (!attachedAck(nowNs, arrivalNs, buffer, offset, opcode, state)) {
+                return;
+            }
+            if (qp.state() == QpState.ERR) {
+                // The ACK part ended the connection [REL-068]: the request meets a QP in ERR.
+                responder.onRequestInError(nowNs, arrivalNs, buffer, offset);
+                return;
+            }
         }
         final long lastRequestNs = responder.lastRequestNs();
         responder.onRequest(nowNs, arrivalNs, buffer, offset, opcode, ecn);
@@ -114,17 +133,48 @@ final class QueuePairTraffic {
         }
     }
 
+    /**
+     * The ACK part of a request packet with ATTACHED_ACK, applied before its request part [REL-070]:
+     * as a bare ACK with the trailer's Triggering PSN, in the states where the requester takes ACKs,
+     * whatever the responder then does with the request. A trimmed packet lost its trailer with its
+     * payload [WIRE-074].
+     *
+     * @return false when the packet is dropped whole: the capability is not in effect
+     */
+    private boolean attachedAck(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
+                                final Opcode opcode, final QpState state) {
+        if ((attributes.capabilities() & ConnectHeader.CAP_ATTACHED_ACK) == 0) {
+            counters.increment(EndpointCounter.ATTACHED_ACK_NOT_NEGOTIATED);
+            return false;
+        }
+        if ((BaseHeader.flags(buffer, offset) & Flags.TRIMMED) != 0) {
+            return true;
+        }
+        if (state != QpState.RTS && state != QpState.SQD) {
+            // The requester takes no ACK in this state; the packet is not dropped (its request part
+            // goes on), so no drop is counted.
+            return true;
+        }
+        final int trailer = offset + opcode.headerLength() + BaseHeader.payloadLength(buffer, offset);
+        counters.increment(EndpointCounter.ACKS_ATTACHED_IN);
+        requester.onAck(nowNs, arrivalNs, buffer, trailer + WireConstants.TRIGGER_PSN_LENGTH,
+            buffer.getInt(trailer, ByteOrder.BIG_ENDIAN), false);
+        return true;
+    }
+
     /** A response-class packet in RTS or SQD: ACKs, NACKs and responses to the requester, a CNP to congestion control. */
     private void onResponse(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
                             final Opcode opcode, final int ecn) {
         switch (opcode) {
             case ACK -> {
                 counters.increment(EndpointCounter.ACKS_IN);
-                requester.onAck(nowNs, arrivalNs, buffer, offset, opcode);
+                requester.onAck(nowNs, arrivalNs, buffer, offset + Opcode.ACK.ackOffset(), BaseHeader.psn(buffer, offset),
+                    false);
             }
             case NACK -> {
                 counters.increment(EndpointCounter.NACKS_IN);
-                requester.onAck(nowNs, arrivalNs, buffer, offset, opcode);
+                requester.onAck(nowNs, arrivalNs, buffer, offset + Opcode.NACK.ackOffset(),
+                    BaseHeader.psn(buffer, offset), true);
                 if (sendsRequests()) {
                     requester.onNack(nowNs, buffer, offset);
                 }
@@ -172,8 +222,13 @@ final class QueuePairTraffic {
             }
             requester.onTimers(nowNs);
             if (sendsRequests()) {
-                // One slot stays for the ACK.
+                if (ackAfterRequests) {
+                    // It rides on the first request that has room for it, if it may [REL-071]; one
+                    // slot stays for it should none.
+                    responder.attachToRequests(nowNs);
+                }
                 emitted += requester.emit(nowNs, sink, budget - emitted - (ackAfterRequests ? 1 : 0));
+                responder.requestsSent();
             }
             if (ackAfterRequests) {
                 emitted += responder.emit(nowNs, sink, budget - emitted);

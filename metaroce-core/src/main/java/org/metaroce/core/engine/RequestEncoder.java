@@ -13,7 +13,8 @@ import org.metaroce.core.wire.WireConstants;
  * Turns one request packet of a send work request into its bytes (specification 3 and 5): the
  * opcode of the work request's operation, the packet's Message Offset and payload [OPS-002], a
  * READ_REQUEST's requested range [OPS-020], the flags LAST [WIRE-015], ACK_REQ, RETRANSMIT
- * [WIRE-016] and SOLICITED, and the headers, written with the endpoint's {@link PacketWriter}. A
+ * [WIRE-016] and SOLICITED, the headers, written with the endpoint's {@link PacketWriter}, and the
+ * trailer of an ACK that rides on the packet ({@link AckTrailer}, [REL-071]). A
  * retransmission differs from the original only in its flags, Transmit Timestamp and Path ID
  * [REL-031].
  *
@@ -28,6 +29,8 @@ import org.metaroce.core.wire.WireConstants;
  */
 final class RequestEncoder {
     private final PacketWriter writer;
+    /** The queue pair's ACK that may ride on its next request packet [REL-071]. */
+    private final AckTrailer trailer;
 
     // The packet last laid out.
     private SendWqe wqe;
@@ -37,9 +40,12 @@ final class RequestEncoder {
     /** The bytes a READ_REQUEST asks for [OPS-020]. */
     private long dmaLength;
     private boolean last;
+    /** Whether the packet carries the attached ACK's trailer after its payload [WIRE-071]. */
+    private boolean attach;
 
-    RequestEncoder(final PacketWriter writer) {
+    RequestEncoder(final PacketWriter writer, final AckTrailer trailer) {
         this.writer = writer;
+        this.trailer = trailer;
     }
 
     /**
@@ -75,7 +81,9 @@ final class RequestEncoder {
             payload = (int) Math.min(mtu, wqe.length - messageOffset);
             last = index == wqe.psnCount - 1;
         }
-        return opcode.headerLength() + payload + WireConstants.INTEGRITY_CHECK_LENGTH;
+        attach = trailer.fits(opcode.headerLength(), payload, mtu);
+        return opcode.headerLength() + payload + (attach ? WireConstants.ATTACHED_ACK_LENGTH : 0)
+            + WireConstants.INTEGRITY_CHECK_LENGTH;
     }
 
     /** @return whether a message of this opcode completes a receive that SOLICITED concerns [OPS-040] */
@@ -99,6 +107,9 @@ final class RequestEncoder {
         if (retransmit) {
             flags |= Flags.RETRANSMIT | Flags.ACK_REQ;
         }
+        if (attach) {
+            flags |= Flags.ATTACHED_ACK;
+        }
         if ((wqe.sendFlags & SendFlags.SOLICITED) != 0 && solicitable(opcode)) {
             // Every packet of the message, so that all carry the same flags [OPS-003, OPS-040]: a
             // responder may take the flag from any of them (and a middle packet may arrive last).
@@ -121,6 +132,11 @@ final class RequestEncoder {
         }
         if (payload > 0) {
             wqe.gather(messageOffset, buffer, offset + opcode.headerLength(), payload);
+        }
+        if (attach) {
+            // Between payload and Integrity Check; Payload Length leaves it out [WIRE-071].
+            trailer.write(nowNs, writer, buffer, offset + opcode.headerLength() + payload);
+            return writer.seal(buffer, offset, opcode, payload + WireConstants.ATTACHED_ACK_LENGTH);
         }
         return writer.seal(buffer, offset, opcode, payload);
     }

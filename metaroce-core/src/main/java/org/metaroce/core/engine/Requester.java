@@ -28,8 +28,9 @@ import org.metaroce.core.wire.Opcode;
  *   <li>{@link LossDetector}: time-based loss detection (RACK), whose losses this class attributes
  *       to a path and to congestion control through {@link CongestionSignals};</li>
  *   <li>{@link LossRecovery}: selective repeat or go-back-N, chosen at RTS;</li>
- *   <li>{@link RequestEncoder}: a request packet's bytes. This class chooses the path, claims and
- *       commits the sink's room and records the transmission.</li>
+ *   <li>{@link RequestEncoder}: a request packet's bytes, with the responder's ACK when one rides
+ *       on it ({@link AckTrailer}, [REL-071]). This class chooses the path, claims and commits the
+ *       sink's room and records the transmission.</li>
  * </ul>
  * Data flows one way: this class calls its parts, and they answer by return value or through
  * {@link RequesterContext}; the timers' two questions back ({@link RequesterTimers.Requests}) and
@@ -100,8 +101,11 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
     /** The time of the latest emit: pacing deadlines are only reported when still ahead of it. */
     private long lastEmitNs = Long.MIN_VALUE;
 
+    /**
+     * @param ackTrailer the queue pair's ACK that may ride on a request packet of this side [REL-071]
+     */
     Requester(final RequesterContext qp, final int sendQueueDepth, final int maxSge, final EndpointConfig config,
-              final EndpointCounters counters) {
+              final EndpointCounters counters, final AckTrailer ackTrailer) {
         this.qp = qp;
         this.config = config;
         this.counters = counters;
@@ -110,7 +114,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         lossDetector = new LossDetector(scoreboard, config, this);
         probeTimer = new ProbeTimer(config);
         asking = new AskingProbe(scoreboard, this);
-        encoder = new RequestEncoder(qp.writer());
+        encoder = new RequestEncoder(qp.writer(), ackTrailer);
         signals = new CongestionSignals(qp);
         timers = new RequesterTimers(qp, counters, scoreboard, probeTimer, signals, this);
         responses = new ResponseHandler(qp, counters, sendWindow, sendQueue, scoreboard, lossDetector, probeTimer,
@@ -458,10 +462,10 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         responses.onProbeSent(nowNs, probePsn);
     }
 
-    /** Processes an ACK or the ACK part of a NACK ({@link ResponseHandler#onAck}). */
-    void onAck(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
-               final Opcode opcode) {
-        if (responses.onAck(nowNs, arrivalNs, buffer, offset, opcode)) {
+    /** Processes an ACK, the ACK part of a NACK or an attached ACK ({@link ResponseHandler#onAck}). */
+    void onAck(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int ackOffset,
+               final int trigger, final boolean nack) {
+        if (responses.onAck(nowNs, arrivalNs, buffer, ackOffset, trigger, nack)) {
             creditHeardNs = nowNs;
         }
     }

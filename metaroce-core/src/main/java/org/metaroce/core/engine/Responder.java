@@ -72,6 +72,8 @@ final class Responder {
     private final ExecutionOrder order;
     /** What this side sends at a poll, in order. */
     private final ResponderOutput output;
+    /** The coalesced ACK when it rides on the queue pair's own request packet [REL-071]. */
+    private final AckTrailer trailer;
 
     Responder(final ResponderContext qp, final int recvQueueDepth, final int maxRecvSge, final int maxDestRdAtomic,
               final EndpointConfig config, final EndpointCounters counters) {
@@ -89,6 +91,25 @@ final class Responder {
         order = new ExecutionOrder(window, reads, atomics);
         answers = new RequestAnswers(qp, acks, fatalNack, counters);
         output = new ResponderOutput(qp, window, acks, ackWriter, cnps, reads, atomics, order, fatalNack, out, counters);
+        trailer = new AckTrailer(acks, ackWriter);
+    }
+
+    /** @return the ACK that may ride on the queue pair's request packets, for its requester [REL-071] */
+    AckTrailer ackTrailer() {
+        return trailer;
+    }
+
+    /**
+     * The queue pair's requests of this poll are about to leave: the coalesced ACK, when due and
+     * ATTACHED_ACK is in effect, rides on the first of them that has room [REL-071].
+     */
+    void attachToRequests(final long nowNs) {
+        trailer.arm(nowNs, qp.capabilities());
+    }
+
+    /** The poll's requests have left: an ACK none of them took leaves bare. */
+    void requestsSent() {
+        trailer.disarm();
     }
 
     void start(final int expectedPsn) {

@@ -119,17 +119,21 @@ final class ResponseHandler {
     }
 
     /**
-     * Processes an ACK or the ACK part of a NACK.
+     * Processes an ACK, the ACK part of a NACK, or an ACK attached to a request packet [REL-070]:
+     * all the same from the ACK header on.
      *
      * @param nowNs the current time
      * @param arrivalNs when the ACK reached the host: the RTT sample ends there [REL-020, REL-066]
+     * @param ackOffset where the ACK header starts in {@code buffer}
+     * @param trigger the triggering PSN: the Base Header PSN of an ACK or NACK, the Triggering PSN of
+     *     an attached ACK's trailer [WIRE-071]
+     * @param nack whether this is a NACK's ACK header, whose trigger is not taken as received [REL-017]
      * @return whether the requester took this ACK's Credit: false when it was dropped for
      *     acknowledging a PSN never sent [REL-016] or is stale [REL-018]; what answers a credit
      *     probe [REL-067]
      */
-    boolean onAck(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int offset,
-               final Opcode opcode) {
-        final int ackOffset = offset + opcode.ackOffset();
+    boolean onAck(final long nowNs, final long arrivalNs, final DirectBuffer buffer, final int ackOffset,
+                  final int trigger, final boolean nack) {
         final int cumulative = AckHeader.cumulativePsn(buffer, ackOffset);
         final long bitmap = AckHeader.sackBitmap(buffer, ackOffset);
         if (Psn.before(sendWindow.sndNxt(), cumulative)) {
@@ -143,7 +147,6 @@ final class ResponseHandler {
                 return false;
             }
         }
-        final int trigger = BaseHeader.psn(buffer, offset);
         final int echoedTimestamp = AckHeader.echoedTimestamp(buffer, ackOffset);
         // Before anything of it is applied: an ACK that contradicts an earlier report ends the
         // connection [REL-068].
@@ -209,7 +212,7 @@ final class ResponseHandler {
         }
         // The one PSN whose latest transmission this ACK proves arrived: its trigger, when the echo
         // matches that transmission [REL-017], [REL-023].
-        provenPsn = opcode == Opcode.ACK && echoMatches ? trigger : sendWindow.sndUna() - 1;
+        provenPsn = !nack && echoMatches ? trigger : sendWindow.sndUna() - 1;
         if (timers.echoPrecedesExpiry(echoedTimestamp) && !echoMatches && sendWindow.contains(trigger)
             && scoreboard.isOutstanding(trigger) && !scoreboard.isProbeTwin(trigger) && Psn.before(trigger, cumulative)) {
             // The ACK that delivers the trigger echoes a transmission from before the expiry, not
@@ -242,11 +245,11 @@ final class ResponseHandler {
                 delivered++;
             }
         }
-        if (opcode == Opcode.ACK && echoMatches && scoreboard.kind(trigger) == KIND_DATA && deliver(nowNs, trigger)) {
+        if (!nack && echoMatches && scoreboard.kind(trigger) == KIND_DATA && deliver(nowNs, trigger)) {
             delivered++;
         }
         provenPsn = sendWindow.sndUna() - 1;
-        if (opcode == Opcode.ACK && asking.answeredBy(trigger, echoedTimestamp)) {
+        if (!nack && asking.answeredBy(trigger, echoedTimestamp)) {
             // The answer to an asking tail probe: what it lacks of what was sent well before the
             // question was lost [REL-069].
             probeTimer.onAskAnswered();

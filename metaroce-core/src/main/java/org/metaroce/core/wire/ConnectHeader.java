@@ -28,6 +28,11 @@ public final class ConnectHeader extends HeaderFlyweight {
     public static final int CAP_ECN = 0x0004;
     /** Capability: the responder reports its Sender Count in every ACK and announces it to idle requesters [CC-038]. */
     public static final int CAP_SENDER_COUNT = 0x0008;
+    /**
+     * Capability: an ACK may ride on a request packet of the queue pair, in a trailer flagged
+     * ATTACHED_ACK [WIRE-071], [REL-070], [REL-071] (v1.0.15).
+     */
+    public static final int CAP_ATTACHED_ACK = 0x0010;
 
     @Override
     public ConnectHeader wrap(final MutableDirectBuffer buffer, final int offset) {

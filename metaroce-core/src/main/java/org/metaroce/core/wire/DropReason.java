@@ -27,7 +27,12 @@ public enum DropReason {
     /** Payload beyond the opcode's limit [WIRE-022]. */
     OVERSIZE,
     /** Message offset/length or DMA length inconsistent [WIRE-033], [WIRE-035]. */
-    BAD_MESSAGE_BOUNDS;
+    BAD_MESSAGE_BOUNDS,
+    /**
+     * ATTACHED_ACK on an opcode that is not a request (v1.0.15, [WIRE-072]); checked after the
+     * Header Length (step 4a of table 3.7), so it is not in table order here.
+     */
+    BAD_ATTACHED_ACK;
 
     private static final DropReason[] VALUES = values();
 

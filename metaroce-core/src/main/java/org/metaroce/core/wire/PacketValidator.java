@@ -79,13 +79,21 @@ public final class PacketValidator {
             return DropReason.BAD_HEADER_LENGTH;
         }
         final int payloadLength = BaseHeader.payloadLength(buffer, offset);
-        if ((BaseHeader.flags(buffer, offset) & Flags.TRIMMED) != 0) {
+        final int flags = BaseHeader.flags(buffer, offset);
+        final boolean attached = (flags & Flags.ATTACHED_ACK) != 0;
+        if (attached && !opcode.isRequest()) {
+            return DropReason.BAD_ATTACHED_ACK;
+        }
+        if ((flags & Flags.TRIMMED) != 0) {
+            // A trimmed packet lost an attached ACK with its payload: its flag changes nothing here [WIRE-074].
             if (!opcode.isTrimmable() || payloadLength != 0 || length != headerLength) {
                 return DropReason.BAD_TRIM;
             }
             return boundsViolation(opcode, buffer, offset, 0);
         }
-        final int minimum = headerLength + WireConstants.INTEGRITY_CHECK_LENGTH;
+        // The attached ACK's trailer sits between payload and Integrity Check [WIRE-005], [WIRE-071].
+        final int minimum = headerLength + WireConstants.INTEGRITY_CHECK_LENGTH
+            + (attached ? WireConstants.ATTACHED_ACK_LENGTH : 0);
         if (length < minimum) {
             return DropReason.TRUNCATED;
         }

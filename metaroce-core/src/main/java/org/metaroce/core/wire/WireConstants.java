@@ -36,6 +36,15 @@ public final class WireConstants {
     public static final int AACK_HEADER_LENGTH = 8;
     public static final int ACK_HEADER_LENGTH = 32;
     public static final int NACK_HEADER_LENGTH = 8;
+    /** The Triggering PSN that starts an attached ACK's trailer [WIRE-071] (v1.0.15). */
+    public static final int TRIGGER_PSN_LENGTH = 4;
+    /** The attached ACK trailer: Triggering PSN and an ACK header [WIRE-071] (v1.0.15). */
+    public static final int ATTACHED_ACK_LENGTH = TRIGGER_PSN_LENGTH + ACK_HEADER_LENGTH;
+    /**
+     * The largest header of a packet with payload (WRITE_WITH_IMM): a packet with an attached ACK
+     * takes no more than header + PMTU of this size [WIRE-073], [ENC-020].
+     */
+    public static final int LARGEST_DATA_HEADER_LENGTH = 60;
     public static final int CM_HEADER_LENGTH = 48;
     /** Length of the stateless cookie carried in the CM header. */
     public static final int COOKIE_LENGTH = 20;

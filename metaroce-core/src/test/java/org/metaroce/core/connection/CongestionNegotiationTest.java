@@ -80,6 +80,26 @@ class CongestionNegotiationTest {
     }
 
     @Test
+    @DisplayName("[CM-019] [REL-071] ATTACHED_ACK is offered by default and in effect only when both sides offer it")
+    void attachedAckIsOfferedByDefaultAndInEffectOnlyWhenBothOfferIt() {
+        for (final boolean serverOffers : new boolean[] {true, false}) {
+            final CmFixture f = new CmFixture(33, LinkProfile.perfect());
+            final Node server = f.node(SERVER_PORT, new CmConfig());
+            final Node client = f.node(CLIENT_PORT, new CmConfig());
+            server.endpoint.config().attachedAck(serverOffers);
+            server.cm.listen(SERVICE, server.listenParams());
+            server.onRequest = e -> assertThat(server.cm.accept(e, null)).isTrue();
+            final Connection c = client.cm.connect(client.connectParams(server));
+            assertThat(f.runUntil(() -> server.count(CmEventType.ESTABLISHED) > 0
+                && client.count(CmEventType.ESTABLISHED) > 0, S)).isTrue();
+            final Connection s = server.first(CmEventType.CONNECT_REQUEST).connection();
+            final int expected = serverOffers ? ConnectHeader.CAP_ATTACHED_ACK : 0;
+            assertThat(c.queuePair().capabilities()).as("server offers: %s", serverOffers).isEqualTo(expected);
+            assertThat(s.queuePair().capabilities()).as("server offers: %s", serverOffers).isEqualTo(expected);
+        }
+    }
+
+    @Test
     @DisplayName("[CC-022] without CC_ALGORITHM the endpoint's configured algorithm runs; CONGESTION_WINDOW sizes FIXED")
     void congestionWindowParameterSizesTheFixedWindow() {
         final CmFixture f = new CmFixture(32, LinkProfile.perfect());
@@ -91,7 +111,8 @@ class CongestionNegotiationTest {
             .congestionControl(CongestionControlAlgorithm.FIXED).congestionWindowPackets(7));
         assertThat(f.runUntil(() -> client.count(CmEventType.ESTABLISHED) > 0, S)).isTrue();
         assertThat(c.queuePair().congestionControl().windowPackets()).isEqualTo(7);
-        assertThat(c.queuePair().capabilities()).isZero();
+        assertThat(c.queuePair().capabilities()).as("both sides offer only the default, ATTACHED_ACK (v1.0.15)")
+            .isEqualTo(ConnectHeader.CAP_ATTACHED_ACK);
         assertThat(c.queuePair().isGoBackN()).isFalse();
     }
 }

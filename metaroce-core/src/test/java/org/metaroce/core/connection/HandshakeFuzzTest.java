@@ -87,7 +87,7 @@ public class HandshakeFuzzTest {
         final ArrayDeque<Packet> inFlight = new ArrayDeque<>();
         final FuzzPackets packets = new FuzzPackets();
         final FuzzPackets.Hints hints = new FuzzPackets.Hints();
-        final UnsafeBuffer scratch = new UnsafeBuffer(new byte[FuzzPackets.MAX_PACKET]);
+        final UnsafeBuffer scratch = new UnsafeBuffer(new byte[FuzzPackets.MAX_FORGED]);
         final UnsafeBuffer cookie = new UnsafeBuffer(new byte[20]);
         final IntegrityCheck crc = new IntegrityCheck();
         final Sink sink = new Sink();

@@ -25,10 +25,12 @@ class CongestionControlSelectionTest {
         ConnectHeader.CAP_ECN | ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_RECEIVER_CREDIT;
 
     @Test
-    @DisplayName("[QP-003] CAPABILITIES takes a subset of 0x000F (v1.0.10: SENDER_COUNT); CC_ALGORITHM must be named")
+    @DisplayName("[QP-003] CAPABILITIES takes a subset of 0x001F (v1.0.10: SENDER_COUNT, v1.0.15: ATTACHED_ACK); "
+        + "CC_ALGORITHM must be named")
     void attributeValuesAreValidated() {
-        assertThatThrownBy(() -> new QpAttributes().capabilities(0x10)).hasMessageContaining("0x000f")
-            .hasMessageContaining("0x0010");
+        assertThatThrownBy(() -> new QpAttributes().capabilities(0x20)).hasMessageContaining("0x001f")
+            .hasMessageContaining("0x0020");
+        assertThat(new QpAttributes().capabilities(ConnectHeader.CAP_ATTACHED_ACK).capabilities()).isEqualTo(0x10);
         assertThatThrownBy(() -> new QpAttributes().ccAlgorithm(null)).hasMessageContaining("ccAlgorithm");
         final QpAttributes a = new QpAttributes().capabilities(ALL_CAPS).ccAlgorithm(CongestionControlAlgorithm.DCQCN);
         assertThat(a.capabilities()).isEqualTo(7);

@@ -131,7 +131,7 @@ public class EngineFuzzTest {
         final CollectingSink sink;
         final FuzzPackets packets = new FuzzPackets();
         final FuzzPackets.Hints hints = new FuzzPackets.Hints();
-        final UnsafeBuffer scratch = new UnsafeBuffer(new byte[FuzzPackets.MAX_PACKET]);
+        final UnsafeBuffer scratch = new UnsafeBuffer(new byte[FuzzPackets.MAX_FORGED]);
         final IntegrityCheck crc = new IntegrityCheck();
         final boolean keepalive;
         long now = 1_000_000_000L;
@@ -140,14 +140,15 @@ public class EngineFuzzTest {
         Run(final FuzzedDataProvider d) {
             this.d = d;
             // Connection parameters come from the input too: MTU, initial PSNs (wrap-around
-            // included), capabilities (go-back-N, ECN, receiver credit, Sender Count), retry limits,
+            // included), capabilities (go-back-N, ECN, receiver credit, Sender Count, attached ACKs), retry limits,
             // keepalive. Sender Count is the fourth bit: an input committed before it could be chosen
             // (0 to 7, one byte) whose byte has that bit clear keeps its meaning.
             final int mtu = 256 << d.consumeInt(0, 2);
             final int psnA = pickInitialPsn(d);
             final int psnB = pickInitialPsn(d);
-            final int capabilities = d.consumeInt(0, 15) & (ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_ECN
-                | ConnectHeader.CAP_RECEIVER_CREDIT | ConnectHeader.CAP_SENDER_COUNT);
+            // ATTACHED_ACK (v1.0.15) is the fifth: inputs whose byte has bits 4 clear keep theirs.
+            final int capabilities = d.consumeInt(0, 31) & (ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_ECN
+                | ConnectHeader.CAP_RECEIVER_CREDIT | ConnectHeader.CAP_SENDER_COUNT | ConnectHeader.CAP_ATTACHED_ACK);
             final int retryCount = d.consumeInt(0, 7);
             // 7 means "retry RNR for ever" [verbs]: the settle phase could then never end.
             final int rnrRetry = d.consumeInt(0, 6);
@@ -260,6 +261,7 @@ public class EngineFuzzTest {
             hints.messages = from.messagesPosted;
             hints.mtu = to.qp.pathMtu();
             hints.senderCount = (to.qp.capabilities() & ConnectHeader.CAP_SENDER_COUNT) != 0;
+            hints.attachedAck = (to.qp.capabilities() & ConnectHeader.CAP_ATTACHED_ACK) != 0;
             hints.addresses = to.addresses;
             hints.lengths = to.lengths;
             hints.rkeys = to.rkeys;

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.metaroce.core.reliability.ReceiveWindow;
 import org.metaroce.core.verbs.SendFlags;
 import org.metaroce.core.verbs.WrOpcode;
 import org.metaroce.core.wire.AtomicHeader;
@@ -30,7 +31,10 @@ class RequestEncoderTest {
     private static final int DEST_QPN = 0x11;
     private static final int SOURCE_QPN = 0x22;
 
-    private final RequestEncoder encoder = new RequestEncoder(new PacketWriter());
+    /** No ACK is ever armed here: the packets are plain requests (AckTrailerTest has the others). */
+    private final RequestEncoder encoder = new RequestEncoder(new PacketWriter(), new AckTrailer(
+        new AckScheduler(new EndpointConfig()), new AckWriter(new ReceiveWindow(64, 0), new ResponseCapture(),
+        (now, size) -> 64, now -> 0, new EndpointCounters())));
     private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[16_384]);
 
     private static SendWqe wqe(final WrOpcode opcode, final long length, final int sendFlags) {

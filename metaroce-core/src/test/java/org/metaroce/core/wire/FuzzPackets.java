@@ -22,6 +22,11 @@ import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 public final class FuzzPackets {
     /** Largest packet the builder writes: the longest header, the largest payload it picks, the trailer. */
     public static final int MAX_PACKET = WireConstants.MAX_HEADER_LENGTH + 2048 + WireConstants.INTEGRITY_CHECK_LENGTH;
+    /**
+     * The largest packet {@link #build} writes: {@link #MAX_PACKET} and an attached ACK's trailer
+     * (v1.0.15). Apart, so that what MAX_PACKET sizes in committed inputs (a sink's room) stays.
+     */
+    public static final int MAX_FORGED = MAX_PACKET + WireConstants.ATTACHED_ACK_LENGTH;
 
     private static final Opcode[] OPCODES = Opcode.values();
 
@@ -58,6 +63,13 @@ public final class FuzzPackets {
          * Count (0 to 255) [CC-038]; without it the byte stays zero and is not drawn from the input.
          */
         public boolean senderCount;
+        /**
+         * Whether the receiver negotiated ATTACHED_ACK (v1.0.15): a forged packet then sometimes
+         * carries the flag and, unless trimmed, a trailer with an ACK drawn from the input
+         * [WIRE-071], [REL-070]; on any opcode, so that BAD_ATTACHED_ACK is reached too [WIRE-072].
+         * Without it nothing more is drawn, so inputs that do not negotiate it keep their meaning.
+         */
+        public boolean attachedAck;
         /** Start addresses of the receiver's registered regions. */
         public long[] addresses = new long[0];
         /** Lengths of those regions. */
@@ -78,7 +90,7 @@ public final class FuzzPackets {
      * Writes one packet at offset 0 of {@code out}.
      *
      * @param d the fuzzer's input
-     * @param out at least {@link #MAX_PACKET} bytes
+     * @param out at least {@link #MAX_FORGED} bytes
      * @param h hints from the live connection
      * @param cmOnly whether to pick only connection-manager opcodes
      * @return the datagram length
@@ -93,6 +105,10 @@ public final class FuzzPackets {
             flags &= ~Flags.TRIMMED;
         }
         final boolean trimmed = (flags & Flags.TRIMMED) != 0;
+        if (h.attachedAck && d.consumeInt(0, 3) == 0) {
+            flags |= Flags.ATTACHED_ACK;
+        }
+        final boolean attached = (flags & Flags.ATTACHED_ACK) != 0 && !trimmed;
         final int maxPayload = Math.min(opcode.maxPayload(), 2048);
         final int payloadLength = trimmed || maxPayload == 0 ? 0 : pickPayloadLength(d, h.mtu, maxPayload);
         final int destQpn = d.consumeInt(0, 7) != 0 ? h.destQpn : d.consumeInt(0, WireConstants.MAX_QPN);
@@ -152,14 +168,7 @@ public final class FuzzPackets {
             aack.wrap(out, opcode.aackOffset()).originalData(d.consumeLong());
         }
         if (opcode.ackOffset() != Opcode.ABSENT) {
-            ack.wrap(out, opcode.ackOffset()).initialize().cumulativePsn(nearPsn(d, h.responsePsn))
-                .sackBitmap(d.consumeBoolean() ? 0 : d.consumeLong()).echoedTimestamp(d.consumeInt())
-                .ackDelay(d.consumeInt(0, 1_000_000)).ceCount(d.consumeInt(0, 3))
-                .credit(d.consumeBoolean() ? WireConstants.CREDIT_UNLIMITED : d.consumeInt(0, 2048))
-                .echoedPathId(d.consumeInt(0, 7)).ackFlags(d.consumeInt(0, 0xFF));
-            if (h.senderCount) {
-                ack.senderCount(d.consumeInt(0, 0xFF));
-            }
+            ackFields(d, h, out, opcode.ackOffset());
         }
         if (opcode.nackOffset() != Opcode.ABSENT) {
             nack.wrap(out, opcode.nackOffset()).initialize().reason(d.consumeInt(0, 8)).rnrTimer(d.consumeInt(0, 31))
@@ -193,7 +202,13 @@ public final class FuzzPackets {
         if (trimmed) {
             return headerLength;
         }
-        final int covered = headerLength + payloadLength;
+        int covered = headerLength + payloadLength;
+        if (attached) {
+            // The trailer: Triggering PSN, then an ACK header [WIRE-071].
+            out.putInt(covered, nearPsn(d, h.responsePsn), java.nio.ByteOrder.BIG_ENDIAN);
+            ackFields(d, h, out, covered + WireConstants.TRIGGER_PSN_LENGTH);
+            covered += WireConstants.ATTACHED_ACK_LENGTH;
+        }
         // Rarely break the framing on purpose: the drop must be counted and change nothing.
         switch (d.consumeInt(0, 63)) {
             case 0 -> {
@@ -260,6 +275,18 @@ public final class FuzzPackets {
         }
         crc.seal(packet, 0, covered);
         return length;
+    }
+
+    /** An ACK header at {@code at} with fields near what the receiver would accept. */
+    private void ackFields(final FuzzedDataProvider d, final Hints h, final MutableDirectBuffer out, final int at) {
+        ack.wrap(out, at).initialize().cumulativePsn(nearPsn(d, h.responsePsn))
+            .sackBitmap(d.consumeBoolean() ? 0 : d.consumeLong()).echoedTimestamp(d.consumeInt())
+            .ackDelay(d.consumeInt(0, 1_000_000)).ceCount(d.consumeInt(0, 3))
+            .credit(d.consumeBoolean() ? WireConstants.CREDIT_UNLIMITED : d.consumeInt(0, 2048))
+            .echoedPathId(d.consumeInt(0, 7)).ackFlags(d.consumeInt(0, 0xFF));
+        if (h.senderCount) {
+            ack.senderCount(d.consumeInt(0, 0xFF));
+        }
     }
 
     private static int pickPayloadLength(final FuzzedDataProvider d, final int mtu, final int maxPayload) {

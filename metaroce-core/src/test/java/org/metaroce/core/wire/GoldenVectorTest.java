@@ -102,7 +102,8 @@ class GoldenVectorTest {
                 default -> {
                     final VectorFields.Field field = VectorFields.FIELDS.get(key);
                     assertThat(field).as("known field %s", key).isNotNull();
-                    final int headerOffset = VectorFields.headerOffset(opcode, field.header());
+                    final int headerOffset = VectorFields.headerOffset(opcode, field.header(),
+                        BaseHeader.payloadLength(buffer, offset));
                     assertThat(headerOffset).as("%s has header for %s", opcode, key).isNotEqualTo(Opcode.ABSENT);
                     final long actual = field.reader().read(buffer, offset + headerOffset);
                     assertThat(Long.toUnsignedString(actual)).as("%s %s", vector.name(), key).isEqualTo(e.getValue());
@@ -130,6 +131,9 @@ class GoldenVectorTest {
         if (opcode.cmOffset() != Opcode.ABSENT) {
             new ConnectHeader().wrap(buffer, offset + opcode.cmOffset()).initialize();
         }
+        // After the headers only payload and an attached ACK's trailer, which no initialize() covers:
+        // its reserved byte must read 0 as the vector writes it.
+        buffer.setMemory(offset + opcode.headerLength(), buffer.capacity() - offset - opcode.headerLength(), (byte) 0);
         byte[] payload = new byte[0];
         for (final Map.Entry<String, String> e : vector.fields().entrySet()) {
             final String key = e.getKey();
@@ -142,7 +146,8 @@ class GoldenVectorTest {
                     .putCookie(new UnsafeBuffer(HexFormat.of().parseHex(e.getValue())), 0);
                 default -> {
                     final VectorFields.Field field = VectorFields.FIELDS.get(key);
-                    final int headerOffset = VectorFields.headerOffset(opcode, field.header());
+                    // The Base Header's fields come first: Payload Length places the trailer.
+                    final int headerOffset = VectorFields.headerOffset(opcode, field.header(), bh.payloadLength());
                     field.writer().write(buffer, offset + headerOffset, Long.parseUnsignedLong(e.getValue()));
                 }
             }
@@ -152,7 +157,9 @@ class GoldenVectorTest {
             length = opcode.headerLength();
         } else {
             buffer.putBytes(offset + opcode.headerLength(), payload);
-            length = new IntegrityCheck().seal(buffer, offset, opcode.headerLength() + payload.length);
+            // An attached ACK's trailer sits between payload and Integrity Check [WIRE-071].
+            final int trailer = bh.hasFlags(Flags.ATTACHED_ACK) ? WireConstants.ATTACHED_ACK_LENGTH : 0;
+            length = new IntegrityCheck().seal(buffer, offset, opcode.headerLength() + payload.length + trailer);
         }
         final byte[] encoded = new byte[length];
         buffer.getBytes(offset, encoded);

@@ -210,6 +210,58 @@ class PacketValidatorTest {
         assertThat(validate(b, v.bytes().length)).isEqualTo(DropReason.BAD_TRIM);
     }
 
+    @Test
+    void attachedAckOnlyOnRequestOpcodes() {
+        // [WIRE-072] checked after the Header Length, before the length: its own drop reason.
+        for (final String name : new String[] {"ack-sack", "nack-rnr", "read-response", "atomic-response", "cnp",
+            "keepalive", "connect-request"}) {
+            final GoldenVectors.Vector v = vector(name);
+            final UnsafeBuffer b = copy(v, 0);
+            final BaseHeader bh = new BaseHeader().wrap(b, 0);
+            bh.flags(bh.flags() | Flags.ATTACHED_ACK);
+            reseal(b, v.bytes().length);
+            assertThat(validate(b, v.bytes().length)).as(name).isEqualTo(DropReason.BAD_ATTACHED_ACK);
+        }
+    }
+
+    @Test
+    void theTrailerCountsInTheLengthAndIsCoveredByTheIntegrityCheck() {
+        // [WIRE-005] HL*4 + PL + 36 + 4 with ATTACHED_ACK; [WIRE-040] the check covers the trailer.
+        final GoldenVectors.Vector v = vector("send-attached-ack");
+        assertThat(v.bytes().length).isEqualTo(Opcode.SEND.headerLength() + 64 + WireConstants.ATTACHED_ACK_LENGTH + 4);
+        assertThat(validate(copy(v, 0), v.bytes().length)).isNull();
+        final UnsafeBuffer shortened = copy(v, 0);
+        reseal(shortened, v.bytes().length - WireConstants.ATTACHED_ACK_LENGTH);
+        assertThat(validate(shortened, v.bytes().length - WireConstants.ATTACHED_ACK_LENGTH))
+            .as("the same packet without its trailer").isEqualTo(DropReason.LENGTH_MISMATCH);
+        final UnsafeBuffer flipped = copy(v, 0);
+        flipped.putByte(v.bytes().length - 6, (byte) (flipped.getByte(v.bytes().length - 6) ^ 1));
+        assertThat(validate(flipped, v.bytes().length)).as("a bit of the trailer")
+            .isEqualTo(DropReason.INTEGRITY_CHECK_FAILED);
+
+        final GoldenVectors.Vector read = vector("read-request");
+        final UnsafeBuffer b = copy(read, WireConstants.ATTACHED_ACK_LENGTH);
+        final BaseHeader bh = new BaseHeader().wrap(b, 0);
+        bh.flags(bh.flags() | Flags.ATTACHED_ACK);
+        assertThat(validate(b, Opcode.READ_REQUEST.headerLength() + 4)).as("shorter than header + 36 + 4")
+            .isEqualTo(DropReason.TRUNCATED);
+        reseal(b, read.bytes().length + WireConstants.ATTACHED_ACK_LENGTH);
+        assertThat(validate(b, read.bytes().length + WireConstants.ATTACHED_ACK_LENGTH)).as("a READ_REQUEST carries one")
+            .isNull();
+    }
+
+    @Test
+    void aTrimmedPacketLostItsTrailerAndIsStillATrimmedPacket() {
+        // [WIRE-074]: the flag stays, the trailer went with the payload; the trim rules alone apply.
+        final GoldenVectors.Vector v = vector("write-trimmed");
+        final UnsafeBuffer b = copy(v, 0);
+        new BaseHeader().wrap(b, 0).flags(Flags.TRIMMED | Flags.ATTACHED_ACK);
+        assertThat(validate(b, v.bytes().length)).isNull();
+        final UnsafeBuffer read = copy(vector("read-request"), 0);
+        new BaseHeader().wrap(read, 0).flags(Flags.TRIMMED | Flags.ATTACHED_ACK);
+        assertThat(validate(read, Opcode.READ_REQUEST.headerLength())).isEqualTo(DropReason.BAD_TRIM);
+    }
+
     static List<GoldenVectors.Vector> protectedVectors() {
         return VECTORS.stream().filter(v -> !v.fields().containsKey("integrity.status")).toList();
     }

@@ -3,6 +3,7 @@
 
 package org.metaroce.core.wire;
 
+import java.nio.ByteOrder;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -73,6 +74,16 @@ final class VectorFields {
         put("ack.flags", "ack", AckHeader::ackFlags, (b, o, v) -> new AckHeader().wrap(b, o).ackFlags((int) v));
         put("ack.sender_count", "ack", AckHeader::senderCount, (b, o, v) -> new AckHeader().wrap(b, o).senderCount((int) v));
 
+        // The attached ACK's trailer (v1.0.15): the Triggering PSN, then an ACK header [WIRE-071].
+        put("attached.trigger_psn", "trailer", (b, o) -> u32(b.getInt(o, ByteOrder.BIG_ENDIAN)),
+            (b, o, v) -> b.putInt(o, (int) v, ByteOrder.BIG_ENDIAN));
+        for (final Map.Entry<String, Field> ack : new HashMap<>(FIELDS).entrySet()) {
+            if (ack.getKey().startsWith("ack.")) {
+                put("attached." + ack.getKey().substring(4), "attached", ack.getValue().reader(),
+                    ack.getValue().writer());
+            }
+        }
+
         put("nack.reason", "nack", NackHeader::reason, (b, o, v) -> new NackHeader().wrap(b, o).reason((int) v));
         put("nack.rnr_timer", "nack", NackHeader::rnrTimer, (b, o, v) -> new NackHeader().wrap(b, o).rnrTimer((int) v));
         put("nack.psn", "nack", (b, o) -> u32(NackHeader.nackPsn(b, o)), (b, o, v) -> new NackHeader().wrap(b, o).nackPsn((int) v));
@@ -112,7 +123,17 @@ final class VectorFields {
      * @return offset of that header from the packet start, or {@link Opcode#ABSENT}
      */
     static int headerOffset(final Opcode opcode, final String header) {
+        return headerOffset(opcode, header, 0);
+    }
+
+    /**
+     * @param payloadLength the packet's Payload Length: the attached ACK's trailer follows the payload
+     * @return as {@link #headerOffset(Opcode, String)}, also for the trailer's fields
+     */
+    static int headerOffset(final Opcode opcode, final String header, final int payloadLength) {
         return switch (header) {
+            case "trailer" -> opcode.headerLength() + payloadLength;
+            case "attached" -> opcode.headerLength() + payloadLength + WireConstants.TRIGGER_PSN_LENGTH;
             case "bh" -> 0;
             case "msg" -> opcode.msgOffset();
             case "reth" -> opcode.rethOffset();
