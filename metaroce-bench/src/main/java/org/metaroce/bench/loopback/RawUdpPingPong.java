@@ -7,7 +7,9 @@ package org.metaroce.bench.loopback;
  * Raw UDP ping-pong through the MetaRoCE device ({@link RawDatagrams}), as {@code raw_udp_lat}: the
  * benchmark thread's device sends one message of plain datagrams, the {@link PeerThread}'s device
  * counts them and sends as many back, and the benchmark thread spins until its device has counted
- * the echo. The floor for any request-response protocol on this driver.
+ * the echo. Both ends act between their device's read and send ({@code doWork(step)}), as the
+ * SEND ping-pong does, so a reply and the next message leave in the cycle that read what they
+ * answer. The floor for any request-response protocol on this driver.
  */
 public final class RawUdpPingPong implements PingPongHarness {
     private final MetaRoceEnd client;
@@ -16,6 +18,13 @@ public final class RawUdpPingPong implements PingPongHarness {
     private final Guard guard;
     private final int datagrams;
     private long seen;
+    /** The datagram count that completes the current round's echo. */
+    private long until;
+    /** Whether the current round's echo is complete. */
+    private boolean back;
+    /** Whether the next round's message was already queued by the step that saw this echo complete. */
+    private boolean pinged;
+    private final java.util.function.IntSupplier clientStep = this::clientStep;
 
     /**
      * @param size message bytes
@@ -49,21 +58,36 @@ public final class RawUdpPingPong implements PingPongHarness {
 
     @Override
     public void roundTrip() {
-        raw.addTarget(datagrams);
-        final long until = seen + datagrams;
+        if (!pinged) {
+            raw.addTarget(datagrams);
+        }
+        pinged = false;
+        until = seen + datagrams;
+        back = false;
         guard.reset();
-        while (true) {
-            final int work = client.device.doWork();
-            final long got = raw.received();
-            if (got >= until) {
-                seen = got;
-                return;
-            }
-            if (guard.idle(work)) {
-                throw Guard.stuck("raw UDP echo missing (" + got + " of " + until + " datagrams back); "
-                + client.device.counters());
+        while (!back) {
+            if (guard.idle(client.device.doWork(clientStep))) {
+                throw Guard.stuck("raw UDP echo missing (" + raw.received() + " of " + until + " datagrams back); "
+                    + client.device.counters());
             }
         }
+    }
+
+    /**
+     * The client's step between its device's read and send: when the echo is complete, the next
+     * message is queued at once, so that it leaves in this cycle's send (as the SEND ping-pong
+     * posts its next ping), not after another read.
+     */
+    private int clientStep() {
+        final long got = raw.received();
+        if (back || got < until) {
+            return 0;
+        }
+        seen = got;
+        back = true;
+        raw.addTarget(datagrams);
+        pinged = true;
+        return 1;
     }
 
     @Override
@@ -89,14 +113,21 @@ public final class RawUdpPingPong implements PingPongHarness {
 
         @Override
         public int doWork() {
-            int work = end.device.doWork();
+            // Echo between the device's reading and sending: the reply leaves in the cycle that
+            // read the message, as the SEND ping-pong's echo does, not after another read.
+            return end.device.doWork(echoStep);
+        }
+
+        private final java.util.function.IntSupplier echoStep = this::echo;
+
+        private int echo() {
             final long got = raw.received();
-            if (got > echoed) {
-                raw.addTarget(got - echoed);
-                echoed = got;
-                work += end.device.doWork();
+            if (got <= echoed) {
+                return 0;
             }
-            return work;
+            raw.addTarget(got - echoed);
+            echoed = got;
+            return 1;
         }
 
         @Override
