@@ -178,9 +178,7 @@ public final class InMemoryWire {
     public void bottleneck(final int node, final long rateBitsPerSecond, final long bufferBytes,
                            final long markThresholdBytes, final boolean trim) {
         checkNode(node);
-        if (bottlenecks.length <= node) {
-            bottlenecks = java.util.Arrays.copyOf(bottlenecks, node + 1);
-        }
+        bottlenecks = withRoom(bottlenecks, node);
         bottlenecks[node] = new Bottleneck(rateBitsPerSecond, bufferBytes, markThresholdBytes, trim);
     }
 
@@ -193,10 +191,13 @@ public final class InMemoryWire {
     public void policer(final int node, final long rateBitsPerSecond, final long burstBytes,
                         final long markRateBitsPerSecond, final long markBurstBytes) {
         checkNode(node);
-        if (policers.length <= node) {
-            policers = java.util.Arrays.copyOf(policers, node + 1);
-        }
+        policers = withRoom(policers, node);
         policers[node] = new Policer(rateBitsPerSecond, burstBytes, markRateBitsPerSecond, markBurstBytes);
+    }
+
+    /** @return {@code ports}, or a copy long enough to hold an entry for {@code node} */
+    private static <T> T[] withRoom(final T[] ports, final int node) {
+        return ports.length <= node ? java.util.Arrays.copyOf(ports, node + 1) : ports;
     }
 
     /** @param marker CE-marks exactly the packets it selects (besides random and port marks), or null */
