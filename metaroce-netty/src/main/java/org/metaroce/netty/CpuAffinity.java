@@ -26,10 +26,13 @@ public final class CpuAffinity {
     private static final String IMPL = "org.metaroce.netty.linux.NativeAffinity";
     private static final MethodHandle ALLOWED;
     private static final MethodHandle PIN;
+    /** Why the handles are missing although {@link NativeUdp} is available (a broken jar), else null. */
+    private static final String BROKEN;
 
     static {
         MethodHandle allowed = null;
         MethodHandle pin = null;
+        String broken = null;
         if (NativeUdp.isAvailable()) {
             try {
                 final Class<?> impl = Class.forName(IMPL, true, CpuAffinity.class.getClassLoader());
@@ -38,12 +41,14 @@ public final class CpuAffinity {
                 pin = lookup.findStatic(impl, "pin", MethodType.methodType(void.class, int.class));
             } catch (final ReflectiveOperationException ex) {
                 // NativeUdp found the versioned classes, so this one is there too unless the jar is broken.
-                throw new IllegalStateException("the native affinity class is missing from the multi-release jar: " + ex,
-                    ex);
+                broken = "the native affinity class is missing from the multi-release jar: " + ex;
+                allowed = null;
+                pin = null;
             }
         }
         ALLOWED = allowed;
         PIN = pin;
+        BROKEN = broken;
     }
 
     private CpuAffinity() {
@@ -54,9 +59,9 @@ public final class CpuAffinity {
         return ALLOWED != null;
     }
 
-    /** @return why it cannot ({@link NativeUdp#unavailabilityReason()}), empty when it can */
+    /** @return why it cannot (mostly {@link NativeUdp#unavailabilityReason()}), empty when it can */
     public static Optional<String> unavailabilityReason() {
-        return NativeUdp.unavailabilityReason();
+        return BROKEN != null ? Optional.of(BROKEN) : NativeUdp.unavailabilityReason();
     }
 
     /**
