@@ -17,8 +17,6 @@ import org.metaroce.core.verbs.AccessFlags;
 import org.metaroce.core.verbs.CompletionQueue;
 import org.metaroce.core.verbs.MemoryRegion;
 import org.metaroce.core.verbs.ProtectionDomain;
-import org.metaroce.core.verbs.QpAttributes;
-import org.metaroce.core.verbs.QpState;
 import org.metaroce.core.verbs.WorkCompletion;
 
 /**
@@ -29,7 +27,6 @@ import org.metaroce.core.verbs.WorkCompletion;
  * that follows the read has sent what was due.
  */
 final class ReactingPair {
-    static final int[] PATHS = {49152, 49153, 49154, 49155};
     static final int REGION_SIZE = 1 << 20;
 
     final long seed;
@@ -137,10 +134,6 @@ final class ReactingPair {
 
     private static void bringUp(final QueuePair qp, final Node peer, final int mtu, final int rqPsn, final int sqPsn,
                                 final int capabilities) {
-        qp.modify(QpState.INIT, new QpAttributes().port(1).accessFlags(AccessFlags.ALL));
-        qp.modify(QpState.RTR, new QpAttributes().pathMtu(mtu).destQpn(peer.qp.qpn()).rqPsn(rqPsn)
-            .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(PATHS).remotePeer(peer.id).capabilities(capabilities));
-        qp.modify(QpState.RTS, new QpAttributes().sqPsn(sqPsn).timeoutNs(1_000_000).retryCount(7).rnrRetry(7)
-            .maxRdAtomic(16));
+        TwoNodeFixture.bringUp(qp, peer.qp.qpn(), peer.id, mtu, rqPsn, sqPsn, capabilities, null, 0);
     }
 }

@@ -149,9 +149,19 @@ final class TwoNodeFixture {
 
     private static void bringUp(final QueuePair qp, final Side peer, final int mtu, final int rqPsn, final int sqPsn,
                                 final int capabilities, final CongestionControlAlgorithm cc, final int windowPackets) {
+        bringUp(qp, peer.qp.qpn(), peer.node, mtu, rqPsn, sqPsn, capabilities, cc, windowPackets);
+    }
+
+    /**
+     * Takes {@code qp} through INIT and RTR to RTS towards the peer's QP {@code peerQpn} on wire node
+     * {@code peerNode}, with the fixtures' usual attributes (the 4 paths, 1 ms timeout, 7 retries).
+     */
+    static void bringUp(final QueuePair qp, final int peerQpn, final int peerNode, final int mtu, final int rqPsn,
+                        final int sqPsn, final int capabilities, final CongestionControlAlgorithm cc,
+                        final int windowPackets) {
         qp.modify(QpState.INIT, new QpAttributes().port(1).accessFlags(AccessFlags.ALL));
-        qp.modify(QpState.RTR, new QpAttributes().pathMtu(mtu).destQpn(peer.qp.qpn()).rqPsn(rqPsn)
-            .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(PATHS).remotePeer(peer.node).capabilities(capabilities));
+        qp.modify(QpState.RTR, new QpAttributes().pathMtu(mtu).destQpn(peerQpn).rqPsn(rqPsn)
+            .maxDestRdAtomic(16).minRnrTimerNs(20_000).paths(PATHS).remotePeer(peerNode).capabilities(capabilities));
         final QpAttributes rts = new QpAttributes().sqPsn(sqPsn).timeoutNs(1_000_000).retryCount(7).rnrRetry(7)
             .maxRdAtomic(16);
         if (cc != null) {
