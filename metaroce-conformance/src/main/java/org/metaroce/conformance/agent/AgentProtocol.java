@@ -50,7 +50,7 @@ public final class AgentProtocol {
 
     /** Optional features an agent declares in its hello reply [CONF-002]. */
     public static final List<String> FEATURES = List.of("GO_BACK_N", "RECEIVER_CREDIT", "ECN", "DCQCN", "FIXED",
-        "REPS", "IPV6", "SENDER_COUNT", "ATTACHED_ACK");
+        "REPS", "IPV6", "SENDER_COUNT", "ATTACHED_ACK", "DEFERRED_ACK");
 
     private AgentProtocol() {
     }

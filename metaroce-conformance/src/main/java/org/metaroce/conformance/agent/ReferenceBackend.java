@@ -279,7 +279,7 @@ public final class ReferenceBackend implements AgentBackend {
         // only where the driver reads CE marks (native transport) [ENC-016]. REPS (MP-016, OPTIONAL) is
         // not declared: the reference sprays with MP-013 only (docs/implementation-status.md).
         final ArrayNode features = reply.putArray("features").add("GO_BACK_N").add("RECEIVER_CREDIT").add("FIXED")
-            .add("IPV6").add("SENDER_COUNT").add("ATTACHED_ACK");
+            .add("IPV6").add("SENDER_COUNT").add("ATTACHED_ACK").add("DEFERRED_ACK");
         if (declareEcn) {
             features.add("ECN");
         }
@@ -410,6 +410,7 @@ public final class ReferenceBackend implements AgentBackend {
                     case "GO_BACK_N" -> ConnectHeader.CAP_GO_BACK_N;
                     case "SENDER_COUNT" -> ConnectHeader.CAP_SENDER_COUNT;
                     case "ATTACHED_ACK" -> ConnectHeader.CAP_ATTACHED_ACK;
+                    case "DEFERRED_ACK" -> ConnectHeader.CAP_DEFERRED_ACK;
                     case "ECN" -> {
                         if (!ecn) {
                             throw new AgentException(AgentException.UNSUPPORTED,

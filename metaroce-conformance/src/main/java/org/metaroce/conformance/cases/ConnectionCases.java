@@ -181,7 +181,7 @@ final class ConnectionCases {
             }
             final int allowed = (f.contains("RECEIVER_CREDIT") ? 1 : 0) | (f.contains("GO_BACK_N") ? 2 : 0)
                 | (f.contains("ECN") ? 4 : 0) | (f.contains("SENDER_COUNT") ? 8 : 0)
-                | (f.contains("ATTACHED_ACK") ? 0x10 : 0);
+                | (f.contains("ATTACHED_ACK") ? 0x10 : 0) | (f.contains("DEFERRED_ACK") ? 0x20 : 0);
             check((r.capabilities() & ~allowed) == 0, "only declared capabilities [GEN-001, CONF-002]",
                 String.format("0x%04x with declared 0x%04x", r.capabilities(), allowed));
         }, "GEN-001", "CONF-002"));

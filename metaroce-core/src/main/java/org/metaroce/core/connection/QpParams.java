@@ -28,7 +28,7 @@ public abstract class QpParams<T extends QpParams<T>> {
     /** Capability flags this implementation can honour; others must not be advertised [GEN-001]. */
     public static final int KNOWN_CAPABILITIES =
         ConnectHeader.CAP_RECEIVER_CREDIT | ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_ECN
-            | ConnectHeader.CAP_SENDER_COUNT | ConnectHeader.CAP_ATTACHED_ACK;
+            | ConnectHeader.CAP_SENDER_COUNT | ConnectHeader.CAP_ATTACHED_ACK | ConnectHeader.CAP_DEFERRED_ACK;
 
     ProtectionDomain pd;
     CompletionQueue sendCq;
@@ -316,7 +316,8 @@ public abstract class QpParams<T extends QpParams<T>> {
             return capabilities;
         }
         return (endpoint.datagramEcn() ? ConnectHeader.CAP_ECN : 0)
-            | (endpoint.attachedAck() ? ConnectHeader.CAP_ATTACHED_ACK : 0);
+            | (endpoint.attachedAck() ? ConnectHeader.CAP_ATTACHED_ACK : 0)
+            | (endpoint.deferredAck() ? ConnectHeader.CAP_DEFERRED_ACK : 0);
     }
 
     void copyTo(final QpParams<?> c) {

@@ -94,16 +94,22 @@ final class AckScheduler {
      * @param hadGap     whether PSNs beyond ePSN had arrived before it: then it extends or fills a gap
      * @param lastCredit whether it used up the credit last advertised [REL-014]
      * @param arrivalNs  when it reached the host [REL-066]
+     * @param deferrable whether DEFERRED_ACK is in effect: then LAST without ACK_REQ does not make
+     *     the ACK immediate, which waits at most ACK_DEFER_DELAY instead [REL-072]
      */
     void accepted(final long nowNs, final int psn, final int flags, final int timestamp, final int pathId,
                   final long arrivalNs, final boolean ce, final int distance, final boolean hadGap,
-                  final boolean lastCredit) {
+                  final boolean lastCredit, final boolean deferrable) {
         answer(psn, flags, timestamp, pathId, arrivalNs, ackFlags(ce, false));
-        if ((flags & (Flags.ACK_REQ | Flags.LAST)) != 0 || distance > 0 || hadGap
+        final boolean last = (flags & Flags.LAST) != 0;
+        if ((flags & Flags.ACK_REQ) != 0 || (last && !deferrable) || distance > 0 || hadGap
             || unackedPackets >= config.ackCoalescePackets() || config.ackCoalesceDelayNs() == 0 || lastCredit) {
             ackNow = true;
+        } else if (last) {
+            // The requester does not wait for this one: hold it for a request to carry [REL-072].
+            startDelay(nowNs, config.ackDeferDelayNs());
         } else {
-            startDelay(nowNs);
+            startDelay(nowNs, config.ackCoalesceDelayNs());
         }
     }
 
@@ -120,7 +126,7 @@ final class AckScheduler {
         if (distance > 0 || hadGap) {
             ackNow = true;
         } else {
-            startDelay(nowNs);
+            startDelay(nowNs, config.ackCoalesceDelayNs());
         }
     }
 
@@ -152,11 +158,13 @@ final class AckScheduler {
         triggerAckFlags = ackFlags;
     }
 
-    /** The delay runs from the oldest unacknowledged packet: later ones do not push it back [REL-009]. */
-    private void startDelay(final long nowNs) {
-        if (ackDeadlineNs == Long.MAX_VALUE) {
-            ackDeadlineNs = nowNs + config.ackCoalesceDelayNs();
-        }
+    /**
+     * The delay runs from the oldest unacknowledged packet: later ones do not push it back
+     * [REL-009]; a shorter one (ACK_COALESCE_DELAY after a held ACK_DEFER_DELAY) brings it forward
+     * [REL-072].
+     */
+    private void startDelay(final long nowNs, final long delayNs) {
+        ackDeadlineNs = Math.min(ackDeadlineNs, nowNs + delayNs);
     }
 
     /** @return whether a coalesced ACK waits, due or not */

@@ -33,7 +33,9 @@ final class AckTrailer {
      * coalesced ACK is ever armed.
      */
     void arm(final long nowNs, final int capabilities) {
-        armed = (capabilities & ConnectHeader.CAP_ATTACHED_ACK) != 0 && acks.ackDue(nowNs);
+        // A held ACK rides on whatever request leaves first [REL-072]; otherwise only a due one [REL-071].
+        armed = (capabilities & ConnectHeader.CAP_ATTACHED_ACK) != 0 && (acks.ackDue(nowNs)
+            || (capabilities & ConnectHeader.CAP_DEFERRED_ACK) != 0 && acks.ackPending());
     }
 
     /** The poll's requests have gone: an ACK no request took leaves bare, as before. */

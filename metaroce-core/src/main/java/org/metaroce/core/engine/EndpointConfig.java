@@ -37,6 +37,8 @@ public final class EndpointConfig {
     private boolean softwareEndpoint;
     private boolean datagramEcn;
     private boolean attachedAck = true;
+    private boolean deferredAck;
+    private long ackDeferDelayNs = ACK_DEFER_DELAY_NS;
     private long linkRateBitsPerSecond = 100_000_000_000L;
     private long cnpIntervalNs = 50_000;
     private long hostDelayAllowanceNs;
@@ -360,6 +362,45 @@ public final class EndpointConfig {
         return this;
     }
 
+    /** ACK_DEFER_DELAY's default, 250 µs [REL-072]. */
+    public static final long ACK_DEFER_DELAY_NS = 250_000;
+
+    public boolean deferredAck() {
+        return deferredAck;
+    }
+
+    /**
+     * @param offer whether the connection manager offers the DEFERRED_ACK capability unless the
+     *     application chose the capabilities (v1.0.16): with it in effect (both sides offer it) the
+     *     last packet of an unsignaled SEND or WRITE goes without ACK_REQ while the window has room
+     *     for more [REL-073], and the responder holds its ACK for up to {@link #ackDeferDelayNs()},
+     *     to attach it to the queue pair's next request [REL-072]. For requesters that post
+     *     unsignaled requests back to back (collectives ranks); false by default
+     * @return this
+     */
+    public EndpointConfig deferredAck(final boolean offer) {
+        this.deferredAck = offer;
+        return this;
+    }
+
+    public long ackDeferDelayNs() {
+        return ackDeferDelayNs;
+    }
+
+    /**
+     * @param ns ACK_DEFER_DELAY: how long a responder holds the ACK of a LAST packet without ACK_REQ
+     *     on a queue pair with DEFERRED_ACK, and what its requester adds to its timers meanwhile
+     *     [REL-072], [REL-073]; 1 µs .. 10 ms, default 250 µs
+     * @return this
+     */
+    public EndpointConfig ackDeferDelayNs(final long ns) {
+        if (ns < 1_000 || ns > 10_000_000) {
+            throw new IllegalArgumentException("ackDeferDelayNs must be in 1 us .. 10 ms, got " + ns + " ns");
+        }
+        this.ackDeferDelayNs = ns;
+        return this;
+    }
+
     public boolean delayOnlyFallback() {
         return delayOnlyFallback;
     }
@@ -490,7 +531,7 @@ public final class EndpointConfig {
         return "EndpointConfig{window=" + receiveWindowPackets + ", ackEvery=" + ackCoalescePackets
             + ", ackDelayNs=" + ackCoalesceDelayNs + ", readChunk=" + readChunkPackets + ", minRtoNs=" + minRtoNs
             + ", maxRtoNs=" + maxRtoNs + ", minTlpNs=" + minTailProbeNs + ", minReoWndNs=" + minReorderWindowNs
-            + ", retryTimeoutNs=" + retryTimeoutNs + ", cc=" + congestionControl + (delayOnlyFallback ? "" : " (no delay-only fallback)") + (attachedAck ? "" : " (no attached ACKs)") + (softwareEndpoint ? " (software endpoint)" : "") + ", linkRate=" + linkRateBitsPerSecond
+            + ", retryTimeoutNs=" + retryTimeoutNs + ", cc=" + congestionControl + (delayOnlyFallback ? "" : " (no delay-only fallback)") + (attachedAck ? "" : " (no attached ACKs)") + (deferredAck ? " (deferred ACKs, " + ackDeferDelayNs + " ns)" : "") + (softwareEndpoint ? " (software endpoint)" : "") + ", linkRate=" + linkRateBitsPerSecond
             + '}';
     }
 }

@@ -42,10 +42,15 @@ final class RequestEncoder {
     private boolean last;
     /** Whether the packet carries the attached ACK's trailer after its payload [WIRE-071]. */
     private boolean attach;
+    /** ACK_DEFER_DELAY [REL-072]. */
+    private final long ackDeferDelayNs;
+    /** How long the responder may hold the last packet written's ACK: ACK_DEFER_DELAY or 0 [REL-073]. */
+    private long ackHoldNs;
 
-    RequestEncoder(final PacketWriter writer, final AckTrailer trailer) {
+    RequestEncoder(final PacketWriter writer, final AckTrailer trailer, final long ackDeferDelayNs) {
         this.writer = writer;
         this.trailer = trailer;
+        this.ackDeferDelayNs = ackDeferDelayNs;
     }
 
     /**
@@ -86,6 +91,23 @@ final class RequestEncoder {
             + WireConstants.INTEGRITY_CHECK_LENGTH;
     }
 
+    /** @return how long the responder may hold the ACK of the packet last written [REL-072, REL-073] */
+    long ackHoldNs() {
+        return ackHoldNs;
+    }
+
+    /**
+     * @return whether the packet last laid out is the LAST of an unsignaled SEND or WRITE (with or
+     *     without immediate), whose ACK its requester does not wait for: a READ_REQUEST is answered
+     *     by its responses and an atomic by its response, and a signaled request's completion waits
+     *     for its ACK [REL-073]
+     */
+    private boolean lastOfUnsignaledData() {
+        return last && (wqe.sendFlags & SendFlags.SIGNALED) == 0
+            && (opcode == Opcode.SEND || opcode == Opcode.SEND_WITH_IMM || opcode == Opcode.WRITE
+            || opcode == Opcode.WRITE_WITH_IMM);
+    }
+
     /** @return whether a message of this opcode completes a receive that SOLICITED concerns [OPS-040] */
     private static boolean solicitable(final Opcode opcode) {
         return opcode == Opcode.SEND || opcode == Opcode.SEND_WITH_IMM || opcode == Opcode.WRITE_WITH_IMM;
@@ -96,11 +118,16 @@ final class RequestEncoder {
      *
      * @param retransmit whether the PSN was sent before: RETRANSMIT and ACK_REQ are set [WIRE-016]
      * @param probe whether the packet is a tail probe: ACK_REQ is set [REL-026]
+     * @param mayDefer whether the LAST packet of an unsignaled SEND or WRITE may go without ACK_REQ
+     *     (DEFERRED_ACK in effect, a first transmission with room for more after it) [REL-073]
      * @return the packet's length
      */
     int write(final MutableDirectBuffer buffer, final int offset, final int psn, final boolean retransmit,
-              final boolean probe, final int pathId, final long nowNs, final int destQpn, final int sourceQpn) {
-        int flags = last || probe ? Flags.ACK_REQ : 0;
+              final boolean probe, final boolean mayDefer, final int pathId, final long nowNs, final int destQpn,
+              final int sourceQpn) {
+        final boolean deferAck = mayDefer && lastOfUnsignaledData();
+        ackHoldNs = deferAck ? ackDeferDelayNs : 0;
+        int flags = last && !deferAck || probe ? Flags.ACK_REQ : 0;
         if (last) {
             flags |= Flags.LAST;
         }

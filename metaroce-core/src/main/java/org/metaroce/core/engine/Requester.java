@@ -8,6 +8,7 @@ import org.metaroce.core.reliability.RttEstimator;
 import org.metaroce.core.verbs.SendRequest;
 import org.metaroce.core.verbs.WcStatus;
 import org.metaroce.core.verbs.WrOpcode;
+import org.metaroce.core.wire.ConnectHeader;
 import org.metaroce.core.wire.Opcode;
 
 /**
@@ -114,7 +115,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         lossDetector = new LossDetector(scoreboard, config, this);
         probeTimer = new ProbeTimer(config);
         asking = new AskingProbe(scoreboard, this);
-        encoder = new RequestEncoder(qp.writer(), ackTrailer);
+        encoder = new RequestEncoder(qp.writer(), ackTrailer, config.ackDeferDelayNs());
         signals = new CongestionSignals(qp);
         timers = new RequesterTimers(qp, counters, scoreboard, probeTimer, signals, this);
         responses = new ResponseHandler(qp, counters, sendWindow, sendQueue, scoreboard, lossDetector, probeTimer,
@@ -321,7 +322,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
                     run++;
                 }
             }
-            if (!transmit(nowNs, sink, psn, true, false, run)) {
+            if (!transmit(nowNs, sink, psn, true, false, false, run)) {
                 break;
             }
             final EndpointCounter cause = scoreboard.lossCause(psn);
@@ -388,7 +389,13 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
                 scoreboard.assign(sendWindow.sndNxt() + i, sendQueue.nextToStartSeq(), wqe.psnsAssigned + i, kind);
             }
             final boolean wasIdle = scoreboard.inFlight() == 0;
-            if (!transmit(nowNs, sink, firstNewPsn, false, probe, need)) {
+            // Its ACK may be held only while the window, the scoreboard and the credit would let one
+            // more packet go without it: a requester that must wait for an ACK asks for it [REL-073].
+            final boolean roomAfter = scoreboard.inFlight() + need + 1 <= window
+                && (sendWindow.sndNxt() - sendWindow.sndUna()) + need + 1 <= scoreboard.capacity()
+                && (long) ((sendWindow.sndNxt() + need) - sendWindow.creditCumulative()) < sendWindow.creditLimit();
+            final boolean mayDefer = !probe && roomAfter && (qp.capabilities() & ConnectHeader.CAP_DEFERRED_ACK) != 0;
+            if (!transmit(nowNs, sink, firstNewPsn, false, probe, mayDefer, need)) {
                 break;
             }
             if (probe) {
@@ -422,10 +429,13 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
      *
      * @param readSegments for a READ, the response slots its READ_REQUEST covers: a first request's
      *     whole chunk, or a re-request's contiguous run of lost slots [REL-046]; 1 otherwise
+     * @param mayDefer whether a LAST packet of an unsignaled SEND or WRITE may go without ACK_REQ:
+     *     DEFERRED_ACK is in effect, and this is a first transmission, not a probe, with room for
+     *     more after it [REL-073]
      * @return false when the sink had no room
      */
     private boolean transmit(final long nowNs, final TransmitSink sink, final int psn, final boolean retransmit,
-                             final boolean probe, final int readSegments) {
+                             final boolean probe, final boolean mayDefer, final int readSegments) {
         final SendWqe wqe = wqeOf(psn);
         final int maxLength = encoder.layout(wqe, scoreboard.index(psn), readSegments, qp.pathMtu());
         final int pathId = retransmit && scoreboard.transmissions(psn) > 0
@@ -435,12 +445,12 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }
-        final int length = encoder.write(sink.buffer(), offset, psn, retransmit, probe, pathId, nowNs, qp.destQpn(),
-            qp.qpn());
+        final int length = encoder.write(sink.buffer(), offset, psn, retransmit, probe, mayDefer, pathId, nowNs,
+            qp.destQpn(), qp.qpn());
         qp.commit(sink, offset, length, entropy);
         qp.congestionControl().onPacketSent(nowNs, length, pathId);
 
-        timers.onTransmit(nowNs);
+        timers.onTransmit(nowNs, encoder.ackHoldNs());
         if (retransmit && !requestArrived(psn)) {
             responses.onRepairSent(nowNs, scoreboard.wqe(psn));
         }

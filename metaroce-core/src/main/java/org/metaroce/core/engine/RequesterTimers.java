@@ -61,6 +61,11 @@ final class RequesterTimers {
     private long stalledSinceNs;
     private long lastTransmitNs;
     /**
+     * ACK_DEFER_DELAY while the newest packet sent went without ACK_REQ under DEFERRED_ACK (its ACK
+     * may be held that long), else 0: both timers wait that much longer [REL-073].
+     */
+    private long deferAllowanceNs;
+    /**
      * An RTO expiry or a tail probe has granted one retransmission that may leave although the
      * window is full [CC-001]. Without it a window cut to one packet by the RTO [CC-003] stays
      * full of packets lost in a black hole, and the QP spends its retries without sending.
@@ -99,9 +104,20 @@ final class RequesterTimers {
 
     // ------------------------------------------------------------------ what happened
 
-    /** Records a transmission, first or repeated: the tail probe's timing runs from the latest. */
-    void onTransmit(final long nowNs) {
+    /**
+     * Records a transmission, first or repeated: the tail probe's timing runs from the latest.
+     *
+     * @param deferAllowanceNs how long the responder may hold this packet's ACK: ACK_DEFER_DELAY for
+     *     a LAST packet sent without ACK_REQ [REL-073], else 0
+     */
+    void onTransmit(final long nowNs, final long deferAllowanceNs) {
         lastTransmitNs = nowNs;
+        this.deferAllowanceNs = deferAllowanceNs;
+    }
+
+    /** @return the RTO, plus the hold a deferred ACK may take [REL-073] */
+    private long rtoNs() {
+        return rtt.rtoNs() + deferAllowanceNs;
     }
 
     /**
@@ -243,7 +259,7 @@ final class RequesterTimers {
         if (scoreboard.inFlight() == 0) {
             return;
         }
-        final long rto = rtt.rtoNs();
+        final long rto = rtoNs();
         if (nowNs >= progressNs + rto) {
             counters.increment(EndpointCounter.TIMEOUTS);
             // The timer had to repair what the probes did not: PROBE_WAIT halves [REL-065].
@@ -347,7 +363,7 @@ final class RequesterTimers {
             deadline = rnrResumeNs;
         }
         if (scoreboard.inFlight() > 0) {
-            deadline = Math.min(deadline, progressNs + rtt.rtoNs());
+            deadline = Math.min(deadline, progressNs + rtoNs());
             deadline = Math.min(deadline, probeDueNs());
         }
         return deadline;
@@ -356,7 +372,8 @@ final class RequesterTimers {
     /** @return when the next tail probe is due, MAX_VALUE when none is ({@link ProbeTimer#dueNs}) [REL-026] */
     private long probeDueNs() {
         return recovery.tailProbe()
-            ? probeTimer.dueNs(progressNs, lastTransmitNs, rtt.rtoNs(), scoreboard.rnrWaitCount() > 0) : Long.MAX_VALUE;
+            ? probeTimer.dueNs(progressNs, lastTransmitNs + deferAllowanceNs, rtoNs(), scoreboard.rnrWaitCount() > 0)
+            : Long.MAX_VALUE;
     }
 
     /** For a stalled run's error message: how long without progress, the expiries and probes since. */

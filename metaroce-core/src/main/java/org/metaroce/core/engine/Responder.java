@@ -308,7 +308,8 @@ final class Responder {
             answers.own(0, 0, 0, buffer, offset, ce, false);
         }
         acks.accepted(nowNs, psn, flags, BaseHeader.timestamp(buffer, offset), BaseHeader.pathId(buffer, offset),
-            answers.arrivalNs(), ce, d, hadGap, usesLastCredit(psn));
+            answers.arrivalNs(), ce, d, hadGap, usesLastCredit(psn),
+            (qp.capabilities() & ConnectHeader.CAP_DEFERRED_ACK) != 0);
         afterAdvance();
     }
 

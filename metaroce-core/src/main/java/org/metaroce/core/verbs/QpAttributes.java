@@ -552,16 +552,17 @@ public final class QpAttributes {
     /**
      * @param flags negotiated Capability Flags (section 9): any subset of
      *     {@link ConnectHeader#CAP_RECEIVER_CREDIT}, {@link ConnectHeader#CAP_GO_BACK_N},
-     *     {@link ConnectHeader#CAP_ECN}, {@link ConnectHeader#CAP_SENDER_COUNT} and
-     *     {@link ConnectHeader#CAP_ATTACHED_ACK} (0x001f) [QP-003]
+     *     {@link ConnectHeader#CAP_ECN}, {@link ConnectHeader#CAP_SENDER_COUNT},
+     *     {@link ConnectHeader#CAP_ATTACHED_ACK} and {@link ConnectHeader#CAP_DEFERRED_ACK} (0x003f) [QP-003]
      * @return this
      */
     public QpAttributes capabilities(final int flags) {
         final int known = ConnectHeader.CAP_RECEIVER_CREDIT | ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_ECN
-            | ConnectHeader.CAP_SENDER_COUNT | ConnectHeader.CAP_ATTACHED_ACK;
+            | ConnectHeader.CAP_SENDER_COUNT | ConnectHeader.CAP_ATTACHED_ACK | ConnectHeader.CAP_DEFERRED_ACK;
         if ((flags & ~known) != 0) {
             throw new IllegalArgumentException(String.format(
-                "capabilities must be a subset of 0x%04x (RECEIVER_CREDIT, GO_BACK_N, ECN, SENDER_COUNT, ATTACHED_ACK), was 0x%04x",
+                "capabilities must be a subset of 0x%04x (RECEIVER_CREDIT, GO_BACK_N, ECN, SENDER_COUNT, ATTACHED_ACK, "
+                    + "DEFERRED_ACK), was 0x%04x",
                 known, flags));
         }
         this.capabilities = flags;

@@ -546,7 +546,7 @@ class HandshakeTest {
         assertThatThrownBy(() -> p.privateData(new byte[257])).hasMessageContaining("256");
         assertThatThrownBy(() -> p.pathMtu(1000)).hasMessageContaining("pathMtu");
         assertThatThrownBy(() -> p.paths(5, 5)).hasMessageContaining("distinct");
-        assertThatThrownBy(() -> p.capabilities(0x20)).hasMessageContaining("capability");
+        assertThatThrownBy(() -> p.capabilities(0x40)).hasMessageContaining("capability");
         assertThatThrownBy(() -> new CmConfig().secretRotationNs(S)).hasMessageContaining("COOKIE_LIFETIME");
         final CmFixture f = new CmFixture(12, LinkProfile.perfect());
         final Node server = f.node(SERVER_PORT, new CmConfig());

@@ -31,7 +31,7 @@ class AckSchedulerTest {
 
     /** An in-order new packet: no gap before or after it, credit left. */
     private static void inOrder(final AckScheduler s, final long nowNs, final int psn, final int flags) {
-        s.accepted(nowNs, psn, flags, 1000 + psn, psn & 7, nowNs - 5, false, 0, false, false);
+        s.accepted(nowNs, psn, flags, 1000 + psn, psn & 7, nowNs - 5, false, 0, false, false, false);
     }
 
     private static void assertDueAtOnce(final AckScheduler s, final long nowNs) {
@@ -100,7 +100,7 @@ class AckSchedulerTest {
     @Test
     void aPacketThatCreatesOrExtendsAGapIsAnsweredAtOnce() {
         final AckScheduler s = scheduler();
-        s.accepted(100, BASE + 3, 0, 0, 0, 100, false, 3, false, false);
+        s.accepted(100, BASE + 3, 0, 0, 0, 100, false, 3, false, false, false);
         assertDueAtOnce(s, 100);
     }
 
@@ -108,14 +108,14 @@ class AckSchedulerTest {
     void aPacketThatFillsAGapIsAnsweredAtOnce() {
         final AckScheduler s = scheduler();
         // In order (distance 0), but later PSNs had arrived: it advances ePSN over them.
-        s.accepted(100, BASE, 0, 0, 0, 100, false, 0, true, false);
+        s.accepted(100, BASE, 0, 0, 0, 100, false, 0, true, false, false);
         assertDueAtOnce(s, 100);
     }
 
     @Test
     void aPacketThatUsesUpTheCreditIsAnsweredAtOnce() {
         final AckScheduler s = scheduler();
-        s.accepted(100, BASE, 0, 0, 0, 100, false, 0, false, true);
+        s.accepted(100, BASE, 0, 0, 0, 100, false, 0, false, true, false);
         assertDueAtOnce(s, 100);
     }
 
@@ -185,8 +185,8 @@ class AckSchedulerTest {
     @Test
     void withoutAckReqTheTriggerIsTheLatestPacket() {
         final AckScheduler s = scheduler();
-        s.accepted(100, BASE, 0, 11, 1, 95, false, 0, false, false);
-        s.accepted(200, BASE + 1, 0, 22, 2, 195, true, 0, false, false);
+        s.accepted(100, BASE, 0, 11, 1, 95, false, 0, false, false, false);
+        s.accepted(200, BASE + 1, 0, 22, 2, 195, true, 0, false, false, false);
         assertThat(s.triggerPsn()).isEqualTo(BASE + 1);
         assertThat(s.triggerTimestamp()).isEqualTo(22);
         assertThat(s.triggerPathId()).isEqualTo(2);
@@ -197,9 +197,9 @@ class AckSchedulerTest {
     @Test
     void withAckReqTheTriggerIsTheLatestPacketWithAckReq() {
         final AckScheduler s = scheduler();
-        s.accepted(100, BASE, 0, 11, 1, 95, false, 0, false, false);
-        s.accepted(200, BASE + 1, Flags.ACK_REQ, 22, 2, 195, false, 0, false, false);
-        s.accepted(300, BASE + 2, 0, 33, 3, 295, true, 0, false, false);
+        s.accepted(100, BASE, 0, 11, 1, 95, false, 0, false, false, false);
+        s.accepted(200, BASE + 1, Flags.ACK_REQ, 22, 2, 195, false, 0, false, false, false);
+        s.accepted(300, BASE + 2, 0, 33, 3, 295, true, 0, false, false, false);
         assertThat(s.triggerPsn()).isEqualTo(BASE + 1);
         assertThat(s.triggerTimestamp()).isEqualTo(22);
         assertThat(s.triggerPathId()).isEqualTo(2);
@@ -207,7 +207,7 @@ class AckSchedulerTest {
         assertThat(s.triggerAckFlags()).isZero();
 
         // A later packet with ACK_REQ takes over.
-        s.accepted(400, BASE + 3, Flags.ACK_REQ, 44, 4, 395, false, 0, false, false);
+        s.accepted(400, BASE + 3, Flags.ACK_REQ, 44, 4, 395, false, 0, false, false, false);
         assertThat(s.triggerPsn()).isEqualTo(BASE + 3);
         assertThat(s.triggerArrivalNs()).isEqualTo(395);
         assertThat(s.unackedPackets()).isEqualTo(4);
@@ -330,7 +330,7 @@ class AckSchedulerTest {
             s.acceptedRead(now, i, 0, i, 1, now, false, false, 0, false);
         } else {
             s.accepted(now, i, (i & 15) == 3 ? Flags.ACK_REQ : 0, i, 2, now, false, (i & 31) == 5 ? 2 : 0,
-                false, false);
+                false, false, false);
         }
         long acc = s.ackDeadlineNs();
         while (s.hasOwn()) {

@@ -38,7 +38,7 @@ class AckTrailerTest {
     private final AckWriter ackWriter = new AckWriter(window, new ResponseCapture(), (now, size) -> 77, now -> 0,
         counters);
     private final AckTrailer trailer = new AckTrailer(acks, ackWriter);
-    private final RequestEncoder encoder = new RequestEncoder(new PacketWriter(), trailer);
+    private final RequestEncoder encoder = new RequestEncoder(new PacketWriter(), trailer, EndpointConfig.ACK_DEFER_DELAY_NS);
     private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[16_384]);
 
     private static SendWqe wqe(final WrOpcode opcode, final long length) {
@@ -55,12 +55,12 @@ class AckTrailerTest {
     /** The peer's SEND with PSN EXPECTED arrived at 1,000 ns with LAST: its ACK is due at once [REL-008]. */
     private void peerSendArrived() {
         window.markReceived(EXPECTED);
-        acks.accepted(1_000, EXPECTED, Flags.LAST, 0xABCD, 3, 1_000, false, 0, false, false);
+        acks.accepted(1_000, EXPECTED, Flags.LAST, 0xABCD, 3, 1_000, false, 0, false, false, false);
     }
 
     private int encode(final SendWqe w, final int index, final long nowNs) {
         final int maxLength = encoder.layout(w, index, 1, MTU);
-        final int length = encoder.write(buffer, AT, 9, false, false, 1, nowNs, 0x11, 0x22);
+        final int length = encoder.write(buffer, AT, 9, false, false, false, 1, nowNs, 0x11, 0x22);
         assertThat(length).as("the room claimed is the room used").isEqualTo(maxLength);
         return length;
     }
@@ -148,7 +148,7 @@ class AckTrailerTest {
         acks.ackSent();
         window.markReceived(EXPECTED + 1);
         // A middle packet without ACK_REQ: its ACK waits for coalescing [REL-009], and is not due yet.
-        acks.accepted(2_000, EXPECTED + 1, 0, 1, 0, 2_000, false, 0, false, false);
+        acks.accepted(2_000, EXPECTED + 1, 0, 1, 0, 2_000, false, 0, false, false, false);
         trailer.arm(2_000, ConnectHeader.CAP_ATTACHED_ACK);
         encode(wqe(WrOpcode.SEND, 8), 0, 2_000);
         assertThat(BaseHeader.flags(buffer, AT) & Flags.ATTACHED_ACK).as("not due").isZero();
@@ -160,10 +160,10 @@ class AckTrailerTest {
         // The data path allocates nothing: arming, laying out and writing a packet with its trailer.
         final SendWqe w = wqe(WrOpcode.SEND, 64);
         final AllocationMeter.Measurement m = AllocationMeter.fewestBytes(20_000, i -> {
-            acks.accepted(1_000, EXPECTED, Flags.LAST, 0xABCD, 3, 1_000, false, 0, false, false);
+            acks.accepted(1_000, EXPECTED, Flags.LAST, 0xABCD, 3, 1_000, false, 0, false, false, false);
             trailer.arm(2_000, ConnectHeader.CAP_ATTACHED_ACK);
             encoder.layout(w, 0, 1, MTU);
-            encoder.write(buffer, AT, 9, false, false, 1, 2_000, 0x11, 0x22);
+            encoder.write(buffer, AT, 9, false, false, false, 1, 2_000, 0x11, 0x22);
         });
         System.out.println("attaching an ACK to a SEND: " + m);
         assertThat(BaseHeader.flags(buffer, AT) & Flags.ATTACHED_ACK).isEqualTo(Flags.ATTACHED_ACK);
@@ -176,7 +176,7 @@ class AckTrailerTest {
         trailer.arm(3_000, ConnectHeader.CAP_ATTACHED_ACK);
         final SendWqe w = wqe(WrOpcode.SEND, 8);
         final int maxLength = encoder.layout(w, 0, 1, MTU);
-        final int length = encoder.write(buffer, AT, 9, true, false, 1, 3_000, 0x11, 0x22);
+        final int length = encoder.write(buffer, AT, 9, true, false, false, 1, 3_000, 0x11, 0x22);
         assertThat(length).isEqualTo(maxLength);
         assertThat(BaseHeader.flags(buffer, AT) & (Flags.ATTACHED_ACK | Flags.RETRANSMIT))
             .isEqualTo(Flags.ATTACHED_ACK | Flags.RETRANSMIT);

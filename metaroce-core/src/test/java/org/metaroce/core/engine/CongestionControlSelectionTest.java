@@ -25,12 +25,13 @@ class CongestionControlSelectionTest {
         ConnectHeader.CAP_ECN | ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_RECEIVER_CREDIT;
 
     @Test
-    @DisplayName("[QP-003] CAPABILITIES takes a subset of 0x001F (v1.0.10: SENDER_COUNT, v1.0.15: ATTACHED_ACK); "
-        + "CC_ALGORITHM must be named")
+    @DisplayName("[QP-003] CAPABILITIES takes a subset of 0x003F (v1.0.10: SENDER_COUNT, v1.0.15: ATTACHED_ACK, "
+        + "v1.0.16: DEFERRED_ACK); CC_ALGORITHM must be named")
     void attributeValuesAreValidated() {
-        assertThatThrownBy(() -> new QpAttributes().capabilities(0x20)).hasMessageContaining("0x001f")
-            .hasMessageContaining("0x0020");
+        assertThatThrownBy(() -> new QpAttributes().capabilities(0x40)).hasMessageContaining("0x003f")
+            .hasMessageContaining("0x0040");
         assertThat(new QpAttributes().capabilities(ConnectHeader.CAP_ATTACHED_ACK).capabilities()).isEqualTo(0x10);
+        assertThat(new QpAttributes().capabilities(ConnectHeader.CAP_DEFERRED_ACK).capabilities()).isEqualTo(0x20);
         assertThatThrownBy(() -> new QpAttributes().ccAlgorithm(null)).hasMessageContaining("ccAlgorithm");
         final QpAttributes a = new QpAttributes().capabilities(ALL_CAPS).ccAlgorithm(CongestionControlAlgorithm.DCQCN);
         assertThat(a.capabilities()).isEqualTo(7);

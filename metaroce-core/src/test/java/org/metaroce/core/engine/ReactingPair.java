@@ -125,15 +125,16 @@ final class ReactingPair {
 
     /** Connects the QPs by hand, each with the Capability Flags given (the connection manager would set both alike). */
     ReactingPair connect(final int mtu, final int capabilitiesA, final int capabilitiesB) {
-        final int psnA = (int) (seed * 0x9E3779B97F4A7C15L);
-        final int psnB = (int) (seed * 0xC2B2AE3D27D4EB4FL) ^ 0x5555;
-        bringUp(a.qp, b, mtu, psnB, psnA, capabilitiesA);
-        bringUp(b.qp, a, mtu, psnA, psnB, capabilitiesB);
-        return this;
+        return connect(mtu, capabilitiesA, capabilitiesB, null, 0);
     }
 
-    private static void bringUp(final QueuePair qp, final Node peer, final int mtu, final int rqPsn, final int sqPsn,
-                                final int capabilities) {
-        TwoNodeFixture.bringUp(qp, peer.qp.qpn(), peer.id, mtu, rqPsn, sqPsn, capabilities, null, 0);
+    /** As {@link #connect(int, int, int)}, with a congestion control and its window in packets (0: its own). */
+    ReactingPair connect(final int mtu, final int capabilitiesA, final int capabilitiesB,
+                         final org.metaroce.core.congestion.CongestionControlAlgorithm cc, final int windowPackets) {
+        final int psnA = (int) (seed * 0x9E3779B97F4A7C15L);
+        final int psnB = (int) (seed * 0xC2B2AE3D27D4EB4FL) ^ 0x5555;
+        TwoNodeFixture.bringUp(a.qp, b.qp.qpn(), b.id, mtu, psnB, psnA, capabilitiesA, cc, windowPackets);
+        TwoNodeFixture.bringUp(b.qp, a.qp.qpn(), a.id, mtu, psnA, psnB, capabilitiesB, cc, windowPackets);
+        return this;
     }
 }

@@ -34,7 +34,7 @@ class RequestEncoderTest {
     /** No ACK is ever armed here: the packets are plain requests (AckTrailerTest has the others). */
     private final RequestEncoder encoder = new RequestEncoder(new PacketWriter(), new AckTrailer(
         new AckScheduler(new EndpointConfig()), new AckWriter(new ReceiveWindow(64, 0), new ResponseCapture(),
-        (now, size) -> 64, now -> 0, new EndpointCounters())));
+        (now, size) -> 64, now -> 0, new EndpointCounters())), EndpointConfig.ACK_DEFER_DELAY_NS);
     private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[16_384]);
 
     private static SendWqe wqe(final WrOpcode opcode, final long length, final int sendFlags) {
@@ -59,7 +59,7 @@ class RequestEncoderTest {
     private int encode(final SendWqe w, final int index, final int readSegments, final int offset, final int psn,
                        final boolean retransmit, final int pathId, final long nowNs) {
         final int maxLength = encoder.layout(w, index, readSegments, MTU);
-        final int length = encoder.write(buffer, offset, psn, retransmit, false, pathId, nowNs, DEST_QPN, SOURCE_QPN);
+        final int length = encoder.write(buffer, offset, psn, retransmit, false, false, pathId, nowNs, DEST_QPN, SOURCE_QPN);
         assertThat(length).isEqualTo(maxLength);
         return length;
     }

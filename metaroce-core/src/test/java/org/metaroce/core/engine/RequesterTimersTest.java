@@ -59,7 +59,7 @@ class RequesterTimersTest {
         for (int i = 0; i < n; i++) {
             scoreboard.assign(BASE + i, i, 0, KIND_DATA);
             scoreboard.sent(BASE + i, sentNs, i, 0, false);
-            timers.onTransmit(sentNs);
+            timers.onTransmit(sentNs, 0);
         }
         timers.onSentAfterIdle(sentNs, true);
     }
