@@ -40,7 +40,7 @@ public final class QpOptions {
     public static final int CAP_SENDER_COUNT = 0x0008;
     /** Capability Flag ATTACHED_ACK (v1.0.15): ACKs may ride on request packets [REL-070, WIRE-071]. */
     public static final int CAP_ATTACHED_ACK = 0x0010;
-    /** Capability Flag DEFERRED_ACK (v1.0.16): a LAST packet without ACK_REQ may have its ACK held [REL-072, REL-073]. */
+    /** Capability Flag DEFERRED_ACK (v1.0.16): a LAST packet without ACK_REQ may have its ACK held [REL-073, REL-074]. */
     public static final int CAP_DEFERRED_ACK = 0x0020;
 
     public static QpOptions defaults() {

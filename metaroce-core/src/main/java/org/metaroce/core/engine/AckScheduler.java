@@ -95,7 +95,7 @@ final class AckScheduler {
      * @param lastCredit whether it used up the credit last advertised [REL-014]
      * @param arrivalNs  when it reached the host [REL-066]
      * @param deferrable whether DEFERRED_ACK is in effect: then LAST without ACK_REQ does not make
-     *     the ACK immediate, which waits at most ACK_DEFER_DELAY instead [REL-072]
+     *     the ACK immediate, which waits at most ACK_DEFER_DELAY instead [REL-073]
      */
     void accepted(final long nowNs, final int psn, final int flags, final int timestamp, final int pathId,
                   final long arrivalNs, final boolean ce, final int distance, final boolean hadGap,
@@ -106,7 +106,7 @@ final class AckScheduler {
             || unackedPackets >= config.ackCoalescePackets() || config.ackCoalesceDelayNs() == 0 || lastCredit) {
             ackNow = true;
         } else if (last) {
-            // The requester does not wait for this one: hold it for a request to carry [REL-072].
+            // The requester does not wait for this one: hold it for a request to carry [REL-073].
             startDelay(nowNs, config.ackDeferDelayNs());
         } else {
             startDelay(nowNs, config.ackCoalesceDelayNs());
@@ -161,7 +161,7 @@ final class AckScheduler {
     /**
      * The delay runs from the oldest unacknowledged packet: later ones do not push it back
      * [REL-009]; a shorter one (ACK_COALESCE_DELAY after a held ACK_DEFER_DELAY) brings it forward
-     * [REL-072].
+     * [REL-073].
      */
     private void startDelay(final long nowNs, final long delayNs) {
         ackDeadlineNs = Math.min(ackDeadlineNs, nowNs + delayNs);

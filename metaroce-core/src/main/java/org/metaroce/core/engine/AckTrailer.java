@@ -33,7 +33,7 @@ final class AckTrailer {
      * coalesced ACK is ever armed.
      */
     void arm(final long nowNs, final int capabilities) {
-        // A held ACK rides on whatever request leaves first [REL-072]; otherwise only a due one [REL-071].
+        // A held ACK rides on whatever request leaves first [REL-073]; otherwise only a due one [REL-071].
         armed = (capabilities & ConnectHeader.CAP_ATTACHED_ACK) != 0 && (acks.ackDue(nowNs)
             || (capabilities & ConnectHeader.CAP_DEFERRED_ACK) != 0 && acks.ackPending());
     }

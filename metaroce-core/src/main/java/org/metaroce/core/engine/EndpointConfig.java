@@ -362,7 +362,7 @@ public final class EndpointConfig {
         return this;
     }
 
-    /** ACK_DEFER_DELAY's default, 250 µs [REL-072]. */
+    /** ACK_DEFER_DELAY's default, 250 µs [REL-073]. */
     public static final long ACK_DEFER_DELAY_NS = 250_000;
 
     public boolean deferredAck() {
@@ -373,8 +373,8 @@ public final class EndpointConfig {
      * @param offer whether the connection manager offers the DEFERRED_ACK capability unless the
      *     application chose the capabilities (v1.0.16): with it in effect (both sides offer it) the
      *     last packet of an unsignaled SEND or WRITE goes without ACK_REQ while the window has room
-     *     for more [REL-073], and the responder holds its ACK for up to {@link #ackDeferDelayNs()},
-     *     to attach it to the queue pair's next request [REL-072]. For requesters that post
+     *     for more [REL-074], and the responder holds its ACK for up to {@link #ackDeferDelayNs()},
+     *     to attach it to the queue pair's next request [REL-073]. For requesters that post
      *     unsignaled requests back to back (collectives ranks); false by default
      * @return this
      */
@@ -390,7 +390,7 @@ public final class EndpointConfig {
     /**
      * @param ns ACK_DEFER_DELAY: how long a responder holds the ACK of a LAST packet without ACK_REQ
      *     on a queue pair with DEFERRED_ACK, and what its requester adds to its timers meanwhile
-     *     [REL-072], [REL-073]; 1 µs .. 10 ms, default 250 µs
+     *     [REL-073], [REL-074]; 1 µs .. 10 ms, default 250 µs
      * @return this
      */
     public EndpointConfig ackDeferDelayNs(final long ns) {

@@ -42,9 +42,9 @@ final class RequestEncoder {
     private boolean last;
     /** Whether the packet carries the attached ACK's trailer after its payload [WIRE-071]. */
     private boolean attach;
-    /** ACK_DEFER_DELAY [REL-072]. */
+    /** ACK_DEFER_DELAY [REL-073]. */
     private final long ackDeferDelayNs;
-    /** How long the responder may hold the last packet written's ACK: ACK_DEFER_DELAY or 0 [REL-073]. */
+    /** How long the responder may hold the last packet written's ACK: ACK_DEFER_DELAY or 0 [REL-074]. */
     private long ackHoldNs;
 
     RequestEncoder(final PacketWriter writer, final AckTrailer trailer, final long ackDeferDelayNs) {
@@ -91,7 +91,7 @@ final class RequestEncoder {
             + WireConstants.INTEGRITY_CHECK_LENGTH;
     }
 
-    /** @return how long the responder may hold the ACK of the packet last written [REL-072, REL-073] */
+    /** @return how long the responder may hold the ACK of the packet last written [REL-073, REL-074] */
     long ackHoldNs() {
         return ackHoldNs;
     }
@@ -100,7 +100,7 @@ final class RequestEncoder {
      * @return whether the packet last laid out is the LAST of an unsignaled SEND or WRITE (with or
      *     without immediate), whose ACK its requester does not wait for: a READ_REQUEST is answered
      *     by its responses and an atomic by its response, and a signaled request's completion waits
-     *     for its ACK [REL-073]
+     *     for its ACK [REL-074]
      */
     private boolean lastOfUnsignaledData() {
         return last && (wqe.sendFlags & SendFlags.SIGNALED) == 0
@@ -119,7 +119,7 @@ final class RequestEncoder {
      * @param retransmit whether the PSN was sent before: RETRANSMIT and ACK_REQ are set [WIRE-016]
      * @param probe whether the packet is a tail probe: ACK_REQ is set [REL-026]
      * @param mayDefer whether the LAST packet of an unsignaled SEND or WRITE may go without ACK_REQ
-     *     (DEFERRED_ACK in effect, a first transmission with room for more after it) [REL-073]
+     *     (DEFERRED_ACK in effect, a first transmission with room for more after it) [REL-074]
      * @return the packet's length
      */
     int write(final MutableDirectBuffer buffer, final int offset, final int psn, final boolean retransmit,

@@ -390,7 +390,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
             }
             final boolean wasIdle = scoreboard.inFlight() == 0;
             // Its ACK may be held only while the window, the scoreboard and the credit would let one
-            // more packet go without it: a requester that must wait for an ACK asks for it [REL-073].
+            // more packet go without it: a requester that must wait for an ACK asks for it [REL-074].
             final boolean roomAfter = scoreboard.inFlight() + need + 1 <= window
                 && (sendWindow.sndNxt() - sendWindow.sndUna()) + need + 1 <= scoreboard.capacity()
                 && (long) ((sendWindow.sndNxt() + need) - sendWindow.creditCumulative()) < sendWindow.creditLimit();
@@ -431,7 +431,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
      *     whole chunk, or a re-request's contiguous run of lost slots [REL-046]; 1 otherwise
      * @param mayDefer whether a LAST packet of an unsignaled SEND or WRITE may go without ACK_REQ:
      *     DEFERRED_ACK is in effect, and this is a first transmission, not a probe, with room for
-     *     more after it [REL-073]
+     *     more after it [REL-074]
      * @return false when the sink had no room
      */
     private boolean transmit(final long nowNs, final TransmitSink sink, final int psn, final boolean retransmit,

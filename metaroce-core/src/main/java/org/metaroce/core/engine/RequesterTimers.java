@@ -62,7 +62,7 @@ final class RequesterTimers {
     private long lastTransmitNs;
     /**
      * ACK_DEFER_DELAY while the newest packet sent went without ACK_REQ under DEFERRED_ACK (its ACK
-     * may be held that long), else 0: both timers wait that much longer [REL-073].
+     * may be held that long), else 0: both timers wait that much longer [REL-074].
      */
     private long deferAllowanceNs;
     /**
@@ -108,14 +108,14 @@ final class RequesterTimers {
      * Records a transmission, first or repeated: the tail probe's timing runs from the latest.
      *
      * @param deferAllowanceNs how long the responder may hold this packet's ACK: ACK_DEFER_DELAY for
-     *     a LAST packet sent without ACK_REQ [REL-073], else 0
+     *     a LAST packet sent without ACK_REQ [REL-074], else 0
      */
     void onTransmit(final long nowNs, final long deferAllowanceNs) {
         lastTransmitNs = nowNs;
         this.deferAllowanceNs = deferAllowanceNs;
     }
 
-    /** @return the RTO, plus the hold a deferred ACK may take [REL-073] */
+    /** @return the RTO, plus the hold a deferred ACK may take [REL-074] */
     private long rtoNs() {
         return rtt.rtoNs() + deferAllowanceNs;
     }

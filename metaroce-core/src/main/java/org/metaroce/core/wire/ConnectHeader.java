@@ -36,7 +36,7 @@ public final class ConnectHeader extends HeaderFlyweight {
     /**
      * Capability: the last packet of a message whose requester needs no prompt acknowledgement (an
      * unsignaled work request) goes without ACK_REQ, and the responder may hold its ACK for up to
-     * ACK_DEFER_DELAY, so that it can ride on the queue pair's next request [REL-072], [REL-073] (v1.0.16).
+     * ACK_DEFER_DELAY, so that it can ride on the queue pair's next request [REL-073], [REL-074] (v1.0.16).
      */
     public static final int CAP_DEFERRED_ACK = 0x0020;
 

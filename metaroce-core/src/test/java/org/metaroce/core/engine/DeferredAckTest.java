@@ -22,9 +22,9 @@ import org.metaroce.core.wire.Opcode;
 
 /**
  * Deferred acknowledgements (DEFERRED_ACK, v1.0.16): the last packet of an unsignaled SEND goes
- * without ACK_REQ [REL-073]; the responder holds its ACK until a request of its own carries it or
- * ACK_DEFER_DELAY has passed [REL-072]; the requester's timers allow for the hold, so nothing is
- * probed or resent meanwhile [REL-073]; a signaled request and a requester that has to wait for the
+ * without ACK_REQ [REL-074]; the responder holds its ACK until a request of its own carries it or
+ * ACK_DEFER_DELAY has passed [REL-073]; the requester's timers allow for the hold, so nothing is
+ * probed or resent meanwhile [REL-074]; a signaled request and a requester that has to wait for the
  * ACK still ask for it at once.
  */
 class DeferredAckTest {
@@ -108,17 +108,17 @@ class DeferredAckTest {
 
         assertThat(with.b.recvCompletions).hasSize(2 * ROUNDS);
         assertThat(with.a.recvCompletions).hasSize(ROUNDS);
-        // REL-072: every ACK but the final ones rode on a request.
+        // REL-073: every ACK but the final ones rode on a request.
         assertThat(bareAcks(deferred, with.b.id)).as("B's bare ACKs with DEFERRED_ACK").isLessThanOrEqualTo(1);
         assertThat(bareAcks(deferred, with.a.id)).as("A's bare ACKs with DEFERRED_ACK").isLessThanOrEqualTo(1);
         // Without it the first message of every round is acknowledged at once, alone.
         assertThat(bareAcks(attachedOnly, without.b.id)).isGreaterThanOrEqualTo(ROUNDS);
-        // REL-073: the last packets of unsignaled SENDs asked for nothing, but only under the capability.
+        // REL-074: the last packets of unsignaled SENDs asked for nothing, but only under the capability.
         assertThat(deferred.stream().filter(s -> s.opcode() == Opcode.SEND.value()))
             .allSatisfy(s -> assertThat(s.flags() & Flags.ACK_REQ).isZero());
         assertThat(attachedOnly.stream().filter(s -> s.opcode() == Opcode.SEND.value()))
             .allSatisfy(s -> assertThat(s.flags() & Flags.ACK_REQ).isEqualTo(Flags.ACK_REQ));
-        // REL-073: the timers allowed for the hold: no probe, no timeout, nothing sent twice.
+        // REL-074: the timers allowed for the hold: no probe, no timeout, nothing sent twice.
         for (final ReactingPair.Node n : List.of(with.a, with.b)) {
             assertThat(n.counter(EndpointCounter.TIMEOUTS)).isZero();
             assertThat(n.counter(EndpointCounter.RETRANSMITS_TAIL_PROBE)).isZero();
@@ -163,7 +163,7 @@ class DeferredAckTest {
 
     @Test
     void aStreamOfUnsignaledSendsNeverWaitsForAHeldAck() {
-        // The requester asks whenever the window could not take another packet without the ACK [REL-073].
+        // The requester asks whenever the window could not take another packet without the ACK [REL-074].
         final int messages = 200;
         final long[] took = new long[2];
         for (final int caps : new int[] {ATTACHED, BOTH}) {
