@@ -244,6 +244,55 @@ class InlineSendsTest {
     }
 
     @Test
+    @DisplayName("COLL-038, COLL-026: a failed inline WRITE fails the operation that reaps it, naming the peer")
+    void aFailedInlineWriteFailsTheOperationThatReapsIt() throws Exception {
+        System.out.println("InlineSendsTest.aFailedInlineWriteFailsTheOperationThatReapsIt seed=" + SEED);
+        final DeviceConfig template = new DeviceConfig().bindAddress(InetAddress.getLoopbackAddress()).endpointPort(0)
+            .entropyPortRange(1, 0).transport(Transport.AUTO)
+            // A retry budget of half a second, not 15 s: the silent peer is given up sooner.
+            .endpointConfig(Bootstrap.invokerEndpoint().minRtoNs(2_000_000).maxRtoNs(20_000_000)
+                .retryTimeoutNs(500_000_000L));
+        final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        try (LocalCluster cluster = LocalCluster.startInvoker(2, lossyConfig(), template)) {
+            final List<String> outcome = cluster.run(c -> {
+                if (c.rank() == 1) {
+                    // Never drives its device: rank 0's WRITEs are never acknowledged.
+                    try {
+                        done.await(60, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (final InterruptedException ex) {
+                        Thread.currentThread().interrupt();
+                    }
+                    return "idle";
+                }
+                final long start = System.nanoTime();
+                try {
+                    final ByteBuffer b = Reference.direct(8);
+                    c.send(b, 1, DataType.INT64, 1); // posted inline: returns without an acknowledgement
+                    int returned = 1;
+                    try {
+                        // Later sends return too while slots last; one of them reaps the failure.
+                        for (int i = 0; i < 10; i++) {
+                            c.send(b, 1, DataType.INT64, 1);
+                            returned++;
+                        }
+                        return "no failure after " + returned + " sends";
+                    } catch (final CollectiveException ex) {
+                        return "returned " + returned + "; then, after " + (System.nanoTime() - start) / 1_000_000
+                            + " ms, peer " + ex.peerRank() + ": " + ex.getMessage();
+                    }
+                } catch (final CollectiveException ex) {
+                    return "the first send failed: " + ex.getMessage();
+                } finally {
+                    done.countDown();
+                }
+            }, Duration.ofSeconds(90));
+            System.out.println("rank 0: " + outcome.get(0));
+            assertThat(outcome.get(0)).startsWith("returned ").contains(" ms, peer 1: ").contains("RETRY_EXC_ERR")
+                .doesNotContain("timed out");
+        }
+    }
+
+    @Test
     @DisplayName("COLL-038: a signaled request's completion completes every request posted before it")
     void aSignaledCompletionCompletesWhatWasPostedBefore() {
         final Link l = new Link(1, null, 0, 0, 4, 0, 4, 4);
