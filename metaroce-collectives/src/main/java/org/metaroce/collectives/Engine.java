@@ -25,8 +25,9 @@ import org.metaroce.netty.WorkRequestPoster;
  * chunk WRITEs as grants, regions and dependencies allow [COLL-006..COLL-011]. Posting goes
  * through a {@link WorkRequestPoster} to the device's owning thread; the completion queue is read
  * directly. On an INVOKER device the calling thread is the owning thread: it posts directly and
- * drives the device itself in the same loop (no hand-off to a driver thread) [COLL-029]. Nothing
- * here allocates per chunk.
+ * drives the device itself in the same loop (no hand-off to a driver thread) [COLL-029], and a
+ * send whose chunks fit the device's inline limit is posted INLINE and mostly unsignaled, so the
+ * operation need not wait for its acknowledgements [COLL-038]. Nothing here allocates per chunk.
  */
 final class Engine {
     /** Immediate data type field (bits 31..30). */
