@@ -94,8 +94,17 @@ public final class Bootstrap {
     }
 
     /**
+     * Inline limit of an INVOKER rank's queue pairs, in bytes: every chunk of a one-shot all-reduce
+     * (4 KiB by default, {@link CommConfig#ONE_SHOT_DEFAULT_BYTES}). A send whose chunks all fit is
+     * posted inline and mostly unsignaled, and the operation returns without waiting for its
+     * acknowledgements [COLL-038].
+     */
+    public static final int INVOKER_INLINE_BYTES = 4096;
+
+    /**
      * @return endpoint settings for INVOKER ranks: {@link #softwareEndpoint()} with keepalive after
-     *     10 s of silence and 5 probes 1 s apart. An INVOKER device answers only while its rank is
+     *     10 s of silence and 5 probes 1 s apart, and an inline limit of {@link #INVOKER_INLINE_BYTES}.
+     *     An INVOKER device answers only while its rank is
      *     inside an operation, and on a host with more runnable threads than cores a rank's thread
      *     can wait seconds for a core: with the 1 s + 5 x 200 ms default a waiting peer declared a
      *     live rank dead at load average 16. A rank that really hangs is still named by the
@@ -103,7 +112,7 @@ public final class Bootstrap {
      */
     public static EndpointConfig invokerEndpoint() {
         return softwareEndpoint().keepaliveIdleNs(10_000_000_000L).keepaliveIntervalNs(1_000_000_000L)
-            .keepaliveProbes(5);
+            .keepaliveProbes(5).maxInlineData(INVOKER_INLINE_BYTES);
     }
 
     /**

@@ -25,8 +25,9 @@ import org.metaroce.netty.WorkRequestPoster;
  * chunk WRITEs as grants, regions and dependencies allow [COLL-006..COLL-011]. Posting goes
  * through a {@link WorkRequestPoster} to the device's owning thread; the completion queue is read
  * directly. On an INVOKER device the calling thread is the owning thread: it posts directly and
- * drives the device itself in the same loop (no hand-off to a driver thread) [COLL-029]. Nothing
- * here allocates per chunk.
+ * drives the device itself in the same loop (no hand-off to a driver thread) [COLL-029], and a
+ * send whose chunks fit the device's inline limit is posted INLINE and mostly unsignaled, so the
+ * operation need not wait for its acknowledgements [COLL-038]. Nothing here allocates per chunk.
  */
 final class Engine {
     /** Immediate data type field (bits 31..30). */
@@ -73,7 +74,16 @@ final class Engine {
     private final IdleStrategy idle;
     private final long opTimeoutNs;
     final int chunkBytes;
-    private final int sqDepth;
+    /** Send queue depth of every link's queue pair. */
+    final int sqDepth;
+    /**
+     * Posted inline and unsignaled, a link's data WRITEs go with a signaled one at least every so
+     * many requests, so the send queue never fills with requests whose completion is unknown
+     * [COLL-038].
+     */
+    private final int signalEvery;
+    /** INVOKER: the device's inline limit; a send whose chunks all fit is inline [COLL-038]. 0 otherwise. */
+    private final int inlineBytes;
     /** The INVOKER device this thread drives, or null when a driver thread owns it. */
     private final org.metaroce.netty.MetaRoceDevice invoker;
     private final ArrayList<Transfer> active = new ArrayList<>();
@@ -99,6 +109,9 @@ final class Engine {
         this.opTimeoutNs = opTimeoutNs;
         this.chunkBytes = chunkBytes;
         this.sqDepth = sqDepth;
+        this.signalEvery = Math.max(1, sqDepth / 2);
+        // A driver thread reads the source of a post later, on its own thread: nothing is inline there.
+        this.inlineBytes = invoker == null ? 0 : invoker.endpoint().config().maxInlineData();
         this.counters = new org.metaroce.netty.CounterGroup(org.metaroce.netty.CounterType.COLLECTIVES,
             "coll rank " + rank + "/" + size, rank, CollectiveCounter.names());
         for (int i = 0; i < wcs.length; i++) {
@@ -124,8 +137,8 @@ final class Engine {
     }
 
     /**
-     * Runs transfers to completion: every receive processed and every send's WRITEs completed, so
-     * the caller's buffers may be reused when this returns [COLL-010].
+     * Runs transfers to completion: every receive processed and every send's WRITEs completed or,
+     * inline, posted, so the caller's buffers may be reused when this returns [COLL-010, COLL-038].
      *
      * @param name operation name for errors
      * @param transfers the plan, in the order both ends agree on
@@ -157,6 +170,7 @@ final class Engine {
                 }
                 if (t.isSend()) {
                     sendBytes += t.bytes;
+                    t.inline = Math.min(t.bytes, t.chunkBytes) <= inlineBytes;
                     t.firstSeq = l.sendPlanned;
                     l.sendPlanned += t.chunks;
                     l.sends.addLast(t);
@@ -263,11 +277,13 @@ final class Engine {
     /**
      * INVOKER: whether every grant this rank posted has been acknowledged. Nobody drives the device
      * between operations, so an operation returns only once its grants have left (a peer waiting
-     * for a slot would otherwise wait for this rank's next call) [COLL-029].
+     * for a slot would otherwise wait for this rank's next call) [COLL-029]. Inline data WRITEs are
+     * not waited for: their bytes were copied at post, and the next operation retransmits them if
+     * need be [COLL-038].
      */
     private boolean drained() {
         for (final Link l : links) {
-            if (l != null && l.sqCompleted < l.sqPosted && l.failure == null) {
+            if (l != null && l.sqCompleted < l.grantsPosted && l.failure == null) {
                 return false;
             }
         }
@@ -289,7 +305,7 @@ final class Engine {
             if (t.progressed < t.chunks) {
                 return false;
             }
-            if (t.isSend() && links[t.peer].sendDone < t.firstSeq + t.chunks) {
+            if (t.isSend() && !t.inline && links[t.peer].sendDone < t.firstSeq + t.chunks) {
                 return false;
             }
         }
@@ -318,8 +334,8 @@ final class Engine {
                 sb.append(" waiting for a region grant from rank ").append(l.peer).append(" [COLL-033];");
                 culprit = culprit < 0 ? l.peer : culprit;
             }
-            if (l.sendDone < l.sent) {
-                sb.append(" waiting for rank ").append(l.peer).append(" to acknowledge ").append(l.sent - l.sendDone)
+            if (l.sendDone < l.awaited) {
+                sb.append(" waiting for rank ").append(l.peer).append(" to acknowledge ").append(l.awaited - l.sendDone)
                     .append(" chunk(s);");
                 culprit = culprit < 0 ? l.peer : culprit;
             }
@@ -350,8 +366,9 @@ final class Engine {
                     : "send") + " to/from rank " + l.peer + " failed: " + wc.status() + hint + diagnostics.get();
             }
             // A peer that finished and closed its communicator breaks only the operations that still
-            // need it; this one fails if it does.
-            if (l.inUse()) {
+            // need it; this one fails if it does, or if a data WRITE failed: an inline one of an
+            // earlier operation, which did not wait for it, fails the operation that reaps it [COLL-038].
+            if (l.inUse() || (wc.wrId() & WR_DATA) != 0) {
                 throw new CollectiveException(op + " on rank " + rank + ": " + l.failure, op, l.peer, null);
             }
             return;
@@ -360,9 +377,10 @@ final class Engine {
             onReceive(l, wc);
             return;
         }
-        l.sqCompleted++;
-        if ((wc.wrId() & WR_DATA) != 0) {
-            l.sendDone++;
+        // Only signaled requests complete; each one's completion completes every request before it.
+        if (!l.completedSignaled()) {
+            throw new CollectiveException(op + " on rank " + rank + ": a send completion (wr_id " + wc.wrId()
+                + ") from the connection to rank " + l.peer + " for no signaled request [COLL-038]", op, l.peer, null);
         }
     }
 
@@ -438,8 +456,9 @@ final class Engine {
                 break; // the operand is the result of an earlier receive
             }
             final Transfer g = t.guard;
-            if (g != null && (g.firstSeq < 0 || g.progressed <= j || links[g.peer].sendDone <= g.firstSeq + j)) {
-                break; // the destination is still the source of an unacknowledged WRITE
+            if (g != null && (g.firstSeq < 0 || g.progressed <= j
+                || !g.inline && links[g.peer].sendDone <= g.firstSeq + j)) {
+                break; // the destination is still the source of an unacknowledged WRITE (inline: of none, COLL-038)
             }
             final int slot = (int) (l.consumed % l.localSlots);
             final int length = t.chunkLength(j);
@@ -496,7 +515,8 @@ final class Engine {
             long limit = Math.min(t.chunks, due - t.firstSeq);
             final Transfer g = t.staged() ? null : t.guard; // staging memory is free at once
             if (g != null) {
-                final long completed = Math.min(g.progressed, links[g.peer].sendDone - g.firstSeq);
+                // Inline: the bytes were copied at post, the source is free once posted [COLL-038].
+                final long completed = g.inline ? g.progressed : Math.min(g.progressed, links[g.peer].sendDone - g.firstSeq);
                 limit = Math.min(limit, completed);
             }
             if (limit <= t.regionGranted) {
@@ -518,6 +538,8 @@ final class Engine {
                 .immData((IMM_REGION << 30) | (int) (due & GRANT_MASK)).addSge(buffer, CONTROL_BYTES, l.controlLkey);
             ring.postSend(l.qp, wr);
             l.sqPosted++;
+            l.grantsPosted = l.sqPosted;
+            l.postedSignaled();
             l.regionsPosted++;
             counters.increment(CollectiveCounter.REGION_GRANTS_SENT.ordinal());
             t.regionGranted = (int) limit;
@@ -546,6 +568,8 @@ final class Engine {
             .immData((IMM_GRANT << 30) | (int) (due & GRANT_MASK));
         ring.postSend(l.qp, wr);
         l.sqPosted++;
+        l.grantsPosted = l.sqPosted;
+        l.postedSignaled();
         return 1;
     }
 
@@ -598,12 +622,23 @@ final class Engine {
                 low = PiggybackGrant.encode(length, due);
                 l.grantsAnnounced = due;
             }
-            wr.clear().wrId(WR_DATA | l.peer).opcode(WrOpcode.RDMA_WRITE_WITH_IMM).sendFlags(SendFlags.SIGNALED)
+            // Inline (INVOKER, COLL-038): the post copies the bytes, and the WRITE is signaled only
+            // when signalEvery requests have gone since the last signaled one, so that a full send
+            // queue always holds a request whose completion will come.
+            final boolean signaled = !t.inline || l.sqPosted + 1 - l.lastSignaled >= signalEvery;
+            wr.clear().wrId(WR_DATA | l.peer).opcode(WrOpcode.RDMA_WRITE_WITH_IMM)
+                .sendFlags((t.inline ? SendFlags.INLINE : 0) | (signaled ? SendFlags.SIGNALED : 0))
                 .immData((type << 30) | ((int) (l.sent & SEQ_MASK) << LENGTH_BITS) | low)
                 .addSge(t.address + t.chunkOffset(j), length, t.lkey).remoteAddr(remote).rkey(rkey);
             ring.postSend(l.qp, wr);
             l.sqPosted++;
             l.sent++;
+            if (!t.inline) {
+                l.awaited = l.sent;
+            }
+            if (signaled) {
+                l.postedSignaled();
+            }
             counters.increment(CollectiveCounter.CHUNKS_SENT.ordinal());
             counters.add(CollectiveCounter.CHUNK_BYTES_SENT.ordinal(), length);
             t.progressed++;

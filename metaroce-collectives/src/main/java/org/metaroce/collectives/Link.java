@@ -27,13 +27,36 @@ final class Link {
 
     /** Data chunks posted to the peer (the next chunk's sequence number). */
     long sent;
-    /** Data chunks whose WRITE completed successfully. */
+    /**
+     * Data chunks known to have completed successfully: every chunk posted before a signaled work
+     * request whose completion arrived (the send queue completes in post order, so its completion
+     * means every earlier request of the queue pair completed) [COLL-038]. Chunks posted inline
+     * and unsignaled after it may have completed too, unseen: a lower bound.
+     */
     long sendDone;
+    /** {@link #sent} after the last data chunk that was not posted inline: the operation waits for these [COLL-010]. */
+    long awaited;
     /** Cumulative slots the peer granted (starts at its slot count, granted at connection time). */
     long granted;
-    /** Work requests (data and grants) posted and completed on the send queue. */
+    /**
+     * Work requests (data and grants) posted on the send queue, and known to have completed (a
+     * lower bound, like {@link #sendDone}): {@code sqPosted - sqCompleted} bounds the requests the
+     * queue holds, exactly or from above [COLL-038].
+     */
     long sqPosted;
     long sqCompleted;
+    /** {@link #sqPosted} after the last signaled request, and after the last grant or region grant. */
+    long lastSignaled;
+    long grantsPosted;
+    /**
+     * The signaled requests not yet completed, oldest first, as a ring of send queue depth
+     * entries (no more can be outstanding): for each, {@link #sqPosted} and {@link #sent} right
+     * after it was posted, what its completion sets {@link #sqCompleted} and {@link #sendDone} to.
+     */
+    private final long[] signaledSq;
+    private final long[] signaledSent;
+    private long signaledHead;
+    private long signaledTail;
     /** Data chunks arrived from the peer, and consumed by this rank. */
     long arrived;
     long consumed;
@@ -81,7 +104,7 @@ final class Link {
     final ArrayDeque<Transfer> recvs = new ArrayDeque<>();
 
     Link(final int peer, final QueuePair qp, final long remoteBase, final int remoteRkey, final int remoteSlots,
-         final long localBase, final int localSlots) {
+         final long localBase, final int localSlots, final int sqDepth) {
         this.peer = peer;
         this.qp = qp;
         this.remoteBase = remoteBase;
@@ -101,15 +124,47 @@ final class Link {
         this.regionAddress = new long[regions];
         this.regionBytes = new long[regions];
         this.regionRkey = new int[regions];
+        this.signaledSq = new long[sqDepth];
+        this.signaledSent = new long[sqDepth];
     }
 
     /**
-     * @return whether the running operation still needs the connection: chunks to write or not yet
-     *     acknowledged, or chunks to receive that have not arrived (arrived ones are in local
-     *     memory already and need nothing from the peer)
+     * Records the signaled request just posted ({@link #sqPosted} and {@link #sent} already count
+     * it), whose completion will come.
+     */
+    void postedSignaled() {
+        final int at = (int) (signaledTail % signaledSq.length);
+        signaledSq[at] = sqPosted;
+        signaledSent[at] = sent;
+        signaledTail++;
+        lastSignaled = sqPosted;
+    }
+
+    /**
+     * The oldest outstanding signaled request completed successfully, and with it every request
+     * posted before it.
+     *
+     * @return false when no signaled request was outstanding (a completion this link did not ask for)
+     */
+    boolean completedSignaled() {
+        if (signaledHead == signaledTail) {
+            return false;
+        }
+        final int at = (int) (signaledHead % signaledSq.length);
+        sqCompleted = signaledSq[at];
+        sendDone = signaledSent[at];
+        signaledHead++;
+        return true;
+    }
+
+    /**
+     * @return whether the running operation still needs the connection: chunks to write or, not
+     *     posted inline, not yet acknowledged (inline ones it does not wait for, COLL-038), or
+     *     chunks to receive that have not arrived (arrived ones are in local memory already and
+     *     need nothing from the peer)
      */
     boolean inUse() {
-        if (!sends.isEmpty() || sendDone < sent) {
+        if (!sends.isEmpty() || sendDone < awaited) {
             return true;
         }
         long expected = 0;

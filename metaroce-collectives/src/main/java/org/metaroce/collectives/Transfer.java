@@ -63,6 +63,13 @@ final class Transfer {
     /** RECV_COPY placed: chunks whose region has been granted to the sender. */
     int regionGranted;
 
+    /**
+     * SEND on an INVOKER device, every chunk at most the device's inline limit (COLL-038): each
+     * chunk is posted INLINE (its bytes copied at post, so its source is free at once) and mostly
+     * unsignaled, and the operation does not wait for its completion. Set when the operation starts.
+     */
+    boolean inline;
+
     /** SEND: chunks posted; RECV: chunks processed. */
     int progressed;
     /** The link sequence number of chunk 0, assigned when the operation starts. */

@@ -292,7 +292,7 @@ final class Wiring implements AutoCloseable {
                 + (problem != null ? problem : "it says it is rank " + h.getInt(4)), "setup", peer, null);
         }
         final Link l = new Link(peer, c.queuePair(), h.getLong(20), h.getInt(28), h.getInt(12),
-            staging.address() + (long) peer * slots * chunk, slots);
+            staging.address() + (long) peer * slots * chunk, slots, sqDepth);
         connections[peer] = c;
         final int posts = rqDepth;
         l.controlBase = control.address() + (long) peer * rqDepth * Engine.CONTROL_BYTES;
