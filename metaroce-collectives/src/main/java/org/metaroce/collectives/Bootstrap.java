@@ -108,11 +108,12 @@ public final class Bootstrap {
      *     inside an operation, and on a host with more runnable threads than cores a rank's thread
      *     can wait seconds for a core: with the 1 s + 5 x 200 ms default a waiting peer declared a
      *     live rank dead at load average 16. A rank that really hangs is still named by the
-     *     operation timeout [COLL-027, COLL-029].
+     *     operation timeout [COLL-027, COLL-029]. It offers DEFERRED_ACK, so that the ACK of an
+     *     unsignaled inline chunk waits for the rank's next chunk to that peer [COLL-038, REL-073].
      */
     public static EndpointConfig invokerEndpoint() {
         return softwareEndpoint().keepaliveIdleNs(10_000_000_000L).keepaliveIntervalNs(1_000_000_000L)
-            .keepaliveProbes(5).maxInlineData(INVOKER_INLINE_BYTES);
+            .keepaliveProbes(5).maxInlineData(INVOKER_INLINE_BYTES).deferredAck(true);
     }
 
     /**
