@@ -159,6 +159,32 @@ final class ReliabilityCases {
         }
     }
 
+    /**
+     * [REL-073] With DEFERRED_ACK the tester sends a one-packet WRITE with LAST but without ACK_REQ
+     * and nothing after it: the IUT may hold the ACK for a request to carry, but with none to come it
+     * MUST still send it by itself (by ACK_DEFER_DELAY, 250 µs). Without the capability LAST alone
+     * makes the ACK immediate [REL-008]. The WRITE is placed either way.
+     */
+    private static void deferredAck(final CaseContext ctx) {
+        ctx.requireExtension("cc");
+        for (final boolean negotiated : new boolean[] {true, false}) {
+            final byte[] data = pattern(16, negotiated ? 29 : 31);
+            final QpOptions opts = QpOptions.defaults();
+            final Setup s = setup(ctx, negotiated ? opts.capabilities(QpOptions.CAP_DEFERRED_ACK) : opts);
+            final TesterQp t = s.t();
+            checkEq(negotiated ? QpOptions.CAP_DEFERRED_ACK : 0, t.capabilities & QpOptions.CAP_DEFERRED_ACK,
+                "DEFERRED_ACK in the IUT's CONNECT_REPLY exactly when the tester proposed it [CM-019]");
+            final int psn = t.sendPsn;
+            ctx.tester().inject(write(s, 0, data).flags(Flags.LAST).build());
+            advance(t);
+            ctx.expect(ackWithCum(t, psn + 1), EXPECT_MS, negotiated
+                ? "an ACK of the WRITE sent without ACK_REQ, by itself: no request of the IUT's was coming to "
+                    + "carry it [REL-073]"
+                : "an ACK of the WRITE with LAST: immediate without DEFERRED_ACK [REL-008]");
+            checkMemory(ctx, s.mr(), 0, data, "the WRITE placed");
+        }
+    }
+
     static List<ConformanceCase> cases() {
         final List<ConformanceCase> l = new ArrayList<>();
         final byte[] data = pattern(64, 17);
@@ -186,6 +212,11 @@ final class ReliabilityCases {
             List.of("REL-070", "WIRE-071", "CM-019"), "with ATTACHED_ACK an ACK riding on the tester's request "
             + "completes the IUT's SEND and the request is handled as without it; without the capability such a "
             + "packet is dropped whole", "ATTACHED_ACK", ReliabilityCases::attachedAck));
+
+        l.add(new ConformanceCase("rel.deferred-ack", S, org.metaroce.conformance.suite.Level.MUST,
+            List.of("REL-073", "REL-008", "CM-019"), "with DEFERRED_ACK a LAST packet without ACK_REQ is "
+            + "still acknowledged when no request comes to carry the ACK; without it LAST alone asks",
+            "DEFERRED_ACK", ReliabilityCases::deferredAck));
 
         l.add(must("rel.duplicate", S, "a duplicate WRITE is acknowledged with DUPLICATE and not placed again", ctx -> {
             final Setup s = setup(ctx);
