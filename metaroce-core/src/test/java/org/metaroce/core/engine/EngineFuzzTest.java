@@ -146,9 +146,11 @@ public class EngineFuzzTest {
             final int mtu = 256 << d.consumeInt(0, 2);
             final int psnA = pickInitialPsn(d);
             final int psnB = pickInitialPsn(d);
-            // ATTACHED_ACK (v1.0.15) is the fifth: inputs whose byte has bits 4 clear keep theirs.
-            final int capabilities = d.consumeInt(0, 31) & (ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_ECN
-                | ConnectHeader.CAP_RECEIVER_CREDIT | ConnectHeader.CAP_SENDER_COUNT | ConnectHeader.CAP_ATTACHED_ACK);
+            // ATTACHED_ACK (v1.0.15) is the fifth, DEFERRED_ACK (v1.0.16) the sixth: the requesters here
+            // signal every request, so only injected packets (LAST without ACK_REQ) reach the responder's hold.
+            final int capabilities = d.consumeInt(0, 63) & (ConnectHeader.CAP_GO_BACK_N | ConnectHeader.CAP_ECN
+                | ConnectHeader.CAP_RECEIVER_CREDIT | ConnectHeader.CAP_SENDER_COUNT | ConnectHeader.CAP_ATTACHED_ACK
+                | ConnectHeader.CAP_DEFERRED_ACK);
             final int retryCount = d.consumeInt(0, 7);
             // 7 means "retry RNR for ever" [verbs]: the settle phase could then never end.
             final int rnrRetry = d.consumeInt(0, 6);
