@@ -287,11 +287,15 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
                 continue;
             }
             // Retransmissions are in flight like any packet: window and pacing apply, except that
-            // one may leave when nothing is in flight, and one per RTO expiry or probe [CC-001].
-            if (scoreboard.inFlight() > 0 && scoreboard.inFlight() + 1 > window && !timers.fullWindowRetransmitAllowed()) {
+            // one may leave when nothing is in flight, and one per RTO expiry or probe, which
+            // neither the window nor the pacing holds back [CC-001], [REL-028]: a window paced below
+            // one packet with a long SRTT (2 B, 55 ms in a fuzzed run) put the expiry's copy 5.5 s
+            // behind it, and a dead peer took RETRY_CNT of those to declare.
+            final boolean granted = timers.fullWindowRetransmitAllowed();
+            if (scoreboard.inFlight() > 0 && scoreboard.inFlight() + 1 > window && !granted) {
                 break;
             }
-            if (qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
+            if (!granted && qp.congestionControl().nextSendTimeNs(nowNs) > nowNs) {
                 break;
             }
             final int trims = scoreboard.trimmedTransmissions(psn);
