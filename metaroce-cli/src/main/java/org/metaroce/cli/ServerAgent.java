@@ -67,6 +67,15 @@ final class ServerAgent extends Agent {
     /** The client marked the start of its measured window (raw bandwidth). */
     private boolean rawMarked;
     private long rawLastNs;
+    /**
+     * The first observation of raw datagrams and the last arrival, whatever the MARK did: the
+     * estimate when the client's MARK came after its last datagram (it travels on the control
+     * connection, the datagrams do not, and on a loaded host it can arrive last), so that the
+     * marked window is empty.
+     */
+    private long rawSeenNs;
+    private long rawSeenCount;
+    private long rawLastDatagramNs;
     private long rawSampleNs;
     private long rawSampleCount;
     private double rawPeakBps;
@@ -394,6 +403,11 @@ final class ServerAgent extends Agent {
         if (rawFirstNs == 0) {
             startRawWindow(now, count);
         }
+        if (rawSeenNs == 0) {
+            rawSeenNs = now;
+            rawSeenCount = count;
+        }
+        rawLastDatagramNs = now;
         rawLastCount = count;
         rawLastNs = now;
         if (now - rawSampleNs >= SAMPLE_NS) {
@@ -518,15 +532,15 @@ final class ServerAgent extends Agent {
         if (kind.raw) {
             rawDatagrams = rawLastCount;
             report.receivedDatagrams = rawDatagrams;
-            if (kind.bandwidth && rawMarked && rawLastNs > rawFirstNs) {
+            if (kind.bandwidth && rawMarked && rawLastNs > rawFirstNs && rawLastCount > rawFirstCount) {
                 // What arrived in the client's measured window (from its MARK), over that time.
                 rawNs = rawLastNs - rawFirstNs;
                 rawWindow = rawLastCount - rawFirstCount;
-            } else if (kind.bandwidth && rawLastNs > rawFirstNs) {
-                // No MARK (the window started with the first datagram): datagrams that arrived after
-                // the first observation, over the time they took, scaled to all of them.
-                rawNs = rawLastNs - rawFirstNs;
-                final double scale = (double) rawLastCount / Math.max(1, rawLastCount - rawFirstCount);
+            } else if (kind.bandwidth && rawLastDatagramNs > rawSeenNs) {
+                // No MARK, or one that came after the last datagram (an empty window): datagrams that
+                // arrived after the first observation, over the time they took, scaled to all of them.
+                rawNs = rawLastDatagramNs - rawSeenNs;
+                final double scale = (double) rawLastCount / Math.max(1, rawLastCount - rawSeenCount);
                 rawNs = (long) (rawNs * scale);
                 rawWindow = rawLastCount;
             }
