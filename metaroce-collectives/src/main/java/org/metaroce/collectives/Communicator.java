@@ -687,10 +687,20 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * Disconnects from every peer and releases the memory; the device stays open unless the
-     * bootstrap opened it. Idempotent. On an INVOKER device, call it on the device's owning thread.
+     * Waits until every chunk this rank's operations posted has reached its peer, then disconnects
+     * from every peer and releases the memory; the device stays open unless the bootstrap opened
+     * it. Idempotent. On an INVOKER device, call it on the device's owning thread, which drives the
+     * device meanwhile: an operation there may return before the peers have acknowledged its
+     * inline chunks ([COLL-038]), and closing must not lose them [COLL-039]. The wait ends when
+     * each peer has acknowledged, closed its own communicator, or failed; it takes at most
+     * {@link CommConfig#operationTimeout()}. A peer that does not drive its device meanwhile (an
+     * INVOKER rank between operations) delays it. Nothing is waited for on a communicator that an
+     * earlier failure broke.
      *
      * @throws IllegalStateException if the device is in INVOKER mode and this is another thread
+     * @throws CollectiveException naming the peer, after everything is released, when chunks
+     *     posted to it may not have arrived: its connection failed (other than by the peer's
+     *     disconnect) or it did not acknowledge them within the operation timeout [COLL-039]
      */
     @Override
     public void close() {
@@ -700,11 +710,25 @@ public final class Communicator implements AutoCloseable {
                 + "communicator on the thread that built the device, not " + Thread.currentThread().getName()
                 + " [COLL-029]");
         }
+        final boolean idle;
         synchronized (this) {
             if (closed) {
                 return;
             }
             closed = true;
+            idle = user == null;
+        }
+        CollectiveException lost = null;
+        // Before the connections go, what the last operations posted and did not wait for (inline
+        // chunks, COLL-038) must reach the peers [COLL-039]. A broken communicator has failed
+        // already: its application knows, and waiting could only add the same failure again. An
+        // operation still running on another thread is cut short by the close, as before.
+        if (idle && engine.broken() == null && !device.isClosed()) {
+            try {
+                engine.drainSends(config.operationTimeout().toNanos());
+            } catch (final CollectiveException ex) {
+                lost = ex;
+            }
         }
         engine.breakWith(new CollectiveException("the communicator of rank " + rank + " is closed", null, -1, null));
         try {
@@ -717,6 +741,9 @@ public final class Communicator implements AutoCloseable {
                     device.close();
                 }
             }
+        }
+        if (lost != null) {
+            throw lost; // after the resources are released: close releases them whatever happened
         }
     }
 

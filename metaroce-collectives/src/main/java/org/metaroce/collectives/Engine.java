@@ -93,6 +93,8 @@ final class Engine {
     /** What this rank did ({@link CollectiveCounter}), published in the device's counters file. */
     final org.metaroce.netty.CounterGroup counters;
     private String op = "setup";
+    /** While {@link #drainSends} runs: a failed completion is recorded on its link, not thrown. */
+    private boolean draining;
     /** Device and endpoint counters, appended to failures so they can be diagnosed. */
     java.util.function.Supplier<String> diagnostics = () -> "";
 
@@ -290,6 +292,116 @@ final class Engine {
         return true;
     }
 
+    /**
+     * Close without {@code finish} [COLL-039]: drives the device (INVOKER) or waits for its driver
+     * until every data chunk this rank posted is known to have reached its peer, so that chunks an
+     * operation did not wait for (inline ones, COLL-038) are not lost when the connections go. A
+     * link is settled when all its chunks are known complete (a signaled completion, or an empty
+     * send queue), or when its connection failed. Failed completions are recorded, not thrown, and
+     * judged at the end: a connection that ended with WR_FLUSH_ERR alone was ended by the peer
+     * (it closed its communicator, which it does after its last operation, so it needs nothing
+     * more from this rank); any other error leaves chunks not known to have arrived.
+     *
+     * @param timeoutNs how long to wait at most
+     * @throws CollectiveException naming the peer when chunks to it may be lost (its connection
+     *     failed with an error other than WR_FLUSH_ERR) or are still unacknowledged at the timeout
+     */
+    void drainSends(final long timeoutNs) {
+        final String name = "close";
+        op = name;
+        draining = true;
+        try {
+            final long deadline = System.nanoTime() + timeoutNs;
+            idle.reset();
+            while (true) {
+                int work = 0;
+                if (invoker != null) {
+                    if (invoker.isClosed()) {
+                        break; // the device is gone: nothing more can be sent or acknowledged
+                    }
+                    work += invoker.doWork();
+                }
+                int n;
+                while ((n = poll()) > 0) {
+                    work += n;
+                }
+                ring.flush();
+                if (sendsSettled()) {
+                    break;
+                }
+                if (work == 0) {
+                    final long now = System.nanoTime();
+                    if (now - deadline > 0) {
+                        throw new CollectiveException(unsettled(name + " on rank " + rank + " timed out after "
+                            + TimeUnit.NANOSECONDS.toMillis(timeoutNs) + " ms:", false)
+                            + " (a peer died, hangs, or does not drive its device) [COLL-039]", name,
+                            firstUnsettledPeer(false), null);
+                    }
+                    if (invoker == null || invoker.nextDeadlineNs() - now > 0) {
+                        idle.idle();
+                    }
+                } else {
+                    idle.reset();
+                }
+            }
+        } finally {
+            draining = false;
+        }
+        final int lostTo = firstUnsettledPeer(true);
+        if (lostTo >= 0) {
+            throw new CollectiveException(unsettled(name + " on rank " + rank + ":", true) + " [COLL-039]", name,
+                lostTo, null);
+        }
+    }
+
+    /** @return whether every link's chunks are known complete, or its connection failed */
+    private boolean sendsSettled() {
+        for (final Link l : links) {
+            if (l != null && l.failure == null && l.sendDone < l.sent
+                // Unsignaled chunks complete silently: an empty send queue says they all did. Only
+                // the owning thread may ask; with a driver thread every chunk is signaled anyway.
+                && (invoker == null || l.qp.outstandingSends() > 0)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * @param lost true: links whose connection failed with chunks not known to have arrived (an
+     *     error other than WR_FLUSH_ERR); false: links with chunks still unacknowledged
+     * @return the first such link's peer, or -1
+     */
+    private int firstUnsettledPeer(final boolean lost) {
+        for (final Link l : links) {
+            if (l != null && isUnsettled(l, lost)) {
+                return l.peer;
+            }
+        }
+        return -1;
+    }
+
+    private boolean isUnsettled(final Link l, final boolean lost) {
+        if (l.sendDone >= l.sent) {
+            return false;
+        }
+        if (lost) {
+            return l.failure != null && l.failedWith != WcStatus.WR_FLUSH_ERR;
+        }
+        return l.failure == null && (invoker == null || !invoker.isClosed() && l.qp.outstandingSends() > 0);
+    }
+
+    private String unsettled(final String head, final boolean lost) {
+        final StringBuilder sb = new StringBuilder(head);
+        for (final Link l : links) {
+            if (l != null && isUnsettled(l, lost)) {
+                sb.append(" up to ").append(l.sent - l.sendDone).append(" chunk(s) posted to rank ").append(l.peer)
+                    .append(lost ? " may be lost: " + l.failure : " not acknowledged").append(';');
+            }
+        }
+        return sb.toString();
+    }
+
     private CollectiveException fail(final CollectiveException ex) {
         if (broken == null) {
             // Counted once: fail() may see the same failure again on its way out of run().
@@ -358,6 +470,9 @@ final class Engine {
             return; // a queue pair of another user of the device
         }
         if (wc.status() != WcStatus.SUCCESS) {
+            if (l.failedWith == null || l.failedWith == WcStatus.WR_FLUSH_ERR) {
+                l.failedWith = wc.status();
+            }
             if (l.failure == null) {
                 final String hint = wc.status() == WcStatus.RETRY_EXC_ERR ? " (rank " + l.peer + " stopped answering)"
                     : wc.status() == WcStatus.WR_FLUSH_ERR ? " (the connection to rank " + l.peer
@@ -367,8 +482,15 @@ final class Engine {
             }
             // A peer that finished and closed its communicator breaks only the operations that still
             // need it; this one fails if it does, or if a data WRITE failed: an inline one of an
-            // earlier operation, which did not wait for it, fails the operation that reaps it [COLL-038].
-            if (l.inUse() || (wc.wrId() & WR_DATA) != 0) {
+            // earlier operation, which did not wait for it, fails the operation that reaps it
+            // [COLL-038]. Not when the connection ended with WR_FLUSH_ERR alone: the peer
+            // disconnected, which it does once its last operation, and so every chunk it needed
+            // from this rank, has arrived (a rank that closes right after its last operation held
+            // the ACK of this rank's last inline chunk, or lost it) [COLL-039]. After any other
+            // error on the connection a failed data WRITE fails it as before, and the close
+            // reports chunks that may be lost.
+            final boolean dataLost = (wc.wrId() & WR_DATA) != 0 && l.failedWith != WcStatus.WR_FLUSH_ERR;
+            if (!draining && (l.inUse() || dataLost)) {
                 throw new CollectiveException(op + " on rank " + rank + ": " + l.failure, op, l.peer, null);
             }
             return;

@@ -88,6 +88,12 @@ final class Link {
      * or null. Operations that need this link fail with it; others go on [COLL-026].
      */
     String failure;
+    /**
+     * The status that failed the connection: the first error other than WR_FLUSH_ERR if one came,
+     * else WR_FLUSH_ERR (the queue pair went to ERR with no request of its own failing: the peer
+     * disconnected, it closed its communicator) [COLL-039]. Null while the connection works.
+     */
+    org.metaroce.core.verbs.WcStatus failedWith;
 
     /** Receive buffers (COLL-004): {@code receives} buffers of {@link Engine#CONTROL_BYTES} from {@code controlBase}. */
     long controlBase;

@@ -31,6 +31,7 @@ import org.metaroce.netty.Transport;
  * themselves ({@link #startInvoker}: no driver threads at all) [COLL-029].
  */
 public final class LocalCluster implements AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LocalCluster.class);
     private final ThreadingMode mode;
     private final SharedDriver driver;
     private final List<MetaRoceDevice> devices = new ArrayList<>();
@@ -390,7 +391,11 @@ public final class LocalCluster implements AutoCloseable {
         Communicator.drive(device, () -> finished.get() >= ranks || System.nanoTime() - deadline >= 0);
     }
 
-    /** Closes every communicator, device, the driver and the rank threads. */
+    /**
+     * Closes every communicator, device, the driver and the rank threads. A communicator whose close
+     * fails ({@link Communicator#close()}: chunks that may not have reached a peer, COLL-039) is
+     * logged as a warning and the rest are closed all the same.
+     */
     @Override
     public void close() {
         final List<Future<?>> closing = new ArrayList<>();
@@ -403,7 +408,9 @@ public final class LocalCluster implements AutoCloseable {
                         c.close();
                     }
                 } catch (final RuntimeException ex) {
-                    // Best effort: keep closing the rest.
+                    // Keep closing the rest; but a close that could not deliver what the rank's
+                    // operations posted says so (COLL-039), and must not vanish here.
+                    LOG.warn("closing rank {}: {}", c.rank(), ex.getMessage());
                 } finally {
                     try {
                         if (d != null) {

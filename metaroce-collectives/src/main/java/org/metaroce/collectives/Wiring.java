@@ -47,6 +47,8 @@ final class Wiring implements AutoCloseable {
     static final int MAGIC = 0x4D52_434C; // "MRCL"
     static final int HELLO_BYTES = 32;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Wiring.class);
+    /** The connection manager's settings: the defaults (DISCONNECT_TIMEOUT 1 s bounds {@link #close}). */
+    private static final CmConfig CM_CONFIG = new CmConfig();
 
     final int rank;
     final int size;
@@ -66,7 +68,7 @@ final class Wiring implements AutoCloseable {
         this.device = device;
         this.rank = rank;
         this.size = size;
-        this.service = new ConnectionService(device, new CmConfig());
+        this.service = new ConnectionService(device, CM_CONFIG);
         this.connections = new Connection[size];
     }
 
@@ -328,14 +330,45 @@ final class Wiring implements AutoCloseable {
         }
         try {
             if (!device.isClosed()) {
+                final List<java.util.concurrent.CompletableFuture<Void>> ending = new ArrayList<>();
                 for (final Connection c : open) {
-                    service.disconnectAsync(c);
+                    ending.add(service.disconnectAsync(c));
                 }
+                awaitDisconnects(ending);
             }
         } catch (final RuntimeException ex) {
             // Best effort: the peer may be gone.
         } finally {
             service.close();
+        }
+    }
+
+    /**
+     * Lets the disconnects reach the peers before the device may close [COLL-039, CM-032]: until
+     * each peer has answered (DISCONNECT_REPLY) or DISCONNECT_TIMEOUT has passed, an INVOKER device
+     * is driven here; a driver thread is waited for. A DISCONNECT_REQUEST leaves at the device's
+     * next poll and is retransmitted only while it is driven, and the bootstrap closes its device
+     * right after this: a peer that never hears of the disconnect retransmits its last chunks to a
+     * closed port until its retry budget is spent, and its own close must then report them as
+     * possibly lost. A peer whose connection is already over answers at once.
+     */
+    private void awaitDisconnects(final List<java.util.concurrent.CompletableFuture<Void>> ending) {
+        final java.util.concurrent.CompletableFuture<Void> all = java.util.concurrent.CompletableFuture.allOf(
+            ending.toArray(new java.util.concurrent.CompletableFuture<?>[0]));
+        final long waitNs = CM_CONFIG.disconnectTimeoutNs() + TimeUnit.MILLISECONDS.toNanos(100);
+        if (device.threadingMode() == ThreadingMode.INVOKER) {
+            if (device.isOwningThread()) {
+                final long deadline = System.nanoTime() + waitNs;
+                Communicator.drive(device, () -> all.isDone() || System.nanoTime() - deadline >= 0);
+            }
+            return;
+        }
+        try {
+            all.get(waitNs, TimeUnit.NANOSECONDS);
+        } catch (final java.util.concurrent.ExecutionException | TimeoutException ex) {
+            LOG.debug("rank {}: not every peer answered the disconnect: {}", rank, ex.toString());
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
         }
     }
 }

@@ -91,6 +91,7 @@ public final class DeviceConfig {
     private SharedDriver sharedDriver;
     private long callTimeoutNs = 30_000_000_000L;
     private InboundFaults inboundFaults;
+    private InboundDropRule inboundDropRule;
     private ObservabilityConfig observability = new ObservabilityConfig();
 
     private static InetAddress anyLocal() {
@@ -780,6 +781,23 @@ public final class DeviceConfig {
      */
     public DeviceConfig inboundFaults(final InboundFaults faults) {
         this.inboundFaults = faults;
+        return this;
+    }
+
+    /** @return the rule that picks received datagrams to drop, or null (none: the default) */
+    public InboundDropRule inboundDropRule() {
+        return inboundDropRule;
+    }
+
+    /**
+     * Drops the received datagrams {@code rule} picks (tests that need one particular packet lost;
+     * see {@link InboundDropRule}).
+     *
+     * @param rule the rule, or null for none
+     * @return this
+     */
+    public DeviceConfig inboundDropRule(final InboundDropRule rule) {
+        this.inboundDropRule = rule;
         return this;
     }
 

@@ -38,7 +38,7 @@ public enum DriverCounter {
     COMMANDS_REJECTED,
     /** Batches handed to a socket ({@link UdpSocket#send}; each may be one sendmmsg). */
     FLUSHES,
-    /** Received datagrams discarded by the configured {@link InboundFaults}. */
+    /** Received datagrams discarded by the configured {@link InboundDropRule} or {@link InboundFaults}. */
     FAULT_DROPPED,
     /** Received datagrams held back by the configured {@link InboundFaults} and delivered late. */
     FAULT_REORDERED,

@@ -104,6 +104,7 @@ public final class MetaRoceDevice implements AutoCloseable {
         if (config.inboundFaults() != null) {
             receiver.injectFaults(config.inboundFaults(), config.maxDatagramBytes());
         }
+        receiver.dropRule(config.inboundDropRule());
         // Before the runner: a receive path the mode cannot serve fails before a driver thread starts.
         this.receivePath = TransportChoice.receivePath(config, transport, ModeRunner.idlesInEventLoop(config));
         this.sockets = new DeviceSockets(config, transport, receivePath, peers, counters, receiver);

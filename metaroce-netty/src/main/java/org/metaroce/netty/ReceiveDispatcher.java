@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  *       makes the next datagram read it again);</li>
  *   <li>a GRO-coalesced datagram is cut into the datagrams it holds, of the reported segment size;</li>
  *   <li>the sender's peer id comes from the {@link PeerTable}, from a raw address without allocation;</li>
- *   <li>{@link InboundFaults}, when configured, drop or hold back datagrams;</li>
+ *   <li>an {@link InboundDropRule} and {@link InboundFaults}, when configured, drop or hold back datagrams;</li>
  *   <li>what the endpoint throws is counted and logged, never passed to the transport.</li>
  * </ul>
  *
@@ -37,6 +37,8 @@ final class ReceiveDispatcher implements DatagramReceiver {
     private boolean clockValid;
     private long errorsLogged;
 
+    /** Datagrams picked to drop (null when off), before the seeded faults. */
+    private InboundDropRule dropRule;
     /** Fault injection (null when off): the decisions, and the one datagram held back. */
     private SplittableRandom faultRandom;
     private InboundFaults faults;
@@ -61,6 +63,11 @@ final class ReceiveDispatcher implements DatagramReceiver {
         faultRandom = new SplittableRandom(profile.seed());
         // Room for a whole GRO slot, as a transport that does not split coalesced datagrams reads that much.
         held = new UnsafeBuffer(new byte[Math.max(maxDatagramBytes, DeviceConfig.GRO_SLOT_BYTES)]);
+    }
+
+    /** Drops the datagrams {@code rule} picks, or none when null (before the device starts). */
+    void dropRule(final InboundDropRule rule) {
+        dropRule = rule;
     }
 
     /** Marks the start of a duty cycle: datagrams read from now on get a fresh timestamp. */
@@ -143,6 +150,10 @@ final class ReceiveDispatcher implements DatagramReceiver {
                          final int ecn, final long arrivalNs) {
         counters.increment(DriverCounter.DATAGRAMS_RECEIVED);
         counters.add(DriverCounter.BYTES_RECEIVED, length);
+        if (dropRule != null && dropRule.drop(data, offset, length)) {
+            counters.increment(DriverCounter.FAULT_DROPPED);
+            return;
+        }
         if (faults != null) {
             if (faultRandom.nextDouble() < faults.dropProbability()) {
                 counters.increment(DriverCounter.FAULT_DROPPED);

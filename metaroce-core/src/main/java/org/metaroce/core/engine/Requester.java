@@ -145,6 +145,11 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         return sendQueue.queued();
     }
 
+    /** @return the storage of the send queue's INLINE payloads (tests read what it holds) */
+    InlineArena inlineArena() {
+        return sendQueue.inlineArena();
+    }
+
     /** @return send work requests that have started and not yet completed */
     int startedOutstanding() {
         return sendQueue.startedOutstanding();

@@ -30,6 +30,8 @@ final class SendQueue {
     private final RequesterContext qp;
     private final EndpointCounters counters;
     private final SendWqe[] ring;
+    /** INLINE payloads of the requests in the ring, freed in post order as they complete [OPS-041]. */
+    private final InlineArena inlineArena;
     private long head;
     private long nextToStart;
     private long tail;
@@ -42,8 +44,9 @@ final class SendQueue {
         this.qp = qp;
         this.counters = counters;
         ring = new SendWqe[depth];
+        inlineArena = new InlineArena(depth, maxInlineData);
         for (int i = 0; i < depth; i++) {
-            ring[i] = new SendWqe(maxSge, maxInlineData);
+            ring[i] = new SendWqe(maxSge, inlineArena);
         }
     }
 
@@ -87,6 +90,11 @@ final class SendQueue {
         return ring[(int) (seq % ring.length)];
     }
 
+    /** @return the storage of this queue's INLINE payloads (tests read its capacity) */
+    InlineArena inlineArena() {
+        return inlineArena;
+    }
+
     /** @return a human-readable account of the queue, for a stalled run's error message */
     String describe() {
         return (tail - head) + " WRs outstanding (" + (tail - nextToStart) + " not started)";
@@ -111,7 +119,9 @@ final class SendQueue {
         wqe.length = wr.totalLength();
         final int n = wr.numSge();
         final boolean inline = (wr.sendFlags() & SendFlags.INLINE) != 0;
-        long inlineOffset = 0;
+        // The copy is made now [OPS-041]: the caller may reuse the source as soon as this returns.
+        final long inlineAt = inline ? inlineArena.reserve((int) wqe.length) : 0;
+        int inlineOffset = 0;
         for (int i = 0; i < n; i++) {
             final ScatterGatherEntry sge = wr.sge(i);
             final MemoryRegion mr = qp.pd().lookupLkey(sge.lkey());
@@ -119,12 +129,13 @@ final class SendQueue {
             wqe.sgeLength[i] = sge.length();
             wqe.sgeRegion[i] = mr;
             if (inline) {
-                wqe.inline.putBytes((int) inlineOffset, mr.buffer(), (int) mr.offsetOf(sge.addr()), sge.length());
+                inlineArena.put(inlineAt, inlineOffset, mr.buffer(), (int) mr.offsetOf(sge.addr()), sge.length());
                 inlineOffset += sge.length();
             }
         }
         wqe.numSge = n;
         wqe.isInline = inline;
+        wqe.inlineAt = inlineAt;
         switch (wqe.opcode) {
             case RDMA_READ, SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM ->
                 wqe.psnCount = (int) Math.max(1, (wqe.length + pathMtu - 1) / pathMtu);
@@ -203,7 +214,7 @@ final class SendQueue {
                 return;
             }
             final boolean pushed = (wqe.sendFlags & SendFlags.SIGNALED) == 0 || push(wqe, WcStatus.SUCCESS);
-            wqe.reset();
+            retire(wqe);
             head++;
             if (!pushed) {
                 // The CQ latched its error: this completion is counted as overflow, and the QP fails.
@@ -211,6 +222,14 @@ final class SendQueue {
                 return;
             }
         }
+    }
+
+    /** The request at the head left the queue: its inline payload's room is free again. */
+    private void retire(final SendWqe wqe) {
+        if (wqe.isInline) {
+            inlineArena.release(wqe.inlineAt, (int) wqe.length);
+        }
+        wqe.reset();
     }
 
     private boolean push(final SendWqe wqe, final WcStatus status) {
@@ -287,7 +306,7 @@ final class SendQueue {
             if (status != WcStatus.SUCCESS || (wqe.sendFlags & SendFlags.SIGNALED) != 0) {
                 push(wqe, status);
             }
-            wqe.reset();
+            retire(wqe);
             head++;
         }
         nextToStart = tail;
@@ -299,6 +318,7 @@ final class SendQueue {
         for (long i = head; i != tail; i++) {
             ring[(int) (i % ring.length)].reset();
         }
+        inlineArena.clear();
         head = tail;
         nextToStart = tail;
         outstandingReadAtomic = 0;

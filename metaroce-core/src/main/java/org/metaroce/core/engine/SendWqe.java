@@ -4,7 +4,6 @@
 package org.metaroce.core.engine;
 
 import org.agrona.MutableDirectBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.metaroce.core.verbs.MemoryRegion;
 import org.metaroce.core.verbs.WcStatus;
 import org.metaroce.core.verbs.WrOpcode;
@@ -12,7 +11,8 @@ import org.metaroce.core.verbs.WrOpcode;
 /**
  * One posted send work request as the requester tracks it: a copy of the request (so the caller
  * may reuse its object at once), resolved memory regions, and progress. Preallocated per send
- * queue slot and reused.
+ * queue slot and reused. An INLINE request's payload lives in the send queue's {@link InlineArena},
+ * not here: storage per slot cost every QP depth x its inline limit up front.
  */
 final class SendWqe {
     long wrId;
@@ -27,9 +27,12 @@ final class SendWqe {
     final long[] sgeAddr;
     final int[] sgeLength;
     final MemoryRegion[] sgeRegion;
-    /** Inline payload copied at post time, when the INLINE flag is set. */
-    final UnsafeBuffer inline;
+    /** Where INLINE payloads are copied at post time: the send queue's, shared by its slots. */
+    final InlineArena arena;
+    /** Whether the INLINE flag was set: the payload is in {@link #arena} at {@link #inlineAt}. */
     boolean isInline;
+    /** Logical position of the inline payload in {@link #arena} (valid while {@link #isInline}). */
+    long inlineAt;
     long length;
 
     /** Message sequence number, assigned when the first packet is emitted. */
@@ -48,11 +51,11 @@ final class SendWqe {
     /** Error status decided for this request, or null. */
     WcStatus error;
 
-    SendWqe(final int maxSge, final int maxInline) {
+    SendWqe(final int maxSge, final InlineArena arena) {
         sgeAddr = new long[maxSge];
         sgeLength = new int[maxSge];
         sgeRegion = new MemoryRegion[maxSge];
-        inline = new UnsafeBuffer(new byte[Math.max(maxInline, 1)]);
+        this.arena = arena;
     }
 
     void reset() {
@@ -90,7 +93,7 @@ final class SendWqe {
      */
     void gather(final long messageOffset, final MutableDirectBuffer dst, final int dstOffset, final int length) {
         if (isInline) {
-            dst.putBytes(dstOffset, inline, (int) messageOffset, length);
+            arena.get(inlineAt, messageOffset, dst, dstOffset, length);
             return;
         }
         ScatterGather.gather(numSge, sgeAddr, sgeLength, sgeRegion, messageOffset, dst, dstOffset, length);

@@ -42,13 +42,14 @@ class AckTrailerTest {
     private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[16_384]);
 
     private static SendWqe wqe(final WrOpcode opcode, final long length) {
-        final SendWqe w = new SendWqe(1, 8192);
+        final SendWqe w = new SendWqe(1, new InlineArena(1, 8192));
         w.opcode = opcode;
         w.length = length;
         w.remoteAddr = 0x1_0000_0000L;
         w.rkey = 0x1234;
         w.psnCount = w.isAtomic() ? 1 : (int) Math.max(1, (length + MTU - 1) / MTU);
         w.isInline = true;
+        w.inlineAt = w.arena.reserve((int) Math.min(length, 8192));
         return w;
     }
 

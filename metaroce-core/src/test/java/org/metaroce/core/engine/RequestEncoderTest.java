@@ -38,7 +38,7 @@ class RequestEncoderTest {
     private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[16_384]);
 
     private static SendWqe wqe(final WrOpcode opcode, final long length, final int sendFlags) {
-        final SendWqe w = new SendWqe(1, 4096);
+        final SendWqe w = new SendWqe(1, new InlineArena(1, 8192));
         w.opcode = opcode;
         w.length = length;
         w.sendFlags = sendFlags;
@@ -49,9 +49,13 @@ class RequestEncoderTest {
         w.rsn = 3;
         w.psnCount = w.isAtomic() ? 1 : (int) Math.max(1, (length + MTU - 1) / MTU);
         w.isInline = true;
-        for (int i = 0; i < Math.min(length, w.inline.capacity()); i++) {
-            w.inline.putByte(i, (byte) (i * 31 + 1));
+        final int stored = (int) Math.min(length, 8192);
+        final UnsafeBuffer payload = new UnsafeBuffer(new byte[stored]);
+        for (int i = 0; i < stored; i++) {
+            payload.putByte(i, (byte) (i * 31 + 1));
         }
+        w.inlineAt = w.arena.reserve(stored);
+        w.arena.put(w.inlineAt, 0, payload, 0, stored);
         return w;
     }
 
@@ -96,7 +100,7 @@ class RequestEncoderTest {
         assertThat(BaseHeader.payloadLength(buffer, AT)).isEqualTo(512);
         assertThat(MessageHeader.messageOffset(buffer, msg())).isEqualTo(2048);
         for (int i = 0; i < 512; i++) {
-            assertThat(buffer.getByte(AT + Opcode.WRITE.headerLength() + i)).isEqualTo(w.inline.getByte(2048 + i));
+            assertThat(buffer.getByte(AT + Opcode.WRITE.headerLength() + i)).isEqualTo((byte) ((2048 + i) * 31 + 1));
         }
     }
 
