@@ -115,4 +115,15 @@ public interface CongestionControl {
     default void onSendOpportunity(final long nowNs, final int packetsInFlight, final boolean workLeft) {
         // Algorithms that do not track application limits ignore it.
     }
+
+    /**
+     * The earliest time a tail probe may leave [REL-026]: a probe that is a new packet is a
+     * packet like any other, and where an algorithm paces at a measured rate it must not leave
+     * past that pacing ([CC-041]). Like {@link #nextSendTimeNs}, a query without side effects.
+     *
+     * @return the time, or {@code Long.MIN_VALUE} when probes are not paced (the default)
+     */
+    default long probeNotBeforeNs() {
+        return Long.MIN_VALUE;
+    }
 }

@@ -73,6 +73,40 @@ public final class DelayBasedCongestionControl implements CongestionControl {
      * packets at the target queue, so one unmarked ACK is no evidence that no switch is congested.
      */
     public static final int CE_MEMORY_SRTTS = 4;
+    /**
+     * PACING_GAIN [CC-041]: a software endpoint with ECN never sends faster than this many times its
+     * delivery rate. Twice, not BBR's 1.25: the cap follows the delivery rate only as fast as
+     * acknowledgements come, so a tight cap makes a slow sender's growth as slow as its ACK clock and
+     * keeps it slow; in memory (eight senders, 400 Mb/s policer, PolicedIncastTest, before the other
+     * two constants were settled) 1.25 left Jain's index at 0.85 with host waits and 0.95 without,
+     * 2 at 0.97 in both. Public for tests.
+     */
+    public static final double PACING_GAIN = 2;
+    /**
+     * PACING_CREDIT [CC-041]: the slots of the rate's schedule a late sender may catch up, so at
+     * most PACING_CREDIT + 1 packets leave back to back. Two: in memory (PolicedIncastTest, where
+     * nothing is late but after a host wait) it changes nothing beyond noise.
+     */
+    public static final int PACING_CREDIT = 2;
+    /**
+     * RATE_DOUBLING [CC-041]: without a CE signal a software endpoint's rate doubles in this time.
+     * Growth in time, not per acknowledgement, so that a slow sender grows as fast as a fast one.
+     * With it a marked round trip takes α/4 off the rate, half the window's decrease of CC-037: the
+     * senders settle where the marks balance the growth, so the shorter this time and the gentler
+     * the decrease, the higher above the marking rate they run, and the less fairly. In memory
+     * (PolicedIncastTest: a 400 Mb/s policer marking above 320 Mb/s, steady state, with and without
+     * host waits) eight senders ran at 0.93 of the policer's rate, Jain's index 0.97-0.98 (four
+     * senders 0.88, sixteen 0.98, nothing retransmitted); with α/2 and 20 ms at 0.91, Jain 0.97;
+     * α/2 and 15 ms 0.93, Jain 0.92; α/4 and 20 ms 0.95, Jain 0.90-0.94. Public for tests.
+     */
+    public static final long RATE_DOUBLING_NS = 30_000_000;
+    /**
+     * MIN_PACING_RATE [CC-041], bytes per ns (1 Mb/s, a 4 KiB packet per 33 ms): the rate never paces
+     * slower, so that a delivery rate measured from a handful of sparse ACKs cannot hold a
+     * retransmission, which waits for the rate too, for seconds.
+     */
+    public static final double MIN_PACING_RATE = 1e6 / 8 / 1e9;
+    private static final double RATE_GROWTH_PER_NS = Math.log(2) / RATE_DOUBLING_NS;
 
     private final int pmtu;
     private final double bytesPerNs;
@@ -125,6 +159,11 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private double windowBeforeTimeout = NO_UNDO;
     /** The marked fraction on a software endpoint with ECN [CC-037]; null where delay decides. */
     private MarkedFraction marks;
+    /** The delivery rate that paces a software endpoint with ECN [CC-041]; null where delay decides. */
+    private DeliveryRate delivery;
+    /** The rate that paces a software endpoint with ECN, bytes per ns, 0 before the first [CC-041]. */
+    private double rateBytesPerNs;
+    private long rateRaisedNs;
     private long undoneTimeouts;
 
     /**
@@ -186,6 +225,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
      */
     public DelayBasedCongestionControl softwareEndpoint(final boolean software) {
         this.marks = software && ecn ? new MarkedFraction() : null;
+        this.delivery = software && ecn ? new DeliveryRate() : null;
         return this;
     }
 
@@ -255,16 +295,81 @@ public final class DelayBasedCongestionControl implements CongestionControl {
 
     @Override
     public long nextSendTimeNs(final long nowNs) {
+        if (pacingRate() > 0) {
+            // Paced at the delivery rate whatever the window [CC-041].
+            return nextSendNs;
+        }
         return cwnd >= pmtu ? nowNs : nextSendNs;
+    }
+
+    @Override
+    public long probeNotBeforeNs() {
+        return pacingRate() > 0 ? nextSendNs : Long.MIN_VALUE;
     }
 
     @Override
     public void onPacketSent(final long nowNs, final int bytes, final int pathId) {
         sentAny = true;
+        final double rate = pacingRate();
+        long next = Long.MIN_VALUE;
         if (cwnd < pmtu) {
             // Below one packet per RTT: space packets so that cwnd bytes leave per SRTT [CC-002].
             final long rtt = srttNs > 0 ? srttNs : baseRttNs();
-            nextSendNs = nowNs + (long) (rtt * (pmtu / cwnd));
+            next = nowNs + (long) (rtt * (pmtu / cwnd));
+        }
+        if (rate > 0) {
+            // No faster than the rate, however large the window, on a schedule: a packet's slot
+            // follows the previous one's, and a sender that fell behind it (its thread descheduled,
+            // a poll late) catches up the slots of at most one window, and at least PACING_CREDIT
+            // [CC-041]. Slots counted from the late send itself lose the lateness for good: on the
+            // real rig, where 16 JVMs share two cores, a sleeping sender's wake-ups came 15-30 ms
+            // late, and with two slots of catch-up it sent three packets per wake-up, a tenth of its
+            // rate. A window's worth is no larger a burst than the window itself releases.
+            final long slot = (long) (bytes / rate);
+            final long horizon = Math.max(PACING_CREDIT * slot, (long) (cwnd / rate));
+            next = Math.max(next, Math.max(nextSendNs, nowNs - horizon) + slot);
+        }
+        if (next != Long.MIN_VALUE) {
+            nextSendNs = next;
+        }
+    }
+
+    /** @return the pacing rate of a software endpoint with ECN in bytes per ns, 0 for none [CC-041] */
+    private double pacingRate() {
+        if (delivery == null || rateBytesPerNs <= 0) {
+            return 0;
+        }
+        return Math.max(MIN_PACING_RATE, Math.min(rateBytesPerNs, PACING_GAIN * delivery.rateBytesPerNs()));
+    }
+
+    /**
+     * The rate of a software endpoint with ECN [CC-041]: once the delivery rate is known it starts at
+     * PACING_GAIN times it; a round trip that closes with a CE signal takes it to min(rate, delivery
+     * rate) × (1 − α/4); an ACK without one raises it by RATE_GROWTH_PER_NS × rate × the time since
+     * the previous raise. The decrease comes with each marked round trip, so a sender meets
+     * decreases in proportion to its rate and its decreases grow with the square of its rate, while
+     * its growth grows with the rate alone: a faster sender loses more than it gains, a slower one
+     * gains more than it loses, and the senders behind one marker converge to equal rates. Never
+     * above PACING_GAIN × the delivery rate ({@link #pacingRate()}).
+     */
+    private void updateRate(final long nowNs, final double markFactor, final boolean ce) {
+        final double delivered = delivery.rateBytesPerNs();
+        if (delivered <= 0) {
+            return;
+        }
+        if (rateBytesPerNs <= 0) {
+            rateBytesPerNs = PACING_GAIN * delivered;
+            rateRaisedNs = nowNs;
+            return;
+        }
+        if (markFactor < 1) {
+            // markFactor is 1 - alpha/2, the window's decrease; the rate takes half of it.
+            rateBytesPerNs = Math.min(rateBytesPerNs, delivered) * (1 - (1 - markFactor) / 2);
+            rateRaisedNs = nowNs;
+        } else if (!ce) {
+            rateBytesPerNs = Math.min(PACING_GAIN * delivered,
+                rateBytesPerNs * (1 + RATE_GROWTH_PER_NS * (nowNs - rateRaisedNs)));
+            rateRaisedNs = nowNs;
         }
     }
 
@@ -348,6 +453,11 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         }
         // Every acknowledgement counts towards the round trip's marked fraction [CC-037].
         final double markFactor = marks == null ? 1 : marks.onAck(nowNs, srttNs, ecnEcho);
+        if (marks != null) {
+            delivery.onAck(nowNs, (long) Math.max(0, packets) * pmtu, srttNs,
+                appLimitedSinceNs != NOT_APP_LIMITED);
+            updateRate(nowNs, markFactor, ecnEcho);
+        }
         if (nowNs - lastDecreaseNs < srttNs) {
             // Inside the SRTT after a decrease: neither increase nor decrease [CC-014].
             return;
@@ -578,6 +688,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         return "DelayBased{cwnd=" + (long) cwnd + " B, maxCwnd=" + (long) maxCwnd() + " B, baseRTT=" + baseRttNs()
             + " ns, srtt=" + srttNs + " ns, T=" + (long) targetNs() + " ns, H=" + (long) unmarkedDelayNs
             + " ns, decreases=" + decreases + ", undone=" + undoneTimeouts
-            + (marks == null ? "" : String.format(java.util.Locale.ROOT, ", marks-only alpha=%.3f", marks.alpha())) + '}';
+            + (marks == null ? "" : String.format(java.util.Locale.ROOT, ", marks-only alpha=%.3f, pacing %.1f Mb/s",
+                marks.alpha(), pacingRate() * 8e3)) + '}';
     }
 }

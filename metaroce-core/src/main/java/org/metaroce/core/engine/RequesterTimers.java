@@ -371,9 +371,14 @@ final class RequesterTimers {
 
     /** @return when the next tail probe is due, MAX_VALUE when none is ({@link ProbeTimer#dueNs}) [REL-026] */
     private long probeDueNs() {
-        return recovery.tailProbe()
-            ? probeTimer.dueNs(progressNs, lastTransmitNs + deferAllowanceNs, rtoNs(), scoreboard.rnrWaitCount() > 0)
-            : Long.MAX_VALUE;
+        if (!recovery.tailProbe()) {
+            return Long.MAX_VALUE;
+        }
+        final long due = probeTimer.dueNs(progressNs, lastTransmitNs + deferAllowanceNs, rtoNs(),
+            scoreboard.rnrWaitCount() > 0);
+        // A probe, new packet or copy, waits for the pacing of an algorithm that paces at a measured
+        // rate: behind a policer, probes past the pacing were dropped as any excess is [CC-041].
+        return due == Long.MAX_VALUE ? due : Math.max(due, qp.congestionControl().probeNotBeforeNs());
     }
 
     /** For a stalled run's error message: how long without progress, the expiries and probes since. */

@@ -54,6 +54,8 @@ final class ResponseHandler {
     private final AskingProbe asking;
     private final RequesterTimers timers;
     private final CongestionSignals signals;
+    /** Whether the endpoint's timestamps include its host's delay [CC-034]: the timers then take the loop [REL-072]. */
+    private final boolean softwareEndpoint;
     /** The requester's estimator and recovery mode, replaced at each {@link #start}. */
     private RttEstimator rtt;
     private LossRecovery recovery = LossRecovery.SELECTIVE_REPEAT;
@@ -81,8 +83,9 @@ final class ResponseHandler {
     ResponseHandler(final RequesterContext qp, final EndpointCounters counters, final SendWindow sendWindow,
                     final SendQueue sendQueue, final Scoreboard scoreboard, final LossDetector lossDetector,
                     final ProbeTimer probeTimer, final AskingProbe asking, final RequesterTimers timers,
-                    final CongestionSignals signals) {
+                    final CongestionSignals signals, final boolean softwareEndpoint) {
         this.qp = qp;
+        this.softwareEndpoint = softwareEndpoint;
         this.counters = counters;
         this.sendWindow = sendWindow;
         this.sendQueue = sendQueue;
@@ -170,7 +173,10 @@ final class ResponseHandler {
         if (echoMatches && scoreboard.transmissions(trigger) == 1) {
             final long measured = echoSample(arrivalNs, echoedTimestamp, buffer, ackOffset);
             if (measured > 0) {
-                timerSample(measured);
+                // On a software endpoint the timers take the loop as the requester lived it, from
+                // transmission to this ACK's processing, when longer: the echo leaves the hosts'
+                // waits out, and an RTO or a RACK window shorter than the loop expires early [REL-072].
+                timerSample(softwareEndpoint ? Math.max(measured, nowNs - scoreboard.sentNs(trigger)) : measured);
                 // A probe past the window left because the answers had stopped: its round trip may
                 // be a peer's pause, which congestion control and path feedback must not take for
                 // a queue. The timers need it: once the round trip outgrows twice SRTT nearly

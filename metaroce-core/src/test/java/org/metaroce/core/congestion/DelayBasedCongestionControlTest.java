@@ -106,6 +106,72 @@ class DelayBasedCongestionControlTest {
         assertThat(big.windowBytes()).isEqualTo(PMTU);
     }
 
+    /** Sends PMTU packets at {@code t} while the pacing lets them go; @return how many went. */
+    private static int burstAt(final DelayBasedCongestionControl cc, final long t) {
+        int n = 0;
+        while (cc.nextSendTimeNs(t) <= t && n < 10_000) {
+            cc.onPacketSent(t, PMTU, 0);
+            n++;
+        }
+        return n;
+    }
+
+    /** Sends {@code packets} PMTU packets, each at its slot or at {@code t}, whichever is later; @return the next slot. */
+    private static long sendOnSchedule(final DelayBasedCongestionControl cc, final long t, final int packets) {
+        long at = t;
+        for (int i = 0; i < packets; i++) {
+            at = Math.max(at, cc.nextSendTimeNs(at));
+            cc.onPacketSent(at, PMTU, 0);
+        }
+        return cc.nextSendTimeNs(at);
+    }
+
+    @Test
+    @DisplayName("[CC-041] a software endpoint on marks alone paces at its delivery rate whatever its window, probes too; other endpoints do not")
+    void softwareEndpointPacesAtItsDeliveryRate() {
+        final DelayBasedCongestionControl soft = new DelayBasedCongestionControl(PMTU, GBPS_100, true).softwareEndpoint(true);
+        final DelayBasedCongestionControl hard = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
+        // One packet acknowledged every 100 us, 20 us round trips: a delivery rate of PMTU per 100 us,
+        // far below what a window of one BDP would send.
+        long now = 1_000_000;
+        for (int i = 0; i < 12; i++) {
+            now += 100_000;
+            soft.onAck(now, 1, 20_000, false, 0);
+            hard.onAck(now, 1, 20_000, false, 0);
+        }
+        assertThat(soft.windowBytes()).isGreaterThan(PMTU);
+        final double perNs = PMTU / 100_000.0;
+        hard.onPacketSent(now, PMTU, 0);
+        // The first packets may catch up the schedule by one window at most; then one slot per packet.
+        final int first = burstAt(soft, now);
+        assertThat(first).isBetween(DelayBasedCongestionControl.PACING_CREDIT + 1,
+            (int) (soft.windowBytes() / PMTU) + 2);
+        long t = soft.nextSendTimeNs(now);
+        final long gap = sendOnSchedule(soft, t, 1) - t;
+        // Started at PACING_GAIN x the delivery rate and grown for at most 100 us since.
+        assertThat(gap).isBetween((long) (PMTU / (DelayBasedCongestionControl.PACING_GAIN * perNs)) - 10,
+            (long) (PMTU / perNs));
+        t += gap;
+        assertThat(soft.probeNotBeforeNs()).isEqualTo(soft.nextSendTimeNs(t)).isEqualTo(t);
+        // A marked round trip: no faster than the delivery rate, times (1 - alpha / 4).
+        t += 100_000;
+        soft.onAck(t, 1, 20_000, true, 0);
+        burstAt(soft, t);
+        t = soft.nextSendTimeNs(t);
+        final long marked = sendOnSchedule(soft, t, 1) - t;
+        assertThat(marked).isGreaterThanOrEqualTo((long) (PMTU / perNs / (1 - soft.markedFraction() / 4)) - 10);
+        t += marked;
+        // A sender 10 slots late (its thread descheduled) catches up the 10 slots it missed, as its
+        // window, far above 10 packets, allows; then it waits for the schedule again.
+        assertThat(soft.windowBytes()).isGreaterThan(12 * PMTU);
+        t += 10 * marked;
+        assertThat(burstAt(soft, t)).isEqualTo(11);
+        assertThat(soft.nextSendTimeNs(t)).isGreaterThan(t);
+        // Hardware timestamps (the simulator): a window above one packet is not paced, probes never.
+        assertThat(hard.nextSendTimeNs(now)).isEqualTo(now);
+        assertThat(hard.probeNotBeforeNs()).isEqualTo(Long.MIN_VALUE);
+    }
+
     @Test
     @DisplayName("[CC-035] with ECN, a loss no congestion signal confirms stops at LOSS_FLOOR; without ECN, with a mark, with delay or a trim it does not")
     void randomLossStopsAtTheLossFloorOnlyWithoutEvidence() {

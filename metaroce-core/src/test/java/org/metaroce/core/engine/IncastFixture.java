@@ -94,6 +94,16 @@ final class IncastFixture {
      */
     IncastFixture(final long seed, final int senderCount, final EndpointConfig config, final int capabilities,
                   final CongestionControlAlgorithm cc, final int mtu, final int sliceBytes, final LinkProfile profile) {
+        this(seed, senderCount, config, capabilities, cc, mtu, sliceBytes, profile, (i, e) -> e);
+    }
+
+    /**
+     * As above, with each sender's endpoint attached to the wire through {@code senderHost}, which
+     * may wrap it in a model of its host (its index and its endpoint in, what the wire drives out).
+     */
+    IncastFixture(final long seed, final int senderCount, final EndpointConfig config, final int capabilities,
+                  final CongestionControlAlgorithm cc, final int mtu, final int sliceBytes, final LinkProfile profile,
+                  final java.util.function.BiFunction<Integer, DatagramEndpoint, DatagramEndpoint> senderHost) {
         this.seed = seed;
         this.sliceBytes = sliceBytes;
         System.out.println("IncastFixture seed=" + seed + " senders=" + senderCount + " cc=" + cc + " caps="
@@ -107,7 +117,7 @@ final class IncastFixture {
         receiverMr = rpd.registerMemory(rmem, AccessFlags.ALL);
         for (int i = 0; i < senderCount; i++) {
             final Endpoint e = new Endpoint(config, new SeededRandomSource(seed * 31 + i + 1));
-            final int node = wire.attach(e);
+            final int node = wire.attach(senderHost.apply(i, e));
             final ProtectionDomain pd = e.allocateProtectionDomain();
             final CompletionQueue cq = e.createCompletionQueue(1 << 16);
             final QueuePair qp = e.createQueuePair(pd, cq, cq, QueuePairCapabilities.defaults());
