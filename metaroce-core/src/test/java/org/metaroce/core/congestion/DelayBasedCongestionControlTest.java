@@ -127,7 +127,7 @@ class DelayBasedCongestionControlTest {
     }
 
     @Test
-    @DisplayName("[CC-041] a software endpoint on marks alone paces at its delivery rate whatever its window, probes too; other endpoints do not")
+    @DisplayName("[CC-041] a software endpoint on marks alone paces at its delivery rate from its first marked round trip, whatever its window, probes too; other endpoints do not")
     void softwareEndpointPacesAtItsDeliveryRate() {
         final DelayBasedCongestionControl soft = new DelayBasedCongestionControl(PMTU, GBPS_100, true).softwareEndpoint(true);
         final DelayBasedCongestionControl hard = new DelayBasedCongestionControl(PMTU, GBPS_100, true);
@@ -142,29 +142,37 @@ class DelayBasedCongestionControlTest {
         assertThat(soft.windowBytes()).isGreaterThan(PMTU);
         final double perNs = PMTU / 100_000.0;
         hard.onPacketSent(now, PMTU, 0);
-        // The first packets may catch up the schedule by one window at most; then one slot per packet.
-        final int first = burstAt(soft, now);
+        // Nothing marked yet: no rate, a window above one packet is not paced, probes neither.
+        assertThat(burstAt(soft, now)).isEqualTo(10_000);
+        assertThat(soft.probeNotBeforeNs()).isEqualTo(Long.MIN_VALUE);
+        // A marked round trip: paced at the delivery rate times (1 - alpha / 4), probes too. The
+        // first packets may catch up the schedule by one window at most; then one slot per packet.
+        long t = now + 100_000;
+        soft.onAck(t, 1, 20_000, true, 0);
+        final int first = burstAt(soft, t);
         assertThat(first).isBetween(DelayBasedCongestionControl.PACING_CREDIT + 1,
             (int) (soft.windowBytes() / PMTU) + 2);
-        long t = soft.nextSendTimeNs(now);
-        final long gap = sendOnSchedule(soft, t, 1) - t;
-        // Started at PACING_GAIN x the delivery rate and grown for at most 100 us since.
-        assertThat(gap).isBetween((long) (PMTU / (DelayBasedCongestionControl.PACING_GAIN * perNs)) - 10,
-            (long) (PMTU / perNs));
-        t += gap;
-        assertThat(soft.probeNotBeforeNs()).isEqualTo(soft.nextSendTimeNs(t)).isEqualTo(t);
-        // A marked round trip: no faster than the delivery rate, times (1 - alpha / 4).
-        t += 100_000;
-        soft.onAck(t, 1, 20_000, true, 0);
-        burstAt(soft, t);
         t = soft.nextSendTimeNs(t);
         final long marked = sendOnSchedule(soft, t, 1) - t;
-        assertThat(marked).isGreaterThanOrEqualTo((long) (PMTU / perNs / (1 - soft.markedFraction() / 4)) - 10);
+        assertThat(marked).isGreaterThanOrEqualTo((long) (PMTU / perNs / (1 - soft.markedFraction() / 4)) - 10)
+            .isLessThanOrEqualTo((long) (PMTU / perNs / (1 - soft.markedFraction() / 2)));
         t += marked;
+        assertThat(soft.probeNotBeforeNs()).isEqualTo(soft.nextSendTimeNs(t)).isEqualTo(t);
+        // Unmarked ACKs raise the rate in time, never above PACING_GAIN x the delivery rate.
+        for (int i = 0; i < 400; i++) {
+            t += 100_000;
+            soft.onAck(t, 1, 20_000, false, 0);
+        }
+        burstAt(soft, t);
+        t = soft.nextSendTimeNs(t);
+        final long grown = sendOnSchedule(soft, t, 1) - t;
+        assertThat(grown).isLessThan(marked)
+            .isGreaterThanOrEqualTo((long) (PMTU / (DelayBasedCongestionControl.PACING_GAIN * perNs)) - 10);
+        t += grown;
         // A sender 10 slots late (its thread descheduled) catches up the 10 slots it missed, as its
         // window, far above 10 packets, allows; then it waits for the schedule again.
         assertThat(soft.windowBytes()).isGreaterThan(12 * PMTU);
-        t += 10 * marked;
+        t += 10 * grown;
         assertThat(burstAt(soft, t)).isEqualTo(11);
         assertThat(soft.nextSendTimeNs(t)).isGreaterThan(t);
         // Hardware timestamps (the simulator): a window above one packet is not paced, probes never.
