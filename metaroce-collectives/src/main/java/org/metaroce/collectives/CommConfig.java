@@ -21,10 +21,15 @@ public final class CommConfig {
     private long oneShotAllReduceBytes = ONE_SHOT_DEFAULT_BYTES;
     private long rabenseifnerAllReduceBytes = RABENSEIFNER_DEFAULT_BYTES;
     /**
-     * Default of {@link #rabenseifnerAllReduceBytes()}: 0, off. Measured against the ring on 4 and
-     * 8 ranks sharing 2 cores (docs/collectives.md, 2026-12-04), it won no size consistently.
+     * Default of {@link #rabenseifnerAllReduceBytes()}: 1 MiB, so that on 4 ranks or more the
+     * sizes from above {@link #smallAllReduceBytes()} to 1 MiB take 2 log2(p) hops instead of the
+     * ring's 2(n-1). 4 ranks on 2 cores, pinned, medians of three alternated rounds
+     * (docs/collectives.md, 2026-12-05): Rabenseifner / ring 0.59-0.72 at 128 KiB, 0.68-0.92 at
+     * 256 KiB, 0.63-0.92 at 512 KiB, 0.60-0.98 at 1 MiB; at 2 MiB mixed (0.62-1.17), so the ring
+     * keeps it. (Off before, when it won no size consistently: the ACKs its halving steps left
+     * bare are now attached or deferred, COLL-038, REL-073.)
      */
-    public static final long RABENSEIFNER_DEFAULT_BYTES = 0;
+    public static final long RABENSEIFNER_DEFAULT_BYTES = 1 << 20;
     /** Default of {@link #oneShotAllReduceBytes()}. */
     public static final long ONE_SHOT_DEFAULT_BYTES = 4096;
     private Duration operationTimeout = Duration.ofSeconds(60);

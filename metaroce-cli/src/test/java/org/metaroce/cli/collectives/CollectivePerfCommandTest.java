@@ -148,7 +148,10 @@ class CollectivePerfCommandTest {
             "--chunk", "8K", "--driver", "invoker", "--baseline", "--cpu", "--median");
         assertThat(r.exitCode()).as(r::toString).isZero();
         assertThat(rows(r)).as(r::toString).hasSize(2).allSatisfy(c -> assertThat(c[8] + c[12]).isEqualTo("00"));
-        assertThat(r.out()).containsPattern("# JIT warm-up: [0-9]+ rounds of the sweep's sizes up to 65536 B in [0-9.]+ s")
+        // COLL-037: by default Rabenseifner's all-reduce runs above the latency threshold up to 1 MiB.
+        assertThat(r.out()).contains("#  all-reduce one-shot up to 4096 B, recursive doubling up to 65536 B, "
+                + "Rabenseifner up to 1048576 B, then the ring")
+            .containsPattern("# JIT warm-up: [0-9]+ rounds of the sweep's sizes up to 65536 B in [0-9.]+ s")
             .containsPattern("# ring baseline before .*: 65536 B .* busbw [0-9.]+ GB/s")
             .containsPattern("# ring baseline after .*: 65536 B .* busbw [0-9.]+ GB/s")
             .containsPattern("# busbw / ring baseline busbw .* out-of-place [0-9.]+, in-place [0-9.]+")
