@@ -20,6 +20,14 @@ public final class CommConfig {
     private long smallAllReduceBytes = 64 << 10;
     private long oneShotAllReduceBytes = ONE_SHOT_DEFAULT_BYTES;
     private long rabenseifnerAllReduceBytes = RABENSEIFNER_DEFAULT_BYTES;
+    private long rabenseifnerAllReduceAboveBytes = RABENSEIFNER_ABOVE_DEFAULT_BYTES;
+    /**
+     * Default of {@link #rabenseifnerAllReduceAboveBytes()}: 32 KiB. On 4 ranks sharing 2 cores,
+     * pinned, Rabenseifner took 0.62-0.67 of recursive doubling's median at 64 KiB and 0.91-1.08 at
+     * 32 KiB (three alternated rounds, docs/collectives.md, 2026-12-05); on 3 ranks, where it does
+     * not run, recursive doubling keeps 64 KiB (the ring took 1.3-1.5 times as long there).
+     */
+    public static final long RABENSEIFNER_ABOVE_DEFAULT_BYTES = 32 << 10;
     /**
      * Default of {@link #rabenseifnerAllReduceBytes()}: 1 MiB, so that on 4 ranks or more the
      * sizes from above {@link #smallAllReduceBytes()} to 1 MiB take 2 log2(p) hops instead of the
@@ -55,6 +63,7 @@ public final class CommConfig {
         c.smallAllReduceBytes = smallAllReduceBytes;
         c.oneShotAllReduceBytes = oneShotAllReduceBytes;
         c.rabenseifnerAllReduceBytes = rabenseifnerAllReduceBytes;
+        c.rabenseifnerAllReduceAboveBytes = rabenseifnerAllReduceAboveBytes;
         c.operationTimeout = operationTimeout;
         c.setupTimeout = setupTimeout;
         c.pathMtu = pathMtu;
@@ -165,6 +174,29 @@ public final class CommConfig {
             throw new IllegalArgumentException("rabenseifnerAllReduceBytes must be >= 0, got " + bytes);
         }
         this.rabenseifnerAllReduceBytes = bytes;
+        return this;
+    }
+
+    /**
+     * @return message size (bytes) above which Rabenseifner's all-reduce may run, when that is below
+     *     {@link #smallAllReduceBytes()}: on 4 ranks or more it then takes the sizes above it and up to
+     *     {@link #rabenseifnerAllReduceBytes()} from recursive doubling [COLL-037] (every rank must use
+     *     the same value)
+     */
+    public long rabenseifnerAllReduceAboveBytes() {
+        return rabenseifnerAllReduceAboveBytes;
+    }
+
+    /**
+     * @param bytes lower threshold, >= 0 (at or above {@link #smallAllReduceBytes()}: Rabenseifner
+     *     starts above that one)
+     * @return this
+     */
+    public CommConfig rabenseifnerAllReduceAboveBytes(final long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("rabenseifnerAllReduceAboveBytes must be >= 0, got " + bytes);
+        }
+        this.rabenseifnerAllReduceAboveBytes = bytes;
         return this;
     }
 

@@ -130,14 +130,14 @@ public final class Communicator implements AutoCloseable {
                 engine.run(name, Plans.oneShotAllReduce(rank, size, bytes, new Mem(in, registrations.lkey(send, bytes)),
                     stage, chunk));
                 Plans.reduceInRankOrder(rank, size, count, type, op, in, stage, out);
-            } else if (bytes <= config.smallAllReduceBytes() || count < size) {
+            } else if ((bytes <= config.smallAllReduceBytes() && !rabenseifner(bytes)) || count < size) {
                 final MemoryRegion s = scratch(2 * bytes);
                 final Mem a = new Mem(s.address(), s.lkey());
                 final Mem b = new Mem(s.address() + bytes, s.lkey());
                 engine.run(name, Plans.recursiveDoubling(rank, size, count, type, op,
                     new Mem(in, registrations.lkey(send, bytes)), new Mem(out, 0), a, b, chunk, result));
                 Reductions.copy(result[0].address(), out, bytes);
-            } else if (size >= 4 && bytes <= config.rabenseifnerAllReduceBytes()) {
+            } else if (rabenseifner(bytes)) {
                 // 2 log2(p) hops instead of the ring's 2(n-1), the ring's bytes [COLL-037]; blocks are
                 // placed like the ring's all-gather segments [COLL-033]. On 2 and 3 ranks it saves no
                 // hop (on 3 its fold moves the whole vector twice), so the ring runs there.
@@ -536,6 +536,17 @@ public final class Communicator implements AutoCloseable {
     }
 
     // -------------------------------------------------------------------------------------- helpers
+
+    /**
+     * @return whether an all-reduce of {@code bytes} (at least one element per rank) runs
+     *     Rabenseifner's algorithm: on 4 ranks or more, above the lower of the latency threshold and
+     *     its own lower threshold, and up to its upper one [COLL-037]. On 2 and 3 ranks it saves no hop.
+     */
+    private boolean rabenseifner(final long bytes) {
+        return size >= 4
+            && bytes > Math.min(config.smallAllReduceBytes(), config.rabenseifnerAllReduceAboveBytes())
+            && bytes <= config.rabenseifnerAllReduceBytes();
+    }
 
     /**
      * @return whether broadcast and reduce use the binomial tree: messages up to the latency

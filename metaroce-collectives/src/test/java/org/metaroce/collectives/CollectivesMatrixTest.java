@@ -100,6 +100,39 @@ class CollectivesMatrixTest {
     }
 
     @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {3, 4})
+    @DisplayName("COLL-037, COLL-013: by default 48 KiB goes to Rabenseifner on 4 ranks, to recursive doubling on 3")
+    void defaultThresholdsChooseByRankCount(final int ranks) throws Exception {
+        System.out.println("CollectivesMatrixTest.defaultThresholdsChooseByRankCount seed=" + SEED + " ranks=" + ranks);
+        // Default thresholds (chunks of 4 KiB for speed): above RABENSEIFNER_ABOVE_DEFAULT_BYTES and
+        // below the 64 KiB latency threshold. What a rank sends tells the algorithms apart: recursive
+        // doubling sends the whole vector per step (2 steps on 4 ranks; on 3, one fold to or from
+        // rank 2 besides), Rabenseifner 2 (p-1)/p of it on 4 ranks.
+        final CommConfig cfg = new CommConfig().chunkBytes(4096);
+        final int count = 12 * 1024;
+        final long bytes = count * 4L;
+        assertThat(bytes).isGreaterThan(CommConfig.RABENSEIFNER_ABOVE_DEFAULT_BYTES)
+            .isLessThanOrEqualTo(cfg.smallAllReduceBytes());
+        try (LocalCluster cluster = LocalCluster.start(ranks, cfg)) {
+            final List<long[]> sent = cluster.run(c -> {
+                final OpCases cases = new OpCases(c, SEED);
+                final long before = c.counters().get(CollectiveCounter.CHUNK_BYTES_SENT.ordinal());
+                cases.allReduce(count, DataType.FLOAT32, ReduceOp.SUM, false);
+                assertThat(cases.wrong).as("seed " + SEED).isEmpty();
+                return new long[] {c.rank(), c.counters().get(CollectiveCounter.CHUNK_BYTES_SENT.ordinal()) - before};
+            }, Duration.ofSeconds(60));
+            for (final long[] s : sent) {
+                if (ranks == 4) {
+                    assertThat(s[1]).as("rank " + s[0]).isEqualTo(bytes * 3 / 2);
+                } else {
+                    // Rank 0 exchanges with rank 1 and answers rank 2's fold; the ring would send 4/3.
+                    assertThat(s[1]).as("rank " + s[0]).isEqualTo(s[0] == 0 ? 2 * bytes : bytes);
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0} ranks")
     @ValueSource(ints = {4, 6, 7})
     @DisplayName("COLL-037, COLL-012: rounding differs by algorithm, never by rank")
     void resultsAreBitIdenticalOnEveryRank(final int ranks) throws Exception {

@@ -152,6 +152,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "the ring (2(n-1) hops), on 4 ranks or more; 0 = never (default: ${DEFAULT-VALUE}).")
     private String rabenseifnerBytes;
 
+    @Option(names = "--rabenseifner-above", defaultValue = "32K", paramLabel = "BYTES",
+        description = "On 4 ranks or more, Rabenseifner's all-reduce also takes the sizes above this one and up "
+            + "to --small from recursive doubling (default: ${DEFAULT-VALUE}).")
+    private String rabenseifnerAboveBytes;
+
     @Option(names = "--jit-warmup", defaultValue = "5", paramLabel = "SECONDS",
         description = "Before the sweep, run its sizes (up to 1 MiB) for at least this long and until the JIT "
             + "compiler has been idle for 1 s, at most 15 s more; 0 = off (default: ${DEFAULT-VALUE}).")
@@ -287,6 +292,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 .oneShotAllReduceBytes(parseSize(oneShot))
                 .smallAllReduceBytes(parseSize(smallBytes))
                 .rabenseifnerAllReduceBytes(parseSize(rabenseifnerBytes))
+                .rabenseifnerAllReduceAboveBytes(parseSize(rabenseifnerAboveBytes))
                 .operationTimeout(Duration.ofSeconds(timeoutSeconds)).setupTimeout(Duration.ofSeconds(timeoutSeconds));
             switch (waitMode) {
                 case "spin" -> config.idleStrategy(null).spinWait(true);
@@ -478,10 +484,13 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                         : c.device().threadingMode() == org.metaroce.netty.ThreadingMode.INVOKER
                             ? "block in their devices" : "wait on their completion doorbells",
                     c.device().threadingMode(), Runtime.getRuntime().availableProcessors());
-                out.printf("#  all-reduce one-shot up to %d B, recursive doubling up to %d B, Rabenseifner up to %d B, "
-                    + "then the ring; broadcast and reduce trees up to %d B, then chains%n",
+                out.printf("#  all-reduce one-shot up to %d B, recursive doubling up to %d B, Rabenseifner up to %d B "
+                    + "(from above %d B on 4 ranks or more), then the ring; broadcast and reduce trees up to %d B, "
+                    + "then chains%n",
                     c.config().oneShotAllReduceBytes(), c.config().smallAllReduceBytes(),
-                    c.config().rabenseifnerAllReduceBytes(), c.config().smallAllReduceBytes());
+                    c.config().rabenseifnerAllReduceBytes(),
+                    Math.min(c.config().smallAllReduceBytes(), c.config().rabenseifnerAllReduceAboveBytes()),
+                    c.config().smallAllReduceBytes());
                 out.println("#");
                 // nccl-tests' columns, root included: the root rank of broadcast and reduce, -1 for the others.
                 out.println("#                                                           out-of-place                       "

@@ -150,7 +150,7 @@ class CollectivePerfCommandTest {
         assertThat(rows(r)).as(r::toString).hasSize(2).allSatisfy(c -> assertThat(c[8] + c[12]).isEqualTo("00"));
         // COLL-037: by default Rabenseifner's all-reduce runs above the latency threshold up to 1 MiB.
         assertThat(r.out()).contains("#  all-reduce one-shot up to 4096 B, recursive doubling up to 65536 B, "
-                + "Rabenseifner up to 1048576 B, then the ring")
+                + "Rabenseifner up to 1048576 B (from above 32768 B on 4 ranks or more), then the ring")
             .containsPattern("# JIT warm-up: [0-9]+ rounds of the sweep's sizes up to 65536 B in [0-9.]+ s")
             .containsPattern("# ring baseline before .*: 65536 B .* busbw [0-9.]+ GB/s")
             .containsPattern("# ring baseline after .*: 65536 B .* busbw [0-9.]+ GB/s")
@@ -170,9 +170,12 @@ class CollectivePerfCommandTest {
         assertThat(rows(thresholds)).as(thresholds::toString).hasSize(3)
             .allSatisfy(c -> assertThat(c[8] + c[12]).isEqualTo("00"));
         assertThat(thresholds.out()).contains("#  all-reduce one-shot up to 0 B, recursive doubling up to 2048 B, "
-            + "Rabenseifner up to 16384 B, then the ring; broadcast and reduce trees up to 2048 B, then chains");
+            + "Rabenseifner up to 16384 B (from above 2048 B on 4 ranks or more), then the ring; broadcast and reduce "
+            + "trees up to 2048 B, then chains");
         assertThat(run("all_reduce_perf", "--ranks", "2", "--rabenseifner", "-1").err())
             .contains("rabenseifnerAllReduceBytes must be >= 0");
+        assertThat(run("all_reduce_perf", "--ranks", "2", "--rabenseifner-above", "-1").err())
+            .contains("rabenseifnerAllReduceAboveBytes must be >= 0");
         assertThat(run("all_reduce_perf", "--ranks", "2", "--small", "-1").err()).contains("smallAllReduceBytes must be >= 0");
         assertThat(run("all_reduce_perf", "--ranks", "2", "--wait", "doze").err())
             .contains("--wait must be auto, spin, backoff, park or block");
