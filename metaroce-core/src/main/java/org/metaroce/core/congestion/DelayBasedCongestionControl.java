@@ -83,9 +83,11 @@ public final class DelayBasedCongestionControl implements CongestionControl {
      */
     public static final double PACING_GAIN = 2;
     /**
-     * PACING_CREDIT [CC-041]: the slots of the rate's schedule a late sender may catch up, so at
-     * most PACING_CREDIT + 1 packets leave back to back. Two: in memory (PolicedIncastTest, where
-     * nothing is late but after a host wait) it changes nothing beyond noise.
+     * PACING_CREDIT [CC-041]: the fewest slots of the rate's schedule a late sender may catch up; it
+     * catches up one window's worth (cwnd / rate of schedule) when that is more. As the only bound
+     * (the first form of CC-041) two slots held senders whose wake-ups came late to three packets
+     * per wake-up: 0.06 of the rig's policer rate on real sockets, 0.76 in memory with wake-ups up to
+     * 5 ms late (PolicedIncastTest.lateSendersKeepTheirRate).
      */
     public static final int PACING_CREDIT = 2;
     /**
@@ -93,9 +95,9 @@ public final class DelayBasedCongestionControl implements CongestionControl {
      * Growth in time, not per acknowledgement, so that a slow sender grows as fast as a fast one.
      * With it a marked round trip takes α/4 off the rate, half the window's decrease of CC-037: the
      * senders settle where the marks balance the growth, so the shorter this time and the gentler
-     * the decrease, the higher above the marking rate they run, and the less fairly. In memory
-     * (PolicedIncastTest: a 400 Mb/s policer marking above 320 Mb/s, steady state, with and without
-     * host waits) eight senders ran at 0.93 of the policer's rate, Jain's index 0.97-0.98 (four
+     * the decrease, the higher above the marking rate they run, and the less fairly. In memory, with
+     * the first form of CC-041 (PolicedIncastTest: a 400 Mb/s policer marking above 320 Mb/s, steady
+     * state, with and without host waits) eight senders ran at 0.93 of the policer's rate, Jain's index 0.97-0.98 (four
      * senders 0.88, sixteen 0.98, nothing retransmitted); with α/2 and 20 ms at 0.91, Jain 0.97;
      * α/2 and 15 ms 0.93, Jain 0.92; α/4 and 20 ms 0.95, Jain 0.90-0.94. Public for tests.
      */
@@ -161,7 +163,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
     private MarkedFraction marks;
     /** The delivery rate that paces a software endpoint with ECN [CC-041]; null where delay decides. */
     private DeliveryRate delivery;
-    /** The rate that paces a software endpoint with ECN, bytes per ns, 0 before the first [CC-041]. */
+    /** The rate that paces a software endpoint with ECN, bytes per ns; 0 until its first marked round trip [CC-041]. */
     private double rateBytesPerNs;
     private long rateRaisedNs;
     private long undoneTimeouts;
