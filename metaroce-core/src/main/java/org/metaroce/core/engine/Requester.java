@@ -297,8 +297,9 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
             // paced below one packet with a long SRTT (2 B, 55 ms in a fuzzed run) put the expiry's
             // copy 5.5 s behind it, and a dead peer took RETRY_CNT of those to declare. Pacing at a
             // measured rate still holds it, as it holds tail probes [CC-041]: behind a policer an
-            // expiry's copy past the rate is dropped like any excess (in memory, eight senders: Jain's
-            // index 0.91 and 493 expiries with unpaced copies, 0.97 and 463 without a byte lost).
+            // expiry's copy past the rate is dropped like any excess (in memory, eight senders, with
+            // the rate from the start: Jain's index 0.91 and 493 expiries with unpaced copies, 0.97
+            // and 463 without a byte lost).
             final boolean granted = timers.fullWindowRetransmitAllowed();
             if (scoreboard.inFlight() > 0 && scoreboard.inFlight() + 1 > window && !granted) {
                 break;
