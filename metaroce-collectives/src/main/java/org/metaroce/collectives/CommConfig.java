@@ -188,6 +188,14 @@ public final class CommConfig {
     }
 
     /**
+     * @return the size above which Rabenseifner's all-reduce runs on 4 ranks or more: the smaller
+     *     of {@link #smallAllReduceBytes()} and {@link #rabenseifnerAllReduceAboveBytes()} [COLL-037]
+     */
+    public long rabenseifnerAllReduceFromBytes() {
+        return Math.min(smallAllReduceBytes, rabenseifnerAllReduceAboveBytes);
+    }
+
+    /**
      * @param bytes lower threshold, >= 0 (at or above {@link #smallAllReduceBytes()}: Rabenseifner
      *     starts above that one)
      * @return this

@@ -544,7 +544,7 @@ public final class Communicator implements AutoCloseable {
      */
     private boolean rabenseifner(final long bytes) {
         return size >= 4
-            && bytes > Math.min(config.smallAllReduceBytes(), config.rabenseifnerAllReduceAboveBytes())
+            && bytes > config.rabenseifnerAllReduceFromBytes()
             && bytes <= config.rabenseifnerAllReduceBytes();
     }
 

@@ -71,11 +71,7 @@ class CloseDrainTest {
     }
 
     private static long dropped(final LocalCluster cluster, final int ranks) {
-        long n = 0;
-        for (int i = 0; i < ranks; i++) {
-            n += cluster.communicator(i).device().counters().get(DriverCounter.FAULT_DROPPED);
-        }
-        return n;
+        return LossyWireTest.driverTotal(cluster, ranks, DriverCounter.FAULT_DROPPED);
     }
 
     @ParameterizedTest(name = "{0} ranks")

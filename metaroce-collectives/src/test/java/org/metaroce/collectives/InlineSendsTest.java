@@ -80,11 +80,7 @@ class InlineSendsTest {
     }
 
     private static long dropped(final LocalCluster cluster, final int ranks) {
-        long dropped = 0;
-        for (int i = 0; i < ranks; i++) {
-            dropped += cluster.communicator(i).device().counters().get(DriverCounter.FAULT_DROPPED);
-        }
-        return dropped;
+        return LossyWireTest.driverTotal(cluster, ranks, DriverCounter.FAULT_DROPPED);
     }
 
     @Test

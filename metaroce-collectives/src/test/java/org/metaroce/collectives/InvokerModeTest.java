@@ -91,11 +91,8 @@ class InvokerModeTest {
             for (final List<String> w : wrong) {
                 assertThat(w).as("seed " + SEED).isEmpty();
             }
-            long dropped = 0;
-            for (int i = 0; i < ranks; i++) {
-                dropped += cluster.communicator(i).device().counters().get(DriverCounter.FAULT_DROPPED);
-            }
-            assertThat(dropped).as("datagrams dropped").isPositive();
+            assertThat(LossyWireTest.driverTotal(cluster, ranks, DriverCounter.FAULT_DROPPED)).as("datagrams dropped")
+                .isPositive();
         }
     }
 

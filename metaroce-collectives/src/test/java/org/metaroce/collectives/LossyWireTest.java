@@ -51,13 +51,16 @@ class LossyWireTest {
 
     /** The injected faults really happened: some datagrams were dropped and some reordered. */
     static void assertFaultsInjected(final LocalCluster cluster, final int ranks) {
-        long dropped = 0;
-        long reordered = 0;
+        assertThat(driverTotal(cluster, ranks, DriverCounter.FAULT_DROPPED)).as("datagrams dropped").isPositive();
+        assertThat(driverTotal(cluster, ranks, DriverCounter.FAULT_REORDERED)).as("datagrams reordered").isPositive();
+    }
+
+    /** @return {@code counter} summed over the devices of ranks 0..ranks-1 */
+    static long driverTotal(final LocalCluster cluster, final int ranks, final DriverCounter counter) {
+        long n = 0;
         for (int i = 0; i < ranks; i++) {
-            dropped += cluster.communicator(i).device().counters().get(DriverCounter.FAULT_DROPPED);
-            reordered += cluster.communicator(i).device().counters().get(DriverCounter.FAULT_REORDERED);
+            n += cluster.communicator(i).device().counters().get(counter);
         }
-        assertThat(dropped).as("datagrams dropped").isPositive();
-        assertThat(reordered).as("datagrams reordered").isPositive();
+        return n;
     }
 }

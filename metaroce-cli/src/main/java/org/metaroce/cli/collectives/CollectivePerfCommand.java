@@ -489,7 +489,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                     + "then chains%n",
                     c.config().oneShotAllReduceBytes(), c.config().smallAllReduceBytes(),
                     c.config().rabenseifnerAllReduceBytes(),
-                    Math.min(c.config().smallAllReduceBytes(), c.config().rabenseifnerAllReduceAboveBytes()),
+                    c.config().rabenseifnerAllReduceFromBytes(),
                     c.config().smallAllReduceBytes());
                 out.println("#");
                 // nccl-tests' columns, root included: the root rank of broadcast and reduce, -1 for the others.

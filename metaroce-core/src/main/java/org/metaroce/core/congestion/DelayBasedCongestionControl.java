@@ -459,7 +459,7 @@ public final class DelayBasedCongestionControl implements CongestionControl {
         }
         // Every acknowledgement counts towards the round trip's marked fraction [CC-037].
         final double markFactor = marks == null ? 1 : marks.onAck(nowNs, srttNs, ecnEcho);
-        if (marks != null) {
+        if (delivery != null) {
             delivery.onAck(nowNs, (long) Math.max(0, packets) * pmtu, srttNs,
                 appLimitedSinceNs != NOT_APP_LIMITED);
             updateRate(nowNs, markFactor, ecnEcho);
