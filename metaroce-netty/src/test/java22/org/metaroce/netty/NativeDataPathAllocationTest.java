@@ -17,7 +17,8 @@ import org.metaroce.netty.linux.NativeUdp;
 /**
  * The native transport's data path through the seam allocates nothing: batches of separate
  * datagrams and GSO messages sent from four sockets (the source port changes from batch to batch,
- * as multipath entropy makes it) with {@link NativeUdpSocket#send}, received with
+ * as multipath entropy makes it) and lone datagrams to a connected peer ({@code send}) with
+ * {@link NativeUdpSocket#send}, received with
  * {@link NativeUdpSocket#receive} into a receiver that reads source, ECN and bytes, on one thread.
  * Fails when the path starts allocating ({@code ThreadMXBean.getCurrentThreadAllocatedBytes}).
  */
@@ -63,6 +64,8 @@ class NativeDataPathAllocationTest {
             final SendChunk chunk = transport.allocateChunk(PER_BATCH * PAYLOAD);
             final SendBatch batch = new SendBatch();
             final InetSocketAddress to = receiving.localAddress();
+            // The lone datagram of a request-reply exchange goes to a connected peer with send().
+            senders[0].connect(to);
             long lastRound = Long.MAX_VALUE;
             int rounds = 0;
             // Warm up until the JIT has compiled the path (a round allocating < 4 KiB), at most 30 rounds.
@@ -96,6 +99,10 @@ class NativeDataPathAllocationTest {
             batch.add(chunk, 0, PER_BATCH / 2 * PAYLOAD, PAYLOAD, false, to);
             batch.add(chunk, PER_BATCH / 2 * PAYLOAD, PER_BATCH / 2 * PAYLOAD, PAYLOAD, true, to);
             final int taken = s.send(batch);
+            batch.takeStop();
+            batch.clear();
+            batch.add(chunk, 0, PAYLOAD, PAYLOAD, false, null);
+            senders[0].send(batch);
             batch.takeStop();
             batch.clear();
             if (taken == 0) {

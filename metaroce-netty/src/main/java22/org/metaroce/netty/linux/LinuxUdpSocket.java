@@ -357,6 +357,33 @@ public final class LinuxUdpSocket implements AutoCloseable {
     }
 
     /**
+     * Sends one datagram of {@code length} bytes at native address {@code address} to the peer
+     * this socket is connected to, with {@code send}: what a request-reply exchange sends, one
+     * datagram per duty cycle. On loopback {@code send} made a 64-byte ping-pong between two
+     * spinning threads 0.1-0.5 us faster per round trip than a {@code sendmmsg} of one message
+     * (C, the same receive calls; no message header to copy in).
+     *
+     * @param errno where errno goes when the call fails (a {@link SendBatch}'s capture segment)
+     * @return 1 when the kernel took it, 0 when the socket buffer is full ({@code EAGAIN}), or a
+     *     negated errno ({@link UdpOutcome#of(int)})
+     */
+    public int sendConnected(final long address, final int length, final SendBatch errno) {
+        final long r;
+        try {
+            r = (long) Libc.SEND.invokeExact(errno.capture, fd, address, (long) length, 0);
+        } catch (final RuntimeException | Error ex) {
+            throw ex;
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (r >= 0) {
+            return 1;
+        }
+        final int e = Libc.errno(errno.capture);
+        return e == Errno.EAGAIN ? 0 : -e;
+    }
+
+    /**
      * Receives up to {@code batch.slots()} datagrams with one {@code recvmmsg}, without waiting.
      *
      * @return datagrams received into slots 0..n-1 (0: none waiting, {@code EAGAIN}), or a

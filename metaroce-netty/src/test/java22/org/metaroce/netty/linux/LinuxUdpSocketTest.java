@@ -134,6 +134,47 @@ class LinuxUdpSocketTest {
         }
     }
 
+    /**
+     * {@code send} of one datagram to the connected peer (the reply of a request-reply exchange):
+     * it arrives intact from the socket's port, on both families; to a closed port the ICMP error
+     * is reported to the next call as {@code ECONNREFUSED}, an outcome.
+     */
+    @Test
+    void oneDatagramGoesToTheConnectedPeerWithSend() throws Exception {
+        for (final boolean ipv6 : new boolean[] {false, true}) {
+            try (LinuxUdpSocket rx = Loopback.bound(ipv6); LinuxUdpSocket tx = Loopback.bound(ipv6);
+                 Arena arena = Arena.ofConfined(); SendBatch errno = new SendBatch(1);
+                 ReceiveBatch receive = new ReceiveBatch(2, 2048)) {
+                tx.connect(rx.localAddress());
+                final MemorySegment payload = Loopback.pattern(arena, 173, 5);
+                assertThat(tx.sendConnected(payload.address(), 173, errno)).isEqualTo(1);
+                final int txPort = tx.localAddress().getPort();
+                assertThat(Loopback.receive(rx, receive, 1, (b, slot, index) -> {
+                    assertThat(b.length(slot)).isEqualTo(173);
+                    assertThat(b.segment(slot).asSlice(0, 173).mismatch(payload)).isEqualTo(-1);
+                    assertThat(b.sourcePort(slot)).isEqualTo(txPort);
+                })).isEqualTo(1);
+            }
+        }
+        final int closedPort;
+        try (LinuxUdpSocket gone = Loopback.bound(false)) {
+            closedPort = gone.localAddress().getPort();
+        }
+        try (LinuxUdpSocket tx = Loopback.bound(false); Arena arena = Arena.ofConfined();
+             SendBatch errno = new SendBatch(1)) {
+            tx.connect(new InetSocketAddress(Loopback.address(false), closedPort));
+            final MemorySegment payload = Loopback.pattern(arena, 10, 1);
+            assertThat(tx.sendConnected(payload.address(), 10, errno)).isEqualTo(1);
+            int r = 1;
+            final long deadline = System.nanoTime() + 2_000_000_000L;
+            while (r == 1 && System.nanoTime() < deadline) {
+                Thread.sleep(1); // the ICMP port unreachable comes back and is pending for the next call
+                r = tx.sendConnected(payload.address(), 10, errno);
+            }
+            assertThat(UdpOutcome.of(r)).as("result %d", r).isEqualTo(UdpOutcome.CONNECTION_REFUSED);
+        }
+    }
+
     @Test
     void aConnectedSocketSendsWithoutDestinationAndLearnsThatThePortIsClosed() throws Exception {
         final int closedPort;
