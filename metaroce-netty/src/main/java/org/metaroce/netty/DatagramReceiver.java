@@ -42,6 +42,15 @@ public interface DatagramReceiver {
         return onDatagram(data, offset, length, source, ecn, segmentBytes);
     }
 
+    /**
+     * The transport read {@link System#nanoTime()}'s clock right after a receive call, at
+     * {@code nowNs}, no earlier than the arrival of any datagram it returned: the receiver may take
+     * it as the time of the datagrams that follow (up to {@link #onBatchEnd()}) rather than read the
+     * clock again. Without an override it is ignored.
+     */
+    default void onBatchClock(final long nowNs) {
+    }
+
     /** The end of a read batch: a datagram held back waits no longer, and the next batch reads the clock again. */
     void onBatchEnd();
 }

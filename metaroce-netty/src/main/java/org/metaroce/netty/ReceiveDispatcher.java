@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * id and the ECN codepoint the transport read. Here, once for all transports:
  * <ul>
  *   <li>the clock is read once per read batch ({@link #onBatchEnd()} or {@link #beginCycle()}
- *       makes the next datagram read it again);</li>
+ *       makes the next datagram read it again), or taken from the transport, which read it after
+ *       its receive call ({@link #onBatchClock(long)});</li>
  *   <li>a GRO-coalesced datagram is cut into the datagrams it holds, of the reported segment size;</li>
  *   <li>the sender's peer id comes from the {@link PeerTable}, from a raw address without allocation;</li>
  *   <li>an {@link InboundDropRule} and {@link InboundFaults}, when configured, drop or hold back datagrams;</li>
@@ -130,6 +131,13 @@ final class ReceiveDispatcher implements DatagramReceiver {
             logError("the endpoint threw while processing a datagram", t);
         }
         return completions == null || completions.getAsLong() == completionsBefore;
+    }
+
+    @Override
+    public void onBatchClock(final long nowNs) {
+        // The transport's reading, taken after its receive call as this one would be: one read fewer per batch.
+        batchNowNs = nowNs;
+        clockValid = true;
     }
 
     @Override

@@ -87,6 +87,10 @@ final class NativeReader implements AutoCloseable {
             if (r >= 0) {
                 count = r;
                 single = single ? r == 0 : r <= 1;
+                final long clock = slots.receivedNanoTime();
+                if (clock != ReceiveBatch.NO_TIMESTAMP) {
+                    receiver.onBatchClock(clock);
+                }
                 return r > 0;
             }
             if (-r == Errno.EINTR) {

@@ -129,6 +129,23 @@ class ReceiveDispatcherTest {
     }
 
     @Test
+    void aClockReadingTheTransportHandsOverIsTheBatchsTimeUntilTheBatchEnds() {
+        final SourceAddress source = new SourceAddress();
+        final UnsafeBuffer data = new UnsafeBuffer(bytes(32, 1));
+        // A reading from the past: the dispatcher takes it rather than reading the clock itself.
+        final long transportClock = System.nanoTime() - 1_000_000_000L;
+        dispatcher.onBatchClock(transportClock);
+        dispatcher.onDatagram(data, 0, 32, source.ipv4(0x7F00_0001, 50_000), 0, 0, transportClock - 500);
+        dispatcher.onDatagram(data, 0, 32, source.ipv4(0x7F00_0001, 50_000), 0, 0);
+        dispatcher.onBatchEnd();
+        dispatcher.onDatagram(data, 0, 32, source.ipv4(0x7F00_0001, 50_000), 0, 0);
+        dispatcher.onBatchEnd();
+        assertThat(endpoint.delivered.get(0).nowNs()).isEqualTo(transportClock);
+        assertThat(endpoint.delivered.get(1).nowNs()).isEqualTo(transportClock);
+        assertThat(endpoint.delivered.get(2).nowNs()).as("the next batch reads the clock").isGreaterThan(transportClock);
+    }
+
+    @Test
     void aHeldBackDatagramKeepsItsEcnAndComesAfterTheNextOne() {
         dispatcher.injectFaults(new InboundFaults(0, 1.0, 7), 8320);
         socket.arrive(bytes(64, 1), sender, DatagramEndpoint.ECN_CE, 0);

@@ -59,6 +59,10 @@ public final class ReceiveBatch implements AutoCloseable {
     private final MemorySegment clock;
     /** Reads {@link #clock} and the monotonic clock for {@link ClockPairing}; made once, not per batch. */
     private final ClockPairing.Clocks clocks;
+    /** The monotonic clock as {@link #clocks} last read it. */
+    private long lastMonotonicNs;
+    /** When the last receive's stamps were converted, on {@link System#nanoTime()}'s clock, or {@link #NO_TIMESTAMP}. */
+    private long receivedNs = NO_TIMESTAMP;
     /** errno of the last call, written by the linker. */
     final MemorySegment capture;
     private int count;
@@ -101,7 +105,8 @@ public final class ReceiveBatch implements AutoCloseable {
         clocks = new ClockPairing.Clocks() {
             @Override
             public long monotonicNs() {
-                return System.nanoTime();
+                lastMonotonicNs = System.nanoTime();
+                return lastMonotonicNs;
             }
 
             @Override
@@ -198,6 +203,16 @@ public final class ReceiveBatch implements AutoCloseable {
         return arrivals[checkIndex(i)];
     }
 
+    /**
+     * @return the {@link System#nanoTime()} at which the last receive's stamps were converted, a
+     *     moment after the call returned and no earlier than any {@link #arrivalNanoTime}: a clock
+     *     reading the receiver may take for the batch's instead of reading the clock once more;
+     *     {@link #NO_TIMESTAMP} when no datagram of the last receive had a receive timestamp
+     */
+    public long receivedNanoTime() {
+        return receivedNs;
+    }
+
     /** @return whether the datagram was larger than the slot and was cut ({@code MSG_TRUNC}) */
     public boolean truncated(final int i) {
         return truncated[checkIndex(i)];
@@ -240,6 +255,7 @@ public final class ReceiveBatch implements AutoCloseable {
      */
     void prepare() {
         count = 0;
+        receivedNs = NO_TIMESTAMP;
         for (int i = 0; i < overwritten; i++) {
             final long h = (long) i * Msghdr.MMSGHDR_SIZE;
             headers.set(JAVA_INT, h + Msghdr.NAMELEN, Sockaddr.SLOT);
@@ -289,7 +305,9 @@ public final class ReceiveBatch implements AutoCloseable {
      */
     private void toNanoTime(final int n) {
         final long offset = ClockPairing.realMinusMonotonicNs(clocks);
-        final long now = System.nanoTime();
+        // The pairing's last monotonic read is now: a fourth read, a few ns later, would tell nothing more.
+        final long now = lastMonotonicNs;
+        receivedNs = now;
         for (int i = 0; i < n; i++) {
             if (arrivals[i] != NO_TIMESTAMP) {
                 arrivals[i] = offset == ClockPairing.UNAVAILABLE ? NO_TIMESTAMP : Math.min(now, arrivals[i] - offset);
