@@ -32,13 +32,6 @@ import java.lang.invoke.MethodHandle;
 final class Libc {
     private static final Linker LINKER = Linker.nativeLinker();
     private static final Linker.Option CAPTURE_ERRNO = Linker.Option.captureCallState("errno");
-    /**
-     * A critical downcall: the thread stays in the Java state through the call, without the two
-     * thread-state transitions (and their safepoint checks) of an ordinary one, so a safepoint
-     * waits for the call to return. Only for calls that never block and are short: the
-     * non-blocking data path calls on one datagram or one message.
-     */
-    private static final Linker.Option CRITICAL = Linker.Option.critical(false);
 
     /** The layout of the segment errno is captured into. */
     static final StructLayout CAPTURE_LAYOUT = Linker.Option.captureStateLayout();
@@ -63,12 +56,12 @@ final class Libc {
     /** {@code int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)}. */
     static final MethodHandle SENDMMSG = withErrno("sendmmsg", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
     /**
-     * {@code ssize_t send(int fd, const void *buf, size_t len, int flags)} as a critical downcall:
-     * one datagram to the connected peer of a non-blocking socket, what a request-reply exchange
-     * sends. The buffer is a raw address ({@code long}): a pointer and a 64-bit integer travel
-     * alike in the ABIs {@link NativeUdp} admits, and no segment has to be made per call.
+     * {@code ssize_t send(int fd, const void *buf, size_t len, int flags)}: one datagram to the
+     * connected peer, what a request-reply exchange sends. The buffer is a raw address
+     * ({@code long}): a pointer and a 64-bit integer travel alike in the ABIs {@link NativeUdp}
+     * admits, and no segment has to be made per call.
      */
-    static final MethodHandle SEND = criticalWithErrno("send", JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT);
+    static final MethodHandle SEND = withErrno("send", JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT);
     /**
      * {@code int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
      * struct timespec *timeout)}.
@@ -76,11 +69,12 @@ final class Libc {
     static final MethodHandle RECVMMSG = withErrno("recvmmsg", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT,
         ADDRESS);
     /**
-     * {@code ssize_t recvmsg(int fd, struct msghdr *msg, int flags)} as a critical downcall: on a
-     * non-blocking socket (or with {@code MSG_DONTWAIT}) it reads one datagram or error-queue entry
-     * at most, or returns at once. The spinning reader's idle read.
+     * {@code ssize_t recvmsg(int fd, struct msghdr *msg, int flags)}: the error queue's reads and a
+     * spinning reader's single reads. An ordinary downcall: linked critical
+     * ({@code Linker.Option.critical}, no thread-state transitions) a call cost the same, 158 ns
+     * (JDK 25, a failing call in a loop), so it keeps the safepoint checks.
      */
-    static final MethodHandle RECVMSG = criticalWithErrno("recvmsg", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT);
+    static final MethodHandle RECVMSG = withErrno("recvmsg", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT);
     /** {@code int epoll_create1(int flags)}. */
     static final MethodHandle EPOLL_CREATE1 = withErrno("epoll_create1", JAVA_INT, JAVA_INT);
     /** {@code int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event)}. */
@@ -116,7 +110,7 @@ final class Libc {
      * asked for exist on every Linux (a vDSO call, no system call).
      */
     static final MethodHandle CLOCK_GETTIME = LINKER.downcallHandle(symbol("clock_gettime"),
-        FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS), CRITICAL);
+        FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
 
     private Libc() {
     }
@@ -148,11 +142,6 @@ final class Libc {
     private static MethodHandle withErrno(final String name, final java.lang.foreign.MemoryLayout result,
                                           final java.lang.foreign.MemoryLayout... args) {
         return LINKER.downcallHandle(symbol(name), FunctionDescriptor.of(result, args), CAPTURE_ERRNO);
-    }
-
-    private static MethodHandle criticalWithErrno(final String name, final java.lang.foreign.MemoryLayout result,
-                                                  final java.lang.foreign.MemoryLayout... args) {
-        return LINKER.downcallHandle(symbol(name), FunctionDescriptor.of(result, args), CAPTURE_ERRNO, CRITICAL);
     }
 
     /** @return the handle, or null when libc has no such function (an older glibc) */
