@@ -16,9 +16,10 @@ import org.metaroce.netty.linux.LinuxUdpSocket;
  * messages of one {@code sendmmsg} each (a separate datagram per message, a segmented run as one
  * message with a {@code UDP_SEGMENT} control message) that point straight into the driver's
  * chunks, and reports what the kernel took. A batch of one datagram to the connected peer goes
- * with {@code send} instead, which costs less than a {@code sendmmsg} of one message. Allocates nothing per call: the native batch is built
- * once, and a recipient's address is read as raw values ({@code Inet4Address.hashCode()} is the
- * address; an IPv6 address is read once per change of recipient).
+ * with {@code send} instead, which costs less than a {@code sendmmsg} of one message. Allocates
+ * nothing per call: the native batch is built once, and a recipient's address is read as raw
+ * values ({@code Inet4Address.hashCode()} is the address; an IPv6 address is read once per change
+ * of recipient).
  *
  * <p>Owning thread only.
  */
