@@ -12,7 +12,10 @@
 #                   mpirun binds ranks; the launched JVMs are left to the scheduler as before)
 #   Rounds alternate the contenders (metaroce in one process, metaroce launched, MPI TCP, MPI shared
 #   memory) so that each sees the same load; a shared host's figures drift by 2x between minutes, so
-#   read the per-round ratios.
+#   read the per-round ratios. Each round prints the cross-CPU hop (cross_cpu_hop.c) before metaroce,
+#   before MPI TCP and at its end: on a VM it says where the host placed the CPUs (about 35 ns or
+#   about 150-230 ns on this project's machines; in the second the kernel's UDP loopback between the
+#   two CPUs moves about a third as much); compare rounds whose contenders ran in the same placement.
 # Environment: JAVA=/path/to/java runs metaroce on that JVM (a JDK 22+ one uses the native transport);
 #   without it, $JAVA_HOME's java, else the newest JDK >= 22 under /usr/lib/jvm, else `java` on the
 #   PATH (the header names the one used: in the same loaded minutes JDK 17's rows took 146-158 us
@@ -42,6 +45,10 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpicc -O2 -o "$work/mpi_allreduce_perf" "$here/mpi_allreduce_perf.c"
+# Where the host placed this machine's CPUs decides a round's speed on a VM (docs/collectives.md,
+# "The host's slow mode"): the probe runs around the contenders and the round's header shows it.
+mpicc -O2 -pthread -o "$work/cross_cpu_hop" "$here/cross_cpu_hop.c"
+hop() { "$work/cross_cpu_hop" | sed -n 's/^cross-CPU hop \([0-9na/]*\).*/\1/p'; }
 mpi=(mpirun --allow-run-as-root --oversubscribe -np "$ranks" --bind-to none)
 # all_reduce_perf's rows: size ... root (col 5), oop time (col 6), then "# median iteration: out-of-place X us"
 metaroce_rows() {
@@ -53,6 +60,7 @@ echo "# $ranks ranks, float32 sum, -b $b -e $e -f $f, $n iterations after $w war
 echo "# metaroce on $("$JAVA" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.vm.version = //p' | head -1) ($JAVA)"
 for round in $(seq 1 "$rounds"); do
   load_before=$(cut -d' ' -f1 /proc/loadavg)
+  hop_metaroce=$(hop)
   "$JAVA" --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED -jar "$jar" all_reduce_perf --ranks "$ranks" \
     -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 1 --median --driver "$driver" $pin ${METAROCE_ARGS:-} > "$work/metaroce.txt"
   if [ "$launched" = 1 ]; then
@@ -64,11 +72,14 @@ for round in $(seq 1 "$rounds"); do
     grep -q '^# Out of bounds values : 0 OK' "$work/launched.txt" && ! grep -q '^rank [0-9]*: [1-9]' "$work/launched.txt" \
       || { echo "metaroce launched: wrong results" >&2; cat "$work/launched.txt" >&2; exit 1; }
   fi
+  hop_tcp=$(hop)
   "${mpi[@]}" --mca btl tcp,self "$work/mpi_allreduce_perf" -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" > "$work/tcp.txt"
   "${mpi[@]}" --mca btl vader,self "$work/mpi_allreduce_perf" -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" > "$work/sm.txt"
   load_after=$(cut -d' ' -f1 /proc/loadavg)
+  hop_after=$(hop)
   grep -q '^# Out of bounds values : 0 OK' "$work/metaroce.txt" || { echo "metaroce: wrong results" >&2; cat "$work/metaroce.txt" >&2; exit 1; }
   echo "# round $round, load average $load_before -> $load_after; $(grep '^# JIT warm-up' "$work/metaroce.txt" | sed 's/^# //')"
+  echo "# round $round, cross-CPU hop (ns): $hop_metaroce before metaroce, $hop_tcp before MPI TCP, $hop_after after MPI shm"
   metaroce_rows "$work/metaroce.txt" > "$work/m.rows"
   if [ "$launched" = 1 ]; then
     metaroce_rows "$work/launched.txt" > "$work/l.rows"
