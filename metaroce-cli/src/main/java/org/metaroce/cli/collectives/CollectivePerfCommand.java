@@ -347,6 +347,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                     + "; run without --pin-ranks");
             }
             out.printf("# metaroce %s: %d ranks in this process over loopback%n", kind.command, ranks);
+            // Where the host placed the CPUs decides how fast the ranks' bytes move between them
+            // (docs/collectives.md, "The host's slow mode"): measured before and after the run.
+            out.printf("# %s before the run%n", CrossCpuHop.describe());
             // INVOKER ranks by default: same rounds against Open MPI (4 ranks, 2 shared cores), 8 B
             // 462-515 us against 623-823 us with a driver thread per rank, 512 KiB 2.8-3.6 ms against
             // 4.0-4.6 ms, 32 MiB alike (docs/collectives.md).
@@ -378,6 +381,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             } finally {
                 closeCapture(capture); // after the devices: what they recorded last is in the file
             }
+            out.printf("# %s after the run%n", CrossCpuHop.describe());
         } else {
             if (pinRanks) {
                 throw bad("--pin-ranks pins the threads of ranks run with --ranks; a launched rank is bound by its "
