@@ -29,15 +29,19 @@ public final class CommConfig {
      */
     public static final long RABENSEIFNER_ABOVE_DEFAULT_BYTES = 32 << 10;
     /**
-     * Default of {@link #rabenseifnerAllReduceBytes()}: 1 MiB, so that on 4 ranks or more the
-     * sizes from above {@link #smallAllReduceBytes()} to 1 MiB take 2 log2(p) hops instead of the
-     * ring's 2(n-1). 4 ranks on 2 cores, pinned, medians of three alternated rounds
-     * (docs/collectives.md, 2026-12-05): Rabenseifner / ring 0.59-0.72 at 128 KiB, 0.68-0.92 at
-     * 256 KiB, 0.63-0.92 at 512 KiB, 0.60-0.98 at 1 MiB; at 2 MiB mixed (0.62-1.17), so the ring
-     * keeps it. (Off before, when it won no size consistently: the ACKs its halving steps left
-     * bare are now attached or deferred, COLL-038, REL-073.)
+     * Default of {@link #rabenseifnerAllReduceBytes()}: 1 GiB, so that on 4 ranks or more every size
+     * above {@link #rabenseifnerAllReduceFromBytes()} takes 2 log2(p) hops instead of the ring's
+     * 2(n-1) (the ring keeps 2 and 3 ranks, and vectors above 1 GiB, which were not measured). Up to
+     * 1 MiB, 4 ranks on 2 cores, pinned, medians of three alternated rounds: Rabenseifner / ring
+     * 0.59-0.72 at 128 KiB, 0.60-0.98 at 1 MiB. Above it the ranks' placement decides
+     * (docs/collectives.md, "The host's slow mode"): pinned round robin, Rabenseifner keeps its
+     * largest exchanges on one CPU where every hop of the ring crosses, 0.44-0.70 of the ring's time
+     * at 2-32 MiB with the CPUs far apart, and against Open MPI TCP in the same rounds 0.59-0.83
+     * where the ring took 0.85-1.08; unpinned with the CPUs close, 0.85-0.94 of the ring's at 2 MiB,
+     * alike at 8-32 MiB; unpinned with the CPUs far apart it lost at 2 MiB (1.30-1.78) and won at
+     * 8-32 MiB (0.73-1.06). (1 MiB in v1.0.17, off before.)
      */
-    public static final long RABENSEIFNER_DEFAULT_BYTES = 1 << 20;
+    public static final long RABENSEIFNER_DEFAULT_BYTES = 1L << 30;
     /** Default of {@link #oneShotAllReduceBytes()}. */
     public static final long ONE_SHOT_DEFAULT_BYTES = 4096;
     private Duration operationTimeout = Duration.ofSeconds(60);

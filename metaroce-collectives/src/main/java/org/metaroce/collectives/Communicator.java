@@ -542,7 +542,7 @@ public final class Communicator implements AutoCloseable {
      *     Rabenseifner's algorithm: on 4 ranks or more, above the lower of the latency threshold and
      *     its own lower threshold, and up to its upper one [COLL-037]. On 2 and 3 ranks it saves no hop.
      */
-    private boolean rabenseifner(final long bytes) {
+    boolean rabenseifner(final long bytes) { // package-private: the defaults' tests
         return size >= 4
             && bytes > config.rabenseifnerAllReduceFromBytes()
             && bytes <= config.rabenseifnerAllReduceBytes();

@@ -133,6 +133,23 @@ class CollectivesMatrixTest {
     }
 
     @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {3, 4, 5})
+    @DisplayName("COLL-037: by default Rabenseifner takes every size above 32 KiB up to 1 GiB on 4 ranks or more")
+    void defaultRabenseifnerRangeReachesLargeVectors(final int ranks) throws Exception {
+        // The ring above 1 MiB (v1.0.17's default) took 1.4-2.3 times Rabenseifner's time where the
+        // ranks' CPUs sit far apart (docs/collectives.md, "The host's slow mode"); the ring keeps 2
+        // and 3 ranks, and sizes above 1 GiB.
+        try (LocalCluster cluster = LocalCluster.start(ranks, new CommConfig())) {
+            final Communicator c = cluster.communicator(0);
+            for (final long bytes : new long[] {(32 << 10) + 4, 1 << 20, (1 << 20) + 4, 64L << 20, 1L << 30}) {
+                assertThat(c.rabenseifner(bytes)).as(bytes + " B on " + ranks + " ranks").isEqualTo(ranks >= 4);
+            }
+            assertThat(c.rabenseifner(32 << 10)).as("32 KiB: recursive doubling").isFalse();
+            assertThat(c.rabenseifner((1L << 30) + 4)).as("above 1 GiB: the ring").isFalse();
+        }
+    }
+
+    @ParameterizedTest(name = "{0} ranks")
     @ValueSource(ints = {4, 6, 7})
     @DisplayName("COLL-037, COLL-012: rounding differs by algorithm, never by rank")
     void resultsAreBitIdenticalOnEveryRank(final int ranks) throws Exception {

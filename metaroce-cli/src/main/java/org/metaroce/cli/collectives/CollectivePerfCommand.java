@@ -146,7 +146,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             + "the ring (2(n-1) hops of 1/n each) and chains (default: ${DEFAULT-VALUE}).")
     private String smallBytes;
 
-    @Option(names = "--rabenseifner", defaultValue = "1M", paramLabel = "BYTES",
+    @Option(names = "--rabenseifner", defaultValue = "1G", paramLabel = "BYTES",
         description = "All-reduce above --small and up to this size runs Rabenseifner's algorithm (reduce-scatter "
             + "by recursive halving, all-gather by recursive doubling: 2 log2 n hops, the ring's bytes), above it "
             + "the ring (2(n-1) hops), on 4 ranks or more; 0 = never (default: ${DEFAULT-VALUE}).")

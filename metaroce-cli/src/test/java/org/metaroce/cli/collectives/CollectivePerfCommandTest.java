@@ -148,9 +148,9 @@ class CollectivePerfCommandTest {
             "--chunk", "8K", "--driver", "invoker", "--baseline", "--cpu", "--median");
         assertThat(r.exitCode()).as(r::toString).isZero();
         assertThat(rows(r)).as(r::toString).hasSize(2).allSatisfy(c -> assertThat(c[8] + c[12]).isEqualTo("00"));
-        // COLL-037: by default Rabenseifner's all-reduce runs above the latency threshold up to 1 MiB.
+        // COLL-037: by default Rabenseifner's all-reduce runs above the latency threshold up to 1 GiB (v1.0.18).
         assertThat(r.out()).contains("#  all-reduce one-shot up to 4096 B, recursive doubling up to 65536 B, "
-                + "Rabenseifner up to 1048576 B (from above 32768 B on 4 ranks or more), then the ring")
+                + "Rabenseifner up to 1073741824 B (from above 32768 B on 4 ranks or more), then the ring")
             .containsPattern("# JIT warm-up: [0-9]+ rounds of the sweep's sizes up to 65536 B in [0-9.]+ s")
             .containsPattern("# ring baseline before .*: 65536 B .* busbw [0-9.]+ GB/s")
             .containsPattern("# ring baseline after .*: 65536 B .* busbw [0-9.]+ GB/s")
