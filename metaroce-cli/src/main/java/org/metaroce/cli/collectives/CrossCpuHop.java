@@ -73,13 +73,17 @@ final class CrossCpuHop {
         final long[] elapsed = {-1};
         final RuntimeException[] failure = new RuntimeException[1];
         final long deadline = System.nanoTime() + TRIAL_LIMIT_NS;
-        // The even turns start the clock: the first thread times the whole exchange.
+        // The thread of the even turns times the exchange from the moment it passes turn 3 on (the
+        // other thread has answered once by then: its start and pinning are not hops) to the
+        // moment it passes the last odd value, HOPS - 1: HOPS - 4 hops.
         final Thread even = new Thread(() -> {
             try {
                 CpuAffinity.pinCurrentThread(first);
-                final long start = System.nanoTime();
-                if (hand(turn, 0, deadline)) {
-                    elapsed[0] = System.nanoTime() - start;
+                if (hand(turn, 0, 4, deadline)) {
+                    final long start = System.nanoTime();
+                    if (hand(turn, 4, HOPS, deadline)) {
+                        elapsed[0] = System.nanoTime() - start;
+                    }
                 }
             } catch (final RuntimeException ex) {
                 failure[0] = ex;
@@ -88,7 +92,7 @@ final class CrossCpuHop {
         final Thread odd = new Thread(() -> {
             try {
                 CpuAffinity.pinCurrentThread(second);
-                hand(turn, 1, deadline);
+                hand(turn, 1, HOPS, deadline);
             } catch (final RuntimeException ex) {
                 failure[0] = ex;
             }
@@ -107,17 +111,17 @@ final class CrossCpuHop {
         if (failure[0] != null) {
             throw failure[0];
         }
-        return elapsed[0] < 0 ? Double.NaN : (double) elapsed[0] / HOPS;
+        return elapsed[0] < 0 ? Double.NaN : (double) elapsed[0] / (HOPS - 4);
     }
 
     /**
-     * Takes the turns {@code first}, {@code first + 2}, ... below {@link #HOPS}: waits until the
+     * Takes the turns {@code first}, {@code first + 2}, ... below {@code end}: waits until the
      * counter shows the turn, then passes it on.
      *
      * @return false when the deadline passed first (the other thread is also released by it)
      */
-    private static boolean hand(final AtomicLong turn, final long first, final long deadline) {
-        for (long i = first; i < HOPS; i += 2) {
+    private static boolean hand(final AtomicLong turn, final long first, final long end, final long deadline) {
+        for (long i = first; i < end; i += 2) {
             int spins = 0;
             while (turn.getAcquire() != i) {
                 Thread.onSpinWait();
