@@ -97,8 +97,9 @@ public final class DelayBasedCongestionControl implements CongestionControl {
      * senders settle where the marks balance the growth, so the shorter this time and the gentler
      * the decrease, the higher above the marking rate they run, and the less fairly. In memory, with
      * the first form of CC-041 (PolicedIncastTest: a 400 Mb/s policer marking above 320 Mb/s, steady
-     * state, with and without host waits) eight senders ran at 0.93 of the policer's rate, Jain's index 0.97-0.98 (four
-     * senders 0.88, sixteen 0.98, nothing retransmitted); with α/2 and 20 ms at 0.91, Jain 0.97;
+     * state, with and without host waits) eight senders ran at 0.93 of the policer's rate, Jain's
+     * index 0.97-0.98 (four senders 0.88, sixteen 0.98, nothing retransmitted); with α/2 and 20 ms at
+     * 0.91, Jain 0.97;
      * α/2 and 15 ms 0.93, Jain 0.92; α/4 and 20 ms 0.95, Jain 0.90-0.94. Public for tests.
      */
     public static final long RATE_DOUBLING_NS = 30_000_000;
@@ -367,8 +368,9 @@ public final class DelayBasedCongestionControl implements CongestionControl {
             // against 22 unpaced, the first second at 14) [CC-041].
             return;
         }
-        if (rateBytesPerNs <= 0 || markFactor < 1) {
-            // markFactor is 1 - alpha/2, the window's decrease; the rate takes half of it.
+        if (markFactor < 1) {
+            // markFactor is 1 - alpha/2, the window's decrease; the rate takes half of it. The first
+            // marked round trip starts from the delivery rate (no rate yet: the return above).
             rateBytesPerNs = (rateBytesPerNs <= 0 ? delivered : Math.min(rateBytesPerNs, delivered))
                 * (1 - (1 - markFactor) / 2);
             rateRaisedNs = nowNs;
