@@ -313,7 +313,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 throw bad("--jit-warmup must be >= 0 (got " + jitWarmupSeconds + ")");
             }
             sweep = new Sweep(kind, b, e, stepFactor, types, ops, iters, warmup, check != 0, root, baseline, cpu,
-                median, (long) (jitWarmupSeconds * 1e9));
+                median, (long) (jitWarmupSeconds * 1e9), Runtime.getRuntime().availableProcessors());
         } catch (final IllegalArgumentException ex) {
             throw bad(ex.getMessage());
         }
@@ -467,10 +467,13 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             c.device().counters(), c.device().endpoint().counters(), c.counters());
     }
 
-    /** The sweep one rank runs; rank 0 prints. */
+    /**
+     * The sweep one rank runs; rank 0 prints. {@code cores} is the processors the process may use,
+     * read before the ranks start: a rank pinned by {@code --pin-ranks} sees one.
+     */
     record Sweep(CollectiveKind kind, long minBytes, long maxBytes, int factor, List<DataType> types,
                  List<ReduceOp> ops, int iters, int warmup, boolean check, int root, boolean baseline,
-                 boolean cpu, boolean median, long jitWarmupNs) {
+                 boolean cpu, boolean median, long jitWarmupNs, int cores) {
         /** Largest size the JIT warm-up runs: enough for every code path (ring above the small threshold). */
         private static final long JIT_WARMUP_MAX_BYTES = 1 << 20;
         private static final long JIT_QUIET_NS = 1_000_000_000L;
@@ -487,7 +490,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                         : !c.config().blocksWhenIdle() ? "back off or park"
                         : c.device().threadingMode() == org.metaroce.netty.ThreadingMode.INVOKER
                             ? "block in their devices" : "wait on their completion doorbells",
-                    c.device().threadingMode(), Runtime.getRuntime().availableProcessors());
+                    c.device().threadingMode(), cores);
                 out.printf("#  all-reduce one-shot up to %d B, recursive doubling up to %d B, Rabenseifner up to %d B "
                     + "(from above %d B on 4 ranks or more), then the ring; broadcast and reduce trees up to %d B, "
                     + "then chains%n",
@@ -528,7 +531,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                     for (long size = minBytes; size <= maxBytes; size = Math.max(size * factor, size + 1)) {
                         final int g = kind.granularity(n);
                         final long count = size / t.size() / g * g;
-                        final double[][] both = measure(c, a, b, count, t, op, stat);
+                        final double[][] both = measure(c, a, b, count, t, op, stat, warmup, iters);
                         final double[] oop = both[0];
                         final double[] ip = both[1];
                         totalWrong += (long) oop[1] + (long) ip[1];
@@ -596,23 +599,31 @@ public final class CollectivePerfCommand implements Callable<Integer> {
         }
 
         /**
-         * Runs the sweep's sizes up to 1 MiB (or its first size, if larger) until the JIT is quiet on
-         * every rank ({@link JitWarmup}).
+         * Runs the sweep's rows up to 1 MiB (or its first size, if larger), each as a timed row runs
+         * but with one untimed iteration, until the JIT is quiet on every rank ({@link JitWarmup}).
+         * A round is the rows' whole procedure (barrier, both variants, check, the all-reduces of
+         * the statistics) for every type and operator of the sweep, not the operation alone: a
+         * round of bare operations left the code that only a row runs unprofiled, and the first
+         * timed row then hit the JIT's uncommon traps in the engine's hot methods (16 of them
+         * deoptimised within 40 ms, about 200 compilations after) and paid for their recompilation
+         * on a 2-core host: 48 of its 1,000 iterations took 1-8 ms, its mean 227 us against a
+         * median of 59 (docs/collectives.md, "The first row").
          */
         private void jitWarmup(final Communicator c, final PrintWriter out) {
-            final DataType t = types.get(0);
-            final ReduceOp op = ops.get(0);
             // At least the sweep's first size: a sweep that starts above 1 MiB warms up on that size.
             final long top = Math.max(minBytes, Math.min(maxBytes, JIT_WARMUP_MAX_BYTES));
             final ByteBuffer a = ByteBuffer.allocateDirect((int) Math.max(8, top)).order(ByteOrder.nativeOrder());
             final ByteBuffer b = ByteBuffer.allocateDirect((int) Math.max(8, top)).order(ByteOrder.nativeOrder());
+            final ByteBuffer stat = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
             final ByteBuffer flag = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
             final int g = kind.granularity(c.size());
             final JitWarmup.Result r = JitWarmup.run(() -> {
-                for (long size = minBytes; size <= top; size = Math.max(size * factor, size + 1)) {
-                    final long count = size / t.size() / g * g;
-                    once(c, a, b, count, t, op, false);
-                    once(c, a, b, count, t, op, true);
+                for (final DataType t : types) {
+                    for (final ReduceOp op : ops) {
+                        for (long size = minBytes; size <= top; size = Math.max(size * factor, size + 1)) {
+                            measure(c, a, b, size / t.size() / g * g, t, op, stat, 1, 2);
+                        }
+                    }
                 }
             }, quiet -> {
                 flag.putInt(0, quiet ? 1 : 0);
@@ -620,7 +631,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 return flag.getInt(0) == 1;
             }, JitWarmup::compilationMs, System::nanoTime, jitWarmupNs, JIT_QUIET_NS, jitWarmupNs + JIT_EXTRA_NS);
             if (out != null) {
-                out.printf(Locale.ROOT, "# JIT warm-up: %d rounds of the sweep's sizes up to %d B in %.1f s, %s%n",
+                out.printf(Locale.ROOT, "# JIT warm-up: %d rounds of the sweep's rows up to %d B in %.1f s, %s%n",
                     r.rounds(), top, r.elapsedNs() / 1e9, r.quiet() ? "until the compiler was idle for 1 s"
                         : "stopped at --jit-warmup with the compiler still busy");
                 out.flush();
@@ -665,16 +676,19 @@ public final class CollectivePerfCommand implements Callable<Integer> {
          * Times out-of-place and in-place iterations in alternation ({@link PairedTiming}), then
          * checks each variant once.
          *
+         * @param warmupIters untimed iterations of each variant first
+         * @param timedIters timed iterations of each variant
          * @return for out of place and in place: {max mean time per iteration over ranks in us,
          *     wrong elements over ranks, cores busy during the timed iterations, max median in us}
          */
         private double[][] measure(final Communicator c, final ByteBuffer a, final ByteBuffer b, final long count,
-                                   final DataType t, final ReduceOp op, final ByteBuffer stat) {
+                                   final DataType t, final ReduceOp op, final ByteBuffer stat, final int warmupIters,
+                                   final int timedIters) {
             final int n = c.size();
             final int r = c.rank();
             final long block = count / kind.granularity(n);
             c.barrier();
-            final PairedTiming.Result timing = PairedTiming.run(warmup, iters,
+            final PairedTiming.Result timing = PairedTiming.run(warmupIters, timedIters,
                 inPlace -> once(c, a, b, count, t, op, inPlace), System::nanoTime, Sweep::processCpuNs);
             final double cores = cores(timing.cpuNs(), timing.windowNs());
             final double[][] result = new double[2][];

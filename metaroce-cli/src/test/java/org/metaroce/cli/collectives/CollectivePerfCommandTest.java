@@ -97,6 +97,8 @@ class CollectivePerfCommandTest {
             assertThat(r.exitCode()).as(r::toString).isZero();
             assertThat(r.out()).contains("# rank threads pinned to CPUs [" + cpus[0] + ", " + cpus[1 % cpus.length]);
             assertThat(rows(r)).allSatisfy(c -> assertThat(c[8] + c[12]).isEqualTo("00"));
+            // The header counts the process's processors, not the one a pinned rank thread may use.
+            assertThat(r.out()).contains(", " + Runtime.getRuntime().availableProcessors() + " cores");
         } else {
             assertThat(r.exitCode()).as(r::toString).isEqualTo(2);
             assertThat(r.err()).contains("--pin-ranks needs thread affinity, which this JVM lacks: "
@@ -151,7 +153,7 @@ class CollectivePerfCommandTest {
         // COLL-037: by default Rabenseifner's all-reduce runs above the latency threshold up to 1 GiB (v1.0.18).
         assertThat(r.out()).contains("#  all-reduce one-shot up to 4096 B, recursive doubling up to 65536 B, "
                 + "Rabenseifner up to 1073741824 B (from above 32768 B on 4 ranks or more), then the ring")
-            .containsPattern("# JIT warm-up: [0-9]+ rounds of the sweep's sizes up to 65536 B in [0-9.]+ s")
+            .containsPattern("# JIT warm-up: [0-9]+ rounds of the sweep's rows up to 65536 B in [0-9.]+ s")
             .containsPattern("# ring baseline before .*: 65536 B .* busbw [0-9.]+ GB/s")
             .containsPattern("# ring baseline after .*: 65536 B .* busbw [0-9.]+ GB/s")
             .containsPattern("# busbw / ring baseline busbw .* out-of-place [0-9.]+, in-place [0-9.]+")
