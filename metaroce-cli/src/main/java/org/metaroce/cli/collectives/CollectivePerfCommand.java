@@ -476,6 +476,12 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                  boolean cpu, boolean median, long jitWarmupNs, int cores) {
         /** Largest size the JIT warm-up runs: enough for every code path (ring above the small threshold). */
         private static final long JIT_WARMUP_MAX_BYTES = 1 << 20;
+        /**
+         * Timed iterations of a warm-up row at most: enough that the row's own code (its timing loop,
+         * the sort of its timings) takes the paths a timed row's takes (java.util.Arrays sorts fewer
+         * than 65 elements another way).
+         */
+        private static final int JIT_WARMUP_ITERS = 128;
         private static final long JIT_QUIET_NS = 1_000_000_000L;
         private static final long JIT_EXTRA_NS = 15_000_000_000L;
 
@@ -600,14 +606,15 @@ public final class CollectivePerfCommand implements Callable<Integer> {
 
         /**
          * Runs the sweep's rows up to 1 MiB (or its first size, if larger), each as a timed row runs
-         * but with one untimed iteration, until the JIT is quiet on every rank ({@link JitWarmup}).
-         * A round is the rows' whole procedure (barrier, both variants, check, the all-reduces of
-         * the statistics) for every type and operator of the sweep, not the operation alone: a
-         * round of bare operations left the code that only a row runs unprofiled, and the first
-         * timed row then hit the JIT's uncommon traps in the engine's hot methods (16 of them
-         * deoptimised within 40 ms, about 200 compilations after) and paid for their recompilation
-         * on a 2-core host: 48 of its 1,000 iterations took 1-8 ms, its mean 227 us against a
-         * median of 59 (docs/collectives.md, "The first row").
+         * it but with at most {@value #JIT_WARMUP_ITERS} iterations, until the JIT is quiet on every
+         * rank ({@link JitWarmup}). A round is the rows' whole procedure (barrier, both variants,
+         * check, the all-reduces of the statistics) for every type and operator of the sweep, not
+         * the operation alone: a round of bare operations left the code that only a row runs
+         * unprofiled, and the first timed row then hit the JIT's uncommon traps in the engine's hot
+         * methods (16 of them deoptimised within 40 ms, about 200 compilations after) and paid for
+         * their recompilation on a 2-core host: 48 of its 1,000 iterations took 1-8 ms, its mean
+         * 227 us against a median of 59 (docs/collectives.md, "The first row"). A compilation
+         * started by a row runs beside the next row's timed iterations, on a core a rank needs.
          */
         private void jitWarmup(final Communicator c, final PrintWriter out) {
             // At least the sweep's first size: a sweep that starts above 1 MiB warms up on that size.
@@ -621,7 +628,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 for (final DataType t : types) {
                     for (final ReduceOp op : ops) {
                         for (long size = minBytes; size <= top; size = Math.max(size * factor, size + 1)) {
-                            measure(c, a, b, size / t.size() / g * g, t, op, stat, 1, 2);
+                            measure(c, a, b, size / t.size() / g * g, t, op, stat, Math.min(warmup, 2),
+                                Math.min(iters, JIT_WARMUP_ITERS));
                         }
                     }
                 }
