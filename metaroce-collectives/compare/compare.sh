@@ -91,6 +91,12 @@ for round in $(seq 1 "$rounds"); do
   printf '%10s | %12s %10s | %12s %10s | %12s %10s | %12s %10s | %14s %14s %14s\n' "bytes" "metaroce us" "median" \
     "4 JVMs us" "median" "MPI TCP us" "median" "MPI shm us" "median" "metaroce/TCP" "median ratio" "JVMs median/TCP"
   # Columns after the joins: size, metaroce (t, median, wrong), launched (t, median, wrong), TCP (3), shm (3).
+  # The placement a round ran in, from its three probes: close (all under 100 ns), far (all at or
+  # above), or mixed (the contenders may not have run in the same one).
+  placement=$(echo "$hop_metaroce $hop_tcp $hop_after" | awk '{c = 0; f = 0; for (i = 1; i <= NF; i++) { if ($i ~ /^[0-9]+$/) { if ($i < 100) c++; else f++ } }
+    print (f == 0 && c == 3) ? "close" : (c == 0 && f == 3) ? "far" : "mixed"}')
+  join "$work/m.rows" "$work/l.rows" | join - "$work/t.rows" | sort -n \
+    | awk -v p="$placement" -v launched="$launched" '{print p, $1, $2 / $8, $3 / $9, (launched == 1 ? $6 / $9 : "-")}' >> "$work/ratios"
   join "$work/m.rows" "$work/l.rows" | join - "$work/t.rows" | join - "$work/s.rows" | sort -n | awk -v launched="$launched" '{
     if ($4 != 0 || $7 != 0 || $10 != 0 || $13 != 0) { print "wrong results at size " $1 > "/dev/stderr"; bad = 1 }
     if (launched == 1) {
@@ -102,3 +108,19 @@ for round in $(seq 1 "$rounds"); do
     }
   } END { exit bad }'
 done
+if [ "$rounds" -gt 1 ]; then
+  # Per size, the median over rounds of each round's ratio (a round's ratio compares contenders that
+  # ran minutes apart; the median over rounds is what a shared host's drift leaves alone), for all
+  # rounds and for each placement's rounds.
+  echo "# summary over $rounds rounds: per size, the median of the rounds' ratios to Open MPI TCP (min-max), by the mean / by the median"
+  for which in all close far; do
+    awk -v w="$which" 'w == "all" || $1 == w' "$work/ratios" > "$work/sel"
+    [ -s "$work/sel" ] || continue
+    echo "# $which rounds ($(awk '{print $2}' "$work/sel" | sort | uniq -c | awk 'NR == 1 {print $1}'))"
+    for size in $(awk '{print $2}' "$work/sel" | sort -n | uniq); do
+      awk -v s="$size" '$2 == s {print $3, $4}' "$work/sel" | sort -n -k1,1 > "$work/c1"
+      mean_ratio=$(awk '{v[NR] = $1} END {printf "%.2f (%.2f-%.2f)", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR]}' "$work/c1")
+      sort -n -k2,2 "$work/c1" | awk -v s="$size" -v m="$mean_ratio" '{v[NR] = $2} END {printf "%10d | by the mean %s | by the median %.2f (%.2f-%.2f)\n", s, m, (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR]}'
+    done
+  done
+fi
