@@ -16,6 +16,8 @@
 #   before MPI TCP and at its end: on a VM it says where the host placed the CPUs (about 35 ns or
 #   about 150-230 ns on this project's machines; in the second the kernel's UDP loopback between the
 #   two CPUs moves about a third as much); compare rounds whose contenders ran in the same placement.
+#   With --rounds N > 1 a summary ends the output: per size, the median over rounds of the rounds'
+#   ratios (min-max), over all rounds, the rounds run wholly close and those run wholly far apart.
 # Environment: JAVA=/path/to/java runs metaroce on that JVM (a JDK 22+ one uses the native transport);
 #   without it, $JAVA_HOME's java, else the newest JDK >= 22 under /usr/lib/jvm, else `java` on the
 #   PATH (the header names the one used: in the same loaded minutes JDK 17's rows took 146-158 us
