@@ -27,8 +27,14 @@ class NativeDataPathAllocationTest {
     private static final int DATAGRAMS_PER_ROUND = 50_000;
     private static final int PAYLOAD = 256;
     private static final int PER_BATCH = 32;
-    /** Warm-up rounds at most (about 0.1 s each); the loop stops at the first quiet one. */
+    /** Warm-up rounds at most (about 0.1 s each); the loop stops after {@link #QUIET_ROUNDS} quiet ones in a row. */
     private static final int MAX_WARM_UP_ROUNDS = 200;
+    /**
+     * Rounds in a row that allocated nothing, which end the warm-up. The tiers' last compilations
+     * and their deoptimisations reallocate a few hundred bytes now and then in the rounds after
+     * the first that allocates nothing (304, 168, 1,144 B; gone by the sixth round here).
+     */
+    private static final int QUIET_ROUNDS = 5;
 
     /** Reads what a driver reads of each datagram; counts. */
     private static final class Reader implements DatagramReceiver {
@@ -89,20 +95,21 @@ class NativeDataPathAllocationTest {
             final InetSocketAddress to = receiving.localAddress();
             // The lone datagram of a request-reply exchange goes to a connected peer with send().
             senders[0].connect(to);
-            long lastRound = Long.MAX_VALUE;
+            int quiet = 0;
             int rounds = 0;
-            // Warm up until the JIT has compiled the path (a round allocating < 4 KiB), at most
-            // MAX_WARM_UP_ROUNDS. Until the data path's system calls returned the negated errno
-            // themselves (Syscalls), now and then (one CI run of five, one local run of seven) every
-            // round allocated 60,640 B, 40 B per loop turn: the FFM linker's slice of the errno
-            // capture segment (SharedUtils.checkCaptureSegment), which escape analysis removed only
-            // when C2 happened to inline the whole downcall into its caller;
+            // Warm up until the JIT has compiled the path (QUIET_ROUNDS rounds in a row allocating
+            // nothing), at most MAX_WARM_UP_ROUNDS. Until the data path's system calls returned the
+            // negated errno themselves (Syscalls), now and then (one CI run of five, one local run
+            // of seven) every round allocated 60,640 B, 40 B per loop turn: the FFM linker's slice
+            // of the errno capture segment (SharedUtils.checkCaptureSegment), which escape analysis
+            // removed only when C2 happened to inline the whole downcall into its caller;
             // NativeDataPathWorstCaseInliningTest forbids that inlining. The history is printed so
             // that a failure shows it.
             final StringBuilder warmUp = new StringBuilder();
-            while (rounds < MAX_WARM_UP_ROUNDS && lastRound >= 4096) {
-                lastRound = round(mx, senders, receiving, chunk, batch, to, reader);
-                warmUp.append(rounds == 0 ? "" : ", ").append(lastRound);
+            while (rounds < MAX_WARM_UP_ROUNDS && quiet < QUIET_ROUNDS) {
+                final long allocated = round(mx, senders, receiving, chunk, batch, to, reader);
+                quiet = allocated == 0 ? quiet + 1 : 0;
+                warmUp.append(rounds == 0 ? "" : ", ").append(allocated);
                 rounds++;
             }
             System.out.println("warm-up rounds, bytes allocated: " + warmUp);
