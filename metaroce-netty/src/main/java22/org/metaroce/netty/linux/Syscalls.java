@@ -151,6 +151,11 @@ final class Syscalls {
             }
         }
         FALLBACK_REASON = reason;
+        if (reason != null) {
+            // Once per process: the data path then allocates as far as the JIT fails to inline the capture.
+            System.getLogger(Syscalls.class.getName()).log(System.Logger.Level.WARNING,
+                "native data path through libc with errno captured (may allocate 40 B per call): " + reason);
+        }
         SENDMMSG = page != null ? raw(page, Call.SENDMMSG, SENDMMSG_TYPE) : throughLibc("sendmmsg", SENDMMSG_TYPE);
         SENDTO = page != null ? raw(page, Call.SENDTO, SENDTO_TYPE) : throughLibc("sendto", SENDTO_TYPE);
         RECVMMSG = page != null ? raw(page, Call.RECVMMSG, RECVMMSG_TYPE) : throughLibc("recvmmsg", RECVMMSG_TYPE);
