@@ -27,9 +27,10 @@ import java.util.Locale;
  * depends on compile order; the data path must not allocate whatever the JIT inlines
  * ({@code NativeDataPathWorstCaseInliningTest} forbids that inlining).
  *
- * <p>Each call is a stub of four instructions in a page of its own, written once when this class
- * loads and then made read-only and executable ({@code mmap}, {@code mprotect}): load the system
- * call's number, move the fourth argument where the kernel wants it (x86_64 only), trap, return.
+ * <p>Each call is a stub of four or five instructions, all of them in one page of their own, written
+ * once when this class loads and then made read-only and executable ({@code mmap},
+ * {@code mprotect}): mark the indirect call's target, load the system call's number, move the
+ * fourth argument where the kernel wants it (x86_64 only), trap, return.
  * The C calling convention already puts the other arguments in the registers the kernel reads
  * them from, and the kernel's result, the negated errno on failure, comes back as the stub's.
  * libc's wrappers do no more for these calls than turn that result into -1 and errno. The stubs
@@ -37,11 +38,11 @@ import java.util.Locale;
  * those of {@code <asm/unistd_64.h>} and {@code <asm-generic/unistd.h>}.
  *
  * <p>Exact errno was the first requirement, so the alternatives that keep libc's wrappers were
- * measured against it and refused (docs/native-transport.md, "Errno without allocation"):
+ * weighed against it and refused (docs/native-transport.md, "Errno without allocation"):
  * a handle without errno capture, retried through a capturing handle when it returns -1, loses
  * the error the kernel holds for a socket's next call ({@code sk_err}, an ICMP error): the first
  * call takes it, the retry then succeeds or finds {@code EAGAIN}, and a refused connected peer is
- * never reported (LinuxUdpSocketTest shows it), and it offers a datagram dropped by a full qdisc
+ * never reported (LinuxUdpSocketTest fails with it), and it offers a datagram dropped by a full qdisc
  * ({@code ENOBUFS}) twice; reading errno through {@code __errno_location()} after the call is not
  * exact either, since a thread that meets a safepoint poll on the way back may block in the VM,
  * whose wait barrier calls {@code futex} through libc's {@code syscall()} and so sets errno.
