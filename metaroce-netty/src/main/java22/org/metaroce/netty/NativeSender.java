@@ -121,7 +121,7 @@ final class NativeSender implements AutoCloseable {
         final int bytes = batch.bytes(0);
         boolean retried = false;
         while (true) {
-            final int r = socket.sendConnected(address, bytes, messages);
+            final int r = socket.sendConnected(address, bytes);
             if (r > 0) {
                 return 1;
             }

@@ -46,21 +46,20 @@ public final class Epoll implements AutoCloseable {
     private final int eventfd;
     private final int maxEvents;
     private final MemorySegment events;
+    /** errno of the setup calls ({@code epoll_create1}, {@code eventfd}). */
     private final MemorySegment capture;
     private final MemorySegment counter;
     /** Holds 1: what every wake-up writes; never changes, so any thread may pass it. */
     private final MemorySegment one;
     /**
-     * The {@code struct epoll_event} and errno capture of {@code epoll_ctl}, reused under this
-     * object's monitor: a send socket is watched for writability on the data path, which must not
-     * allocate.
+     * The {@code struct epoll_event} of {@code epoll_ctl}, reused under this object's monitor: a
+     * send socket is watched for writability on the data path, which must not allocate.
      */
     private final MemorySegment control;
-    private final MemorySegment controlCapture;
     /** The {@code struct timespec} of {@link #awaitNanos}, owning thread only. */
     private final MemorySegment timeout;
-    /** Whether {@code epoll_pwait2} may be tried: libc has it and the kernel has not said ENOSYS. */
-    private boolean nanosecondWaits = Libc.EPOLL_PWAIT2 != null;
+    /** Whether {@code epoll_pwait2} may be tried: the kernel has not said ENOSYS. */
+    private boolean nanosecondWaits = true;
     private final long[] readyTokens;
     private final int[] readyEvents;
     private int ready;
@@ -83,7 +82,6 @@ public final class Epoll implements AutoCloseable {
         one = arena.allocate(JAVA_LONG);
         one.set(JAVA_LONG, 0, 1L);
         control = arena.allocate(16, 8);
-        controlCapture = Libc.allocateCapture(arena);
         timeout = arena.allocate(16, 8);
         readyTokens = new long[maxEvents + 1];
         readyEvents = new int[maxEvents + 1];
@@ -149,15 +147,16 @@ public final class Epoll implements AutoCloseable {
      *     signal ({@link #wokenUp()} tells a wake-up apart)
      */
     public int await(final int timeoutMillis) {
-        final int n;
+        final long n;
         try {
-            n = (int) Libc.EPOLL_WAIT.invokeExact(capture, epfd, events, maxEvents + 1, timeoutMillis);
+            n = (long) Syscalls.EPOLL_PWAIT.invokeExact(epfd, events, maxEvents + 1, timeoutMillis, MemorySegment.NULL,
+                0L);
         } catch (final RuntimeException | Error ex) {
             throw ex;
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
         }
-        return harvest(n);
+        return harvest((int) n);
     }
 
     /**
@@ -174,19 +173,19 @@ public final class Epoll implements AutoCloseable {
             final long ns = Math.max(0, timeoutNs);
             timeout.set(JAVA_LONG, 0, ns / 1_000_000_000L);
             timeout.set(JAVA_LONG, 8, ns % 1_000_000_000L);
-            final int n;
+            final long n;
             try {
-                n = (int) Libc.EPOLL_PWAIT2.invokeExact(capture, epfd, events, maxEvents + 1, timeout,
-                    MemorySegment.NULL);
+                n = (long) Syscalls.EPOLL_PWAIT2.invokeExact(epfd, events, maxEvents + 1, timeout, MemorySegment.NULL,
+                    0L);
             } catch (final RuntimeException | Error ex) {
                 throw ex;
             } catch (final Throwable t) {
                 throw new IllegalStateException(t);
             }
-            if (n >= 0 || Libc.errno(capture) != Errno.ENOSYS) {
-                return harvest(n);
+            if (n != -Errno.ENOSYS) {
+                return harvest((int) n);
             }
-            // glibc has the wrapper, the kernel (before 5.11) not the call: milliseconds from now on.
+            // A kernel before 5.11 (or, through libc, a glibc before 2.35): milliseconds from now on.
             nanosecondWaits = false;
         }
         final long ms = (Math.max(0, timeoutNs) + 999_999) / 1_000_000;
@@ -194,8 +193,8 @@ public final class Epoll implements AutoCloseable {
     }
 
     /**
-     * @return whether {@link #awaitNanos} waits to the nanosecond ({@code epoll_pwait2} in libc and
-     *     not refused by the kernel so far), not rounded up to whole milliseconds
+     * @return whether {@link #awaitNanos} waits to the nanosecond ({@code epoll_pwait2} not refused
+     *     by the kernel so far), not rounded up to whole milliseconds
      */
     public boolean nanosecondWaits() {
         return nanosecondWaits;
@@ -270,7 +269,7 @@ public final class Epoll implements AutoCloseable {
     private void drainWakeUps() {
         try {
             // Non-blocking eventfd: one read returns the sum of all writes and resets it to 0.
-            final long ignored = (long) Libc.READ.invokeExact(capture, eventfd, counter, 8L);
+            final long ignored = (long) Syscalls.READ.invokeExact(eventfd, counter, 8L);
         } catch (final RuntimeException | Error ex) {
             throw ex;
         } catch (final Throwable t) {
@@ -286,16 +285,16 @@ public final class Epoll implements AutoCloseable {
         }
         control.set(JAVA_INT_UNALIGNED, 0, events);
         control.set(JAVA_LONG_UNALIGNED, DATA_OFFSET, token);
-        final int r;
+        final long r;
         try {
-            r = (int) Libc.EPOLL_CTL.invokeExact(controlCapture, ep, op, fd, control);
+            r = (long) Syscalls.EPOLL_CTL.invokeExact(ep, op, fd, control);
         } catch (final RuntimeException | Error ex) {
             throw ex;
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
         }
         if (r < 0) {
-            throw new ErrnoException(label(op, fd), Libc.errno(controlCapture));
+            throw new ErrnoException(label(op, fd), (int) -r);
         }
     }
 

@@ -24,7 +24,19 @@ import java.lang.invoke.MethodHandle;
  * {@link #CAPTURE_LAYOUT} into which the linker copies {@code errno} right after the call (the JVM
  * itself may change errno before Java code could read it). The handles are {@code static final}
  * so that the JIT inlines the downcall stubs; callers use {@code invokeExact} with exactly these
- * types, which does not box or allocate. {@code size_t}/{@code ssize_t} are {@code long} and
+ * types, which does not box.
+ *
+ * <p>These handles are for setup calls, and for {@link Syscalls}' fallback. A call with errno
+ * capture allocates 40 B unless C2 inlines the JDK's check of the capture segment
+ * ({@code SharedUtils.checkCaptureSegment} slices it on every call) into the caller, which it may
+ * or may not do. So the data path ({@code sendmmsg}, {@code send}, {@code recvmmsg},
+ * {@code recvmsg}, the epoll waits, {@code epoll_ctl}, {@code getsockopt(SO_ERROR)} and the
+ * eventfd's {@code read}) calls the kernel through {@link Syscalls}, whose result is the negated
+ * errno itself: nothing captured, nothing allocated whatever the JIT inlines, and errno exact,
+ * since no errno is read at all. Handles without capture, retried through these on -1, lose the
+ * error a socket holds for its next call; errno read through {@code __errno_location()} after the
+ * call may be the JVM's (a safepoint's wait barrier calls {@code futex} through {@code syscall()});
+ * see {@link Syscalls}. {@code size_t}/{@code ssize_t} are {@code long} and
  * {@code socklen_t} is {@code int}: the 64-bit Linux ABIs (x86_64, aarch64) {@link NativeUdp}
  * admits.
  */
@@ -56,12 +68,13 @@ final class Libc {
     /** {@code int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)}. */
     static final MethodHandle SENDMMSG = withErrno("sendmmsg", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
     /**
-     * {@code ssize_t send(int fd, const void *buf, size_t len, int flags)}: one datagram to the
-     * connected peer, what a request-reply exchange sends. The buffer is a raw address
+     * {@code ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr
+     * *to, socklen_t tolen)}: {@code send} is this with no address. The buffer is a raw address
      * ({@code long}): a pointer and a 64-bit integer travel alike in the ABIs {@link NativeUdp}
      * admits, and no segment has to be made per call.
      */
-    static final MethodHandle SEND = withErrno("send", JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT);
+    static final MethodHandle SENDTO = withErrno("sendto", JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT,
+        ADDRESS, JAVA_INT);
     /**
      * {@code int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
      * struct timespec *timeout)}.
@@ -98,6 +111,16 @@ final class Libc {
         ADDRESS);
     /** {@code ssize_t read(int fd, void *buf, size_t count)}. */
     static final MethodHandle READ = withErrno("read", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
+    /**
+     * {@code void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)}, the
+     * address as a {@code long} (-1 is {@code MAP_FAILED}): the page of {@link Syscalls}' stubs.
+     */
+    static final MethodHandle MMAP = withErrno("mmap", JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT,
+        JAVA_LONG);
+    /** {@code int mprotect(void *addr, size_t length, int prot)}. */
+    static final MethodHandle MPROTECT = withErrno("mprotect", JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT);
+    /** {@code int munmap(void *addr, size_t length)}. */
+    static final MethodHandle MUNMAP = withErrno("munmap", JAVA_INT, JAVA_LONG, JAVA_LONG);
     /**
      * {@code ssize_t write(int fd, const void *buf, size_t count)}, without errno: its one use, an
      * eventfd wake-up from any thread, has no failure to react to.

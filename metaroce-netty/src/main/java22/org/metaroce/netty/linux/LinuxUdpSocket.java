@@ -265,8 +265,7 @@ public final class LinuxUdpSocket implements AutoCloseable {
         entry.prepare();
         final long r;
         try {
-            r = (long) Libc.RECVMSG.invokeExact(entry.capture, fd, entry.header(),
-                Uapi.MSG_ERRQUEUE | Uapi.MSG_DONTWAIT);
+            r = (long) Syscalls.RECVMSG.invokeExact(fd, entry.header(), Uapi.MSG_ERRQUEUE | Uapi.MSG_DONTWAIT);
         } catch (final RuntimeException | Error ex) {
             throw ex;
         } catch (final Throwable t) {
@@ -276,8 +275,7 @@ public final class LinuxUdpSocket implements AutoCloseable {
             entry.received();
             return 1;
         }
-        final int errno = Libc.errno(entry.capture);
-        return errno == Errno.EAGAIN ? 0 : -errno;
+        return r == -Errno.EAGAIN ? 0 : (int) r;
     }
 
     /**
@@ -285,20 +283,20 @@ public final class LinuxUdpSocket implements AutoCloseable {
      * which clears it): an ICMP error whose queue entry was not kept (the queue was full) would
      * otherwise keep {@code epoll} reporting {@code EPOLLERR}. Allocates nothing.
      *
-     * @param memory where the call's value and errno go
+     * @param memory where the call's value goes
      * @return the pending errno, 0 for none, or the call's negated errno
      */
     public int takePendingError(final QueuedError memory) {
-        final int r;
+        final long r;
         try {
-            r = (int) Libc.GETSOCKOPT.invokeExact(memory.capture, fd, Uapi.SOL_SOCKET, Uapi.SO_ERROR, memory.value(),
+            r = (long) Syscalls.GETSOCKOPT.invokeExact(fd, Uapi.SOL_SOCKET, Uapi.SO_ERROR, memory.value(),
                 memory.valueLength());
         } catch (final RuntimeException | Error ex) {
             throw ex;
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
         }
-        return r < 0 ? -Libc.errno(memory.capture) : memory.value().get(JAVA_INT, 0);
+        return r < 0 ? (int) r : memory.value().get(JAVA_INT, 0);
     }
 
     /**
@@ -341,19 +339,15 @@ public final class LinuxUdpSocket implements AutoCloseable {
         if (n <= 0) {
             return 0;
         }
-        final int r;
+        final long r;
         try {
-            r = (int) Libc.SENDMMSG.invokeExact(batch.capture, fd, batch.headersFrom(first), n, 0);
+            r = (long) Syscalls.SENDMMSG.invokeExact(fd, batch.headersFrom(first), n, 0);
         } catch (final RuntimeException | Error ex) {
             throw ex;
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
         }
-        if (r >= 0) {
-            return r;
-        }
-        final int errno = Libc.errno(batch.capture);
-        return errno == Errno.EAGAIN ? 0 : -errno;
+        return r == -Errno.EAGAIN ? 0 : (int) r;
     }
 
     /**
@@ -363,14 +357,13 @@ public final class LinuxUdpSocket implements AutoCloseable {
      * threads 0.22-0.25 us faster per round trip than a {@code sendmmsg} of one message (C, the
      * same receive calls, interleaved; no message header to copy in).
      *
-     * @param errno where errno goes when the call fails (a {@link SendBatch}'s capture segment)
      * @return 1 when the kernel took it, 0 when the socket buffer is full ({@code EAGAIN}), or a
      *     negated errno ({@link UdpOutcome#of(int)})
      */
-    public int sendConnected(final long address, final int length, final SendBatch errno) {
+    public int sendConnected(final long address, final int length) {
         final long r;
         try {
-            r = (long) Libc.SEND.invokeExact(errno.capture, fd, address, (long) length, 0);
+            r = (long) Syscalls.SENDTO.invokeExact(fd, address, (long) length, 0, MemorySegment.NULL, 0);
         } catch (final RuntimeException | Error ex) {
             throw ex;
         } catch (final Throwable t) {
@@ -379,8 +372,7 @@ public final class LinuxUdpSocket implements AutoCloseable {
         if (r >= 0) {
             return 1;
         }
-        final int e = Libc.errno(errno.capture);
-        return e == Errno.EAGAIN ? 0 : -e;
+        return r == -Errno.EAGAIN ? 0 : (int) r;
     }
 
     /**
@@ -392,21 +384,19 @@ public final class LinuxUdpSocket implements AutoCloseable {
      */
     public int receive(final ReceiveBatch batch) {
         batch.prepare();
-        final int r;
+        final long r;
         try {
-            r = (int) Libc.RECVMMSG.invokeExact(batch.capture, fd, batch.headers(), batch.slots(), 0,
-                MemorySegment.NULL);
+            r = (long) Syscalls.RECVMMSG.invokeExact(fd, batch.headers(), batch.slots(), 0, MemorySegment.NULL);
         } catch (final RuntimeException | Error ex) {
             throw ex;
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
         }
         if (r >= 0) {
-            batch.received(r);
-            return r;
+            batch.received((int) r);
+            return (int) r;
         }
-        final int errno = Libc.errno(batch.capture);
-        return errno == Errno.EAGAIN ? 0 : -errno;
+        return r == -Errno.EAGAIN ? 0 : (int) r;
     }
 
     /**
@@ -422,7 +412,7 @@ public final class LinuxUdpSocket implements AutoCloseable {
         batch.prepare();
         final long r;
         try {
-            r = (long) Libc.RECVMSG.invokeExact(batch.capture, fd, batch.headers(), 0);
+            r = (long) Syscalls.RECVMSG.invokeExact(fd, batch.headers(), 0);
         } catch (final RuntimeException | Error ex) {
             throw ex;
         } catch (final Throwable t) {
@@ -432,8 +422,7 @@ public final class LinuxUdpSocket implements AutoCloseable {
             batch.receivedOne((int) r);
             return 1;
         }
-        final int errno = Libc.errno(batch.capture);
-        return errno == Errno.EAGAIN ? 0 : -errno;
+        return r == -Errno.EAGAIN ? 0 : (int) r;
     }
 
     /** Closes the descriptor (once; later calls do nothing). */

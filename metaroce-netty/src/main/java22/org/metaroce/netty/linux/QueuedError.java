@@ -61,8 +61,6 @@ public final class QueuedError implements AutoCloseable {
     private final MemorySegment control;
     private final MemorySegment value;
     private final MemorySegment valueLength;
-    /** errno of the last call, written by the linker. */
-    final MemorySegment capture;
     private int errno;
     private int origin = NOT_REPORTED;
     private int type;
@@ -79,7 +77,6 @@ public final class QueuedError implements AutoCloseable {
         control = arena.allocate(CONTROL_SPACE, 8);
         value = arena.allocate(JAVA_INT);
         valueLength = arena.allocate(JAVA_INT);
-        capture = Libc.allocateCapture(arena);
         iovec.set(JAVA_LONG, Msghdr.IOV_BASE, payload.address());
         iovec.set(JAVA_LONG, Msghdr.IOV_LEN, (long) PAYLOAD);
         header.set(JAVA_LONG, Msghdr.NAME, name.address());

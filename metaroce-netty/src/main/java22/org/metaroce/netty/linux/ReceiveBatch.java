@@ -63,8 +63,6 @@ public final class ReceiveBatch implements AutoCloseable {
     private long lastMonotonicNs;
     /** When the last receive's stamps were converted, on {@link System#nanoTime()}'s clock, or {@link #NO_TIMESTAMP}. */
     private long receivedNs = NO_TIMESTAMP;
-    /** errno of the last call, written by the linker. */
-    final MemorySegment capture;
     private int count;
     /** Slots whose name and control lengths the kernel may have overwritten since {@link #prepare} last reset them. */
     private int overwritten;
@@ -92,7 +90,6 @@ public final class ReceiveBatch implements AutoCloseable {
         controls = arena.allocate((long) slots * CONTROL_SPACE, 8);
         // Page-aligned payloads: a 64-byte-aligned start per slot keeps the checksum's loads aligned.
         payloads = arena.allocate((long) slots * slotSize, 4096);
-        capture = Libc.allocateCapture(arena);
         payloadsAddress = payloads.address();
         slotSegments = new MemorySegment[slots];
         slotBuffers = new ByteBuffer[slots];

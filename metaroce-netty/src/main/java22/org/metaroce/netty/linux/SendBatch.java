@@ -21,7 +21,7 @@ import java.net.InetSocketAddress;
  * <p>Use: {@link #clear()}, then per message {@link #add(long, int)} and optionally a destination
  * ({@link #destinationIpv4}, {@link #destinationIpv6}; none on a connected socket) and a GSO
  * segment size ({@link #segmentSize}); then {@link LinuxUdpSocket#send(SendBatch, int)}. One
- * thread at a time: a batch also holds the errno of its last call.
+ * thread at a time.
  */
 public final class SendBatch implements AutoCloseable {
     /** {@code CMSG_SPACE(sizeof(uint16_t))}: a {@code UDP_SEGMENT} control message. */
@@ -38,8 +38,6 @@ public final class SendBatch implements AutoCloseable {
     private final long iovecsAddress;
     private final long namesAddress;
     private final long controlsAddress;
-    /** errno of the last call, written by the linker. */
-    final MemorySegment capture;
     private int count;
 
     /**
@@ -55,7 +53,6 @@ public final class SendBatch implements AutoCloseable {
         iovecs = arena.allocate((long) capacity * Msghdr.IOVEC_SIZE, 8);
         names = arena.allocate((long) capacity * Sockaddr.SLOT, 8);
         controls = arena.allocate((long) capacity * GSO_CMSG_SPACE, 8);
-        capture = Libc.allocateCapture(arena);
         iovecsAddress = iovecs.address();
         namesAddress = names.address();
         controlsAddress = controls.address();

@@ -70,6 +70,13 @@ final class Uapi {
     static final int EFD_CLOEXEC = 0x80000;
     static final int EFD_NONBLOCK = 0x800;
 
+    // <asm-generic/mman-common.h>, <linux/mman.h>: the page of Syscalls' stubs
+    static final int PROT_READ = 0x1;
+    static final int PROT_WRITE = 0x2;
+    static final int PROT_EXEC = 0x4;
+    static final int MAP_PRIVATE = 0x02;
+    static final int MAP_ANONYMOUS = 0x20;
+
     private Uapi() {
     }
 }
