@@ -34,8 +34,10 @@ import java.util.Locale;
  * The C calling convention already puts the other arguments in the registers the kernel reads
  * them from, and the kernel's result, the negated errno on failure, comes back as the stub's.
  * libc's wrappers do no more for these calls than turn that result into -1 and errno. The stubs
- * exist for x86_64 and aarch64, the two architectures {@link NativeUdp} admits; their numbers are
- * those of {@code <asm/unistd_64.h>} and {@code <asm-generic/unistd.h>}.
+ * exist for x86_64 alone, the one architecture they have run on; their numbers are those of
+ * {@code <asm/unistd_64.h>}. On aarch64, the other architecture {@link NativeUdp} admits, the calls
+ * go through libc (below) until stubs for it have run on an aarch64 host: a wrong instruction would
+ * fault the process instead of falling back.
  *
  * <p>Exact errno was the first requirement, so the alternatives that keep libc's wrappers were
  * weighed against it and refused (docs/native-transport.md, "Errno without allocation"):
@@ -112,31 +114,28 @@ final class Syscalls {
     private static final FunctionDescriptor READ_TYPE = FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS,
         JAVA_LONG);
 
-    /** The calls in stub order, with their numbers on x86_64 and on aarch64. */
+    /** The calls in stub order, with their numbers on x86_64. */
     private enum Call {
-        SENDMMSG(307, 269), SENDTO(44, 206), RECVMMSG(299, 243), RECVMSG(47, 212), EPOLL_PWAIT(281, 22),
-        EPOLL_PWAIT2(441, 441), EPOLL_CTL(233, 21), GETSOCKOPT(55, 209), READ(0, 63);
+        SENDMMSG(307), SENDTO(44), RECVMMSG(299), RECVMSG(47), EPOLL_PWAIT(281), EPOLL_PWAIT2(441), EPOLL_CTL(233),
+        GETSOCKOPT(55), READ(0);
 
         final int x86;
-        final int aarch64;
 
-        Call(final int x86, final int aarch64) {
+        Call(final int x86) {
             this.x86 = x86;
-            this.aarch64 = aarch64;
         }
     }
 
     static {
         final String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
         final boolean x86 = arch.equals("amd64") || arch.equals("x86_64");
-        final boolean aarch64 = arch.equals("aarch64") || arch.equals("arm64");
         MemorySegment page = null;
         String reason = null;
-        if (!x86 && !aarch64) {
-            reason = "no system call stubs for " + arch;
+        if (!x86) {
+            reason = "no system call stubs for " + arch + " (x86_64 only)";
         } else {
             try {
-                page = stubs(x86);
+                page = stubs();
                 final long r = (long) raw(page, Call.GETSOCKOPT, GETSOCKOPT_TYPE).invokeExact(-1, Uapi.SOL_SOCKET,
                     Uapi.SO_ERROR, MemorySegment.NULL, MemorySegment.NULL);
                 if (r != -Errno.EBADF) {
@@ -184,16 +183,15 @@ final class Syscalls {
      * and executable at once). The page lives as long as the process.
      *
      * <pre>
-     * x86_64:  endbr64; mov eax, NR; mov r10, rcx; syscall; ret
-     * aarch64: bti c;   mov x8, #NR;               svc #0;  ret
+     * endbr64; mov eax, NR; mov r10, rcx; syscall; ret
      * </pre>
      *
      * The x86_64 kernel reads the fourth argument from r10 (the C convention passes it in rcx,
-     * which {@code syscall} overwrites); the other arguments (rdi, rsi, rdx, r8, r9; x0..x5) are
-     * where the C convention put them. {@code endbr64} and {@code bti c} mark an indirect call's
-     * target where control-flow enforcement is on, and are no-ops elsewhere.
+     * which {@code syscall} overwrites); the other arguments (rdi, rsi, rdx, r8, r9) are where the C
+     * convention put them. {@code endbr64} marks an indirect call's target where control-flow
+     * enforcement is on, and is a no-op elsewhere.
      */
-    private static MemorySegment stubs(final boolean x86) throws ErrnoException {
+    private static MemorySegment stubs() throws ErrnoException {
         final long address;
         try (Arena arena = Arena.ofConfined()) {
             final MemorySegment capture = Libc.allocateCapture(arena);
@@ -204,29 +202,15 @@ final class Syscalls {
             }
             final MemorySegment page = MemorySegment.ofAddress(address).reinterpret(PAGE);
             for (final Call call : Call.values()) {
-                final long at = (long) call.ordinal() * STUB_BYTES;
-                if (x86) {
-                    final int nr = call.x86;
-                    final byte[] code = {
-                        (byte) 0xF3, 0x0F, 0x1E, (byte) 0xFA,                              // endbr64
-                        (byte) 0xB8, (byte) nr, (byte) (nr >>> 8), (byte) (nr >>> 16), (byte) (nr >>> 24), // mov eax, nr
-                        0x49, (byte) 0x89, (byte) 0xCA,                                    // mov r10, rcx
-                        0x0F, 0x05,                                                        // syscall
-                        (byte) 0xC3,                                                       // ret
-                    };
-                    MemorySegment.copy(code, 0, page, JAVA_BYTE, at, code.length);
-                } else {
-                    final int[] code = {
-                        0xD503245F,                           // bti c
-                        0xD2800008 | call.aarch64 << 5,       // movz x8, #nr
-                        0xD4000001,                           // svc #0
-                        0xD65F03C0,                           // ret
-                    };
-                    for (int i = 0; i < code.length; i++) {
-                        // Instructions are little-endian whatever the data endianness.
-                        page.set(JAVA_INT.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), at + 4L * i, code[i]);
-                    }
-                }
+                final int nr = call.x86;
+                final byte[] code = {
+                    (byte) 0xF3, 0x0F, 0x1E, (byte) 0xFA,                                      // endbr64
+                    (byte) 0xB8, (byte) nr, (byte) (nr >>> 8), (byte) (nr >>> 16), (byte) (nr >>> 24), // mov eax, nr
+                    0x49, (byte) 0x89, (byte) 0xCA,                                            // mov r10, rcx
+                    0x0F, 0x05,                                                                // syscall
+                    (byte) 0xC3,                                                               // ret
+                };
+                MemorySegment.copy(code, 0, page, JAVA_BYTE, (long) call.ordinal() * STUB_BYTES, code.length);
             }
             final int r = (int) Libc.MPROTECT.invokeExact(capture, address, (long) PAGE,
                 Uapi.PROT_READ | Uapi.PROT_EXEC);
