@@ -482,6 +482,12 @@ public final class CollectivePerfCommand implements Callable<Integer> {
          * than 65 elements another way).
          */
         private static final int JIT_WARMUP_ITERS = 128;
+        /**
+         * Bytes a warm-up row moves per variant at most (fewer iterations for the largest sizes:
+         * the small rows already profile the harness, and 128 iterations of 1 MiB made a round last
+         * seconds on a loaded host).
+         */
+        private static final long JIT_WARMUP_ROW_BYTES = 8L << 20;
         private static final long JIT_QUIET_NS = 1_000_000_000L;
         private static final long JIT_EXTRA_NS = 15_000_000_000L;
 
@@ -606,7 +612,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
 
         /**
          * Runs the sweep's rows up to 1 MiB (or its first size, if larger), each as a timed row runs
-         * it but with at most {@value #JIT_WARMUP_ITERS} iterations, until the JIT is quiet on every
+         * it but with at most {@value #JIT_WARMUP_ITERS} iterations (and at most
+         * {@value #JIT_WARMUP_ROW_BYTES} bytes per variant), until the JIT is quiet on every
          * rank ({@link JitWarmup}). A round is the rows' whole procedure (barrier, both variants,
          * check, the all-reduces of the statistics) for every type and operator of the sweep, not
          * the operation alone: a round of bare operations left the code that only a row runs
@@ -628,8 +635,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
                 for (final DataType t : types) {
                     for (final ReduceOp op : ops) {
                         for (long size = minBytes; size <= top; size = Math.max(size * factor, size + 1)) {
-                            measure(c, a, b, size / t.size() / g * g, t, op, stat, Math.min(warmup, 2),
-                                Math.min(iters, JIT_WARMUP_ITERS));
+                            final int timed = (int) Math.min(Math.min(iters, JIT_WARMUP_ITERS),
+                                Math.max(2, JIT_WARMUP_ROW_BYTES / Math.max(1, size)));
+                            measure(c, a, b, size / t.size() / g * g, t, op, stat, Math.min(warmup, 2), timed);
                         }
                     }
                 }
