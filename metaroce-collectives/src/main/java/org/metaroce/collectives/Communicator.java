@@ -146,7 +146,7 @@ public final class Communicator implements AutoCloseable {
                 final Mem outMem = mem(recv, out, bytes, placed);
                 final Mem inMem = in == out ? outMem : new Mem(in, registrations.lkey(send, bytes));
                 engine.run(name, Plans.rabenseifnerAllReduce(rank, size, count, type, op, inMem, outMem, chunk,
-                    placeAbove()));
+                    placeAbove()), Engine.IN_CYCLE_SEND_BYTES_HALVING);
             } else {
                 // The all-gather pass's segments are placed [COLL-033]: the output is writable by peers.
                 // (Output first: registering it for remote writes may replace a region covering the input.)

@@ -51,6 +51,14 @@ final class Engine {
      * cycle, larger ones after it (see {@link #run}).
      */
     static final long IN_CYCLE_SEND_BYTES = 64 << 10;
+    /**
+     * INVOKER: the same for Rabenseifner's all-reduce, whose steps halve and double the vector (a
+     * few exchanges, no pipeline of chunks on one link): up to 128 KiB sent, its 64 KiB all-reduce on
+     * 4 to 8 ranks. Same minutes, 4 ranks pinned on 2 cores far apart, in the cycle against after
+     * it: 64 KiB 0.90-0.97 of the time in five pairs; 256 KiB-4 MiB 0.93-1.03 (no gain), 8 and 32
+     * MiB 1.04-1.08 (docs/collectives.md, "The step inside the duty cycle for Rabenseifner").
+     */
+    static final long IN_CYCLE_SEND_BYTES_HALVING = 128 << 10;
     private static final long WR_GRANT = 1L << 62;
     private static final long WR_DATA = 1L << 61;
     private static final int RECV_INDEX_SHIFT = 16;
@@ -147,6 +155,19 @@ final class Engine {
      * @throws CollectiveException on a failed completion, a protocol violation or the timeout
      */
     void run(final String name, final ArrayList<Transfer> transfers) {
+        run(name, transfers, IN_CYCLE_SEND_BYTES);
+    }
+
+    /**
+     * As {@link #run(String, ArrayList)}, for a plan whose step may run inside an INVOKER device's
+     * duty cycle up to {@code inCycleSendBytes} sent.
+     *
+     * @param name operation name for errors
+     * @param transfers the plan, in the order both ends agree on
+     * @param inCycleSendBytes the most bytes this rank sends for which the step runs in the cycle
+     * @throws CollectiveException on a failed completion, a protocol violation or the timeout
+     */
+    void run(final String name, final ArrayList<Transfer> transfers, final long inCycleSendBytes) {
         final CollectiveException b = broken;
         if (b != null) {
             throw new CollectiveException(name + " on rank " + rank + ": the communicator is broken by an "
@@ -194,7 +215,7 @@ final class Engine {
             // a work request, which costs a pipelined ring of many packets more cycles: same-JVM
             // A/B on 4 ranks sharing 2 cores, 0.92-0.98 of the time from 8 B to 8 KiB, 0.93-1.0 at
             // 32 KiB, but 1.06-1.17 for the ring at 128 KiB (docs/collectives.md, 2026-12-04).
-            final boolean inCycle = invoker != null && sendBytes <= IN_CYCLE_SEND_BYTES;
+            final boolean inCycle = invoker != null && sendBytes <= inCycleSendBytes;
             final long deadline = System.nanoTime() + opTimeoutNs;
             idle.reset();
             while (true) {

@@ -97,6 +97,43 @@ class InvokerModeTest {
     }
 
     @Test
+    @DisplayName("COLL-037, COLL-029: Rabenseifner's 64 KiB all-reduce, its step in the duty cycle, on a lossy wire")
+    void rabenseifnerInTheDutyCycleOnALossyWire() throws Exception {
+        final int ranks = 4;
+        System.out.println("InvokerModeTest.rabenseifnerInTheDutyCycleOnALossyWire seed=" + SEED);
+        final DeviceConfig template = new DeviceConfig().bindAddress(InetAddress.getLoopbackAddress()).endpointPort(0)
+            .entropyPortRange(1, 0).transport(Transport.AUTO).gro(true)
+            .endpointConfig(Bootstrap.invokerEndpoint().minRtoNs(2_000_000))
+            .inboundFaults(new InboundFaults(0.02, 0.1, SEED));
+        // The default thresholds: 64 KiB of float32 is Rabenseifner's on 4 ranks, and each rank sends
+        // 96 KiB, inside Engine.IN_CYCLE_SEND_BYTES_HALVING; 256 KiB of int64 sends more, after the cycle.
+        final CommConfig cfg = new CommConfig().operationTimeout(Duration.ofSeconds(30))
+            .setupTimeout(Duration.ofSeconds(30)).qpTimeoutNs(2_000_000);
+        final long floats = 16_384;
+        final long longs = 32_768;
+        assertThat(floats * 4 * 3 / 2).isGreaterThan(Engine.IN_CYCLE_SEND_BYTES)
+            .isLessThanOrEqualTo(Engine.IN_CYCLE_SEND_BYTES_HALVING);
+        assertThat(longs * 8 * 3 / 2).isGreaterThan(Engine.IN_CYCLE_SEND_BYTES_HALVING);
+        try (LocalCluster cluster = LocalCluster.startInvoker(ranks, cfg, template)) {
+            final List<List<String>> wrong = cluster.run(c -> {
+                assertThat(c.rabenseifner(floats * 4)).isTrue();
+                assertThat(c.rabenseifner(longs * 8)).isTrue();
+                final OpCases cases = new OpCases(c, SEED);
+                for (int i = 0; i < 5; i++) {
+                    cases.allReduce(floats, DataType.FLOAT32, ReduceOp.SUM, i % 2 == 0);
+                    cases.allReduce(longs, DataType.INT64, ReduceOp.MAX, i % 2 == 1);
+                }
+                return new ArrayList<>(cases.wrong);
+            }, Duration.ofSeconds(120));
+            for (final List<String> w : wrong) {
+                assertThat(w).as("seed " + SEED).isEmpty();
+            }
+            assertThat(LossyWireTest.driverTotal(cluster, ranks, DriverCounter.FAULT_DROPPED)).as("datagrams dropped")
+                .isPositive();
+        }
+    }
+
+    @Test
     @DisplayName("COLL-029: an operation or close from a thread that does not own the INVOKER device is refused")
     void otherThreadsAreRefused() throws Exception {
         try (LocalCluster cluster = LocalCluster.startInvoker(2, CollectivesMatrixTest.config(), null)) {
