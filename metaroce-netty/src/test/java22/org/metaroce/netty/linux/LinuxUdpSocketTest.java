@@ -155,12 +155,7 @@ class LinuxUdpSocketTest {
                 })).isEqualTo(1);
             }
         }
-        final int closedPort;
-        try (LinuxUdpSocket gone = Loopback.bound(false)) {
-            closedPort = gone.localAddress().getPort();
-        }
-        try (LinuxUdpSocket tx = Loopback.bound(false); Arena arena = Arena.ofConfined()) {
-            tx.connect(new InetSocketAddress(Loopback.address(false), closedPort));
+        try (LinuxUdpSocket tx = Loopback.connectedToClosedPort(); Arena arena = Arena.ofConfined()) {
             final MemorySegment payload = Loopback.pattern(arena, 10, 1);
             assertThat(tx.sendConnected(payload.address(), 10)).isEqualTo(1);
             int r = 1;
@@ -175,13 +170,8 @@ class LinuxUdpSocketTest {
 
     @Test
     void aConnectedSocketSendsWithoutDestinationAndLearnsThatThePortIsClosed() throws Exception {
-        final int closedPort;
-        try (LinuxUdpSocket gone = Loopback.bound(false)) {
-            closedPort = gone.localAddress().getPort();
-        }
-        try (LinuxUdpSocket tx = Loopback.bound(false); Arena arena = Arena.ofConfined();
+        try (LinuxUdpSocket tx = Loopback.connectedToClosedPort(); Arena arena = Arena.ofConfined();
              SendBatch send = new SendBatch(4); ReceiveBatch receive = new ReceiveBatch(4, 2048)) {
-            tx.connect(new InetSocketAddress(Loopback.address(false), closedPort));
             send.add(Loopback.pattern(arena, 100, 1));
             assertThat(tx.send(send, 0)).isEqualTo(1);
             // The ICMP port unreachable comes back through loopback and is pending on the socket:

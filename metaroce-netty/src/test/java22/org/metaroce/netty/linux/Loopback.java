@@ -36,6 +36,26 @@ final class Loopback {
         return s;
     }
 
+    /**
+     * @return an IPv4 socket bound to a free port and connected to a loopback port that was just
+     *     closed: its first datagram draws an ICMP port unreachable, which the kernel holds for the
+     *     socket's next call
+     */
+    static LinuxUdpSocket connectedToClosedPort() throws ErrnoException {
+        final int closedPort;
+        try (LinuxUdpSocket gone = bound(false)) {
+            closedPort = gone.localAddress().getPort();
+        }
+        final LinuxUdpSocket s = bound(false);
+        try {
+            s.connect(new InetSocketAddress(address(false), closedPort));
+        } catch (final ErrnoException | RuntimeException ex) {
+            s.close();
+            throw ex;
+        }
+        return s;
+    }
+
     static InetAddress address(final boolean ipv6) {
         try {
             return InetAddress.getByName(ipv6 ? "::1" : "127.0.0.1");

@@ -116,12 +116,7 @@ class SyscallsTest {
     /** The ICMP error a connected socket holds for its next call is that call's result, either way. */
     @Test
     void theErrorHeldForTheNextCallIsItsResultBothWays() throws Throwable {
-        final int closedPort;
-        try (LinuxUdpSocket gone = Loopback.bound(false)) {
-            closedPort = gone.localAddress().getPort();
-        }
-        try (LinuxUdpSocket tx = Loopback.bound(false); Arena arena = Arena.ofConfined()) {
-            tx.connect(new InetSocketAddress(Loopback.address(false), closedPort));
+        try (LinuxUdpSocket tx = Loopback.connectedToClosedPort(); Arena arena = Arena.ofConfined()) {
             final MemorySegment payload = Loopback.pattern(arena, 10, 1);
             assertThat(refusedAfterOneSend(tx, payload, false)).isEqualTo(-Errno.ECONNREFUSED);
             assertThat(refusedAfterOneSend(tx, payload, true)).isEqualTo(-Errno.ECONNREFUSED);
