@@ -529,16 +529,19 @@ public final class CollectivePerfCommand implements Callable<Integer> {
             for (long size = minBytes; size <= maxBytes; size = Math.max(size * factor, size + 1)) {
                 largest = size;
             }
+            // The buffers of every row, of every type, allocated and registered before the JIT
+            // warm-up, which uses them too. Allocated after it, they were zeroed (32 MiB each) by
+            // one rank while the others waited in the first row's barrier with the warm-up's last
+            // inline chunks unacknowledged: their tail probes ran code the warm-up never had, and
+            // the JIT's deoptimisations gave the first rows means of 100-270 us against medians
+            // of 50 (docs/collectives.md, "The first rows' tails").
+            final ByteBuffer a = ByteBuffer.allocateDirect((int) Math.max(8, maxBytes)).order(ByteOrder.nativeOrder());
+            final ByteBuffer b = ByteBuffer.allocateDirect((int) Math.max(8, maxBytes)).order(ByteOrder.nativeOrder());
             if (jitWarmupNs > 0) {
-                jitWarmup(c, out);
+                jitWarmup(c, out, a, b);
             }
             final double baseBefore = baseline ? baseline(c, out, "before", largest) : 0;
             for (final DataType t : types) {
-                final long maxCount = maxBytes / t.size();
-                final ByteBuffer a = ByteBuffer.allocateDirect((int) Math.max(8, maxCount * t.size()))
-                    .order(ByteOrder.nativeOrder());
-                final ByteBuffer b = ByteBuffer.allocateDirect((int) Math.max(8, maxCount * t.size()))
-                    .order(ByteOrder.nativeOrder());
                 for (final ReduceOp op : ops) {
                     for (long size = minBytes; size <= maxBytes; size = Math.max(size * factor, size + 1)) {
                         final int g = kind.granularity(n);
@@ -622,12 +625,11 @@ public final class CollectivePerfCommand implements Callable<Integer> {
          * their recompilation on a 2-core host: 48 of its 1,000 iterations took 1-8 ms, its mean
          * 227 us against a median of 59 (docs/collectives.md, "The first row"). A compilation
          * started by a row runs beside the next row's timed iterations, on a core a rank needs.
+         * The rows run on the sweep's own buffers {@code a} and {@code b}, registered once.
          */
-        private void jitWarmup(final Communicator c, final PrintWriter out) {
+        private void jitWarmup(final Communicator c, final PrintWriter out, final ByteBuffer a, final ByteBuffer b) {
             // At least the sweep's first size: a sweep that starts above 1 MiB warms up on that size.
             final long top = Math.max(minBytes, Math.min(maxBytes, JIT_WARMUP_MAX_BYTES));
-            final ByteBuffer a = ByteBuffer.allocateDirect((int) Math.max(8, top)).order(ByteOrder.nativeOrder());
-            final ByteBuffer b = ByteBuffer.allocateDirect((int) Math.max(8, top)).order(ByteOrder.nativeOrder());
             final ByteBuffer stat = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
             final ByteBuffer flag = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
             final int g = kind.granularity(c.size());
