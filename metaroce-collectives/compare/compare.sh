@@ -8,8 +8,9 @@
 # Usage: compare.sh [-b 8] [-e 32M] [-f 4] [-n 50] [-w 10] [-r 4] [--driver invoker] [--rounds 1]
 #                   [--jar PATH]   (another build of the CLI, e.g. an older commit's, for before/after)
 #                   [--no-launched]   (skip the ranks launched as separate JVMs)
-#                   [--pin-ranks]   (pin the in-process ranks' threads round robin over the CPUs, as
-#                   mpirun binds ranks; the launched JVMs are left to the scheduler as before)
+#                   [--pin-ranks]   (pin the in-process ranks' threads round robin over the CPUs,
+#                   and bind every mpirun-launched rank, the 4 JVMs' and Open MPI's, the same way:
+#                   rank i to core i mod cores; without it nothing is bound)
 #   Rounds alternate the contenders (metaroce in one process, metaroce launched, MPI TCP, MPI shared
 #   memory) so that each sees the same load; a shared host's figures drift by 2x between minutes, so
 #   read the per-round ratios. Each round prints the cross-CPU hop (cross_cpu_hop.c) before metaroce,
@@ -51,7 +52,14 @@ mpicc -O2 -o "$work/mpi_allreduce_perf" "$here/mpi_allreduce_perf.c"
 # "The host's slow mode"): the probe runs around the contenders and the round's header shows it.
 mpicc -O2 -pthread -o "$work/cross_cpu_hop" "$here/cross_cpu_hop.c"
 hop() { "$work/cross_cpu_hop" | sed -n 's/^cross-CPU hop \([0-9na/]*\).*/\1/p'; }
-mpi=(mpirun --allow-run-as-root --oversubscribe -np "$ranks" --bind-to none)
+# Pinned in-process ranks meet bound launched ranks: unbound, Open MPI's ranks took 60-65 us where
+# bound ones took 44-46 (8 B-2 KiB, CPUs close; alike with the CPUs far apart), and the launched
+# JVMs 1.1-1.5 x the pinned in-process ranks' time from 8 KiB (docs/collectives.md, "Bound ranks").
+if [ -n "$pin" ]; then
+  mpi=(mpirun --allow-run-as-root -np "$ranks" --map-by core:OVERSUBSCRIBE --bind-to core:overload-allowed)
+else
+  mpi=(mpirun --allow-run-as-root --oversubscribe -np "$ranks" --bind-to none)
+fi
 # all_reduce_perf's rows: size ... root (col 5), oop time (col 6), then "# median iteration: out-of-place X us"
 metaroce_rows() {
   awk '/^ +[0-9]/ {size=$1; t=$6; w=$9 + $13} /^# median iteration/ {print size, t, $5, w}' "$1"
@@ -59,6 +67,7 @@ metaroce_rows() {
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "# $ranks ranks, float32 sum, -b $b -e $e -f $f, $n iterations after $w warm-up; metaroce --driver $driver $pin ${METAROCE_ARGS:-}"
+echo "# mpirun (Open MPI and the launched JVMs): ${mpi[*]:1}"
 echo "# metaroce on $("$JAVA" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.vm.version = //p' | head -1) ($JAVA)"
 for round in $(seq 1 "$rounds"); do
   load_before=$(cut -d' ' -f1 /proc/loadavg)

@@ -2,7 +2,8 @@
  * MPI_Allreduce timing in the shape of metaroce all_reduce_perf, for side-by-side comparison
  * (compare.sh): float32 sum, sizes -b..-e multiplied by -f, -w untimed then -n timed iterations per
  * size, out-of-place and in-place in alternating blocks of ceil(n / 10) iterations as the metaroce
- * tool does (PairedTiming); time = the slowest rank's mean per iteration (us), median next to it;
+ * tool does (PairedTiming); time = the slowest rank's mean per iteration (us), median next to it
+ * (the median over pairs of consecutive iterations of their mean, as in the metaroce tool);
  * every result element checked after the timed iterations (same check data pattern: rank r element
  * i = r + i % 7, so the sum is exact in float).
  *
@@ -88,10 +89,17 @@ int main(int argc, char **argv) {
                 }
             }
         }
+        /* The median over pairs of consecutive iterations of their mean, as PairedTiming.medianUs. */
         double mean[2] = {sum[0] / iters, sum[1] / iters}, med[2];
         for (int v = 0; v < 2; v++) {
-            qsort(times[v], iters, sizeof(double), cmp_double);
-            med[v] = times[v][iters / 2];
+            if (iters == 1) {
+                med[v] = times[v][0];
+                continue;
+            }
+            int pairs = iters / 2;
+            for (int i = 0; i < pairs; i++) times[v][i] = (times[v][2 * i] + times[v][2 * i + 1]) / 2;
+            qsort(times[v], pairs, sizeof(double), cmp_double);
+            med[v] = times[v][pairs / 2];
         }
         double meanmax[2], medmax[2];
         MPI_Reduce(mean, meanmax, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);

@@ -175,8 +175,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     boolean cpu;
 
     @Option(names = "--median",
-        description = "After each row, print the median time of one iteration (the largest over the ranks), which "
-            + "scheduling stalls on a loaded host do not drag up as they do the average.")
+        description = "After each row, print the median time of one iteration (the largest over the ranks; the median "
+            + "of the means of pairs of consecutive iterations, since a rank's calls may alternate between a short and a "
+            + "long one), which scheduling stalls on a loaded host do not drag up as they do the average.")
     boolean median;
 
     @Option(names = "--pin-ranks",

@@ -104,6 +104,23 @@ class PairedTimingTest {
     }
 
     @Test
+    @DisplayName("a rank whose calls alternate between short and long: the median is the pairs', not either mode")
+    void medianOfConsecutivePairs() {
+        final FakeClock clock = new FakeClock();
+        final int[] call = {0};
+        // 60 us, 140 us, 60, 140, ...: the median of single calls is 140 (or 60, as the split falls).
+        final PairedTiming.Result r = PairedTiming.run(0, 200, inPlace -> {
+            clock.now += call[0]++ % 2 == 0 ? 60_000 : 140_000;
+        }, () -> clock.now, () -> 0);
+        assertThat(r.outOfPlaceMedianUs()).isEqualTo(100.0);
+        assertThat(r.inPlaceMedianUs()).isEqualTo(100.0);
+        assertThat(r.outOfPlaceMeanUs()).isEqualTo(100.0);
+        assertThat(PairedTiming.Result.medianUs(new long[] {7_000})).as("one iteration").isEqualTo(7.0);
+        assertThat(PairedTiming.Result.medianUs(new long[] {1_000, 3_000, 50_000}))
+            .as("a lone last iteration is left out").isEqualTo(2.0);
+    }
+
+    @Test
     void rejectsBadCounts() {
         assertThatThrownBy(() -> PairedTiming.run(-1, 1, inPlace -> { }, System::nanoTime, () -> 0))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("warmup");
