@@ -479,10 +479,12 @@ public final class CollectivePerfCommand implements Callable<Integer> {
         private static final long JIT_WARMUP_MAX_BYTES = 1 << 20;
         /**
          * Timed iterations of a warm-up row at most: enough that the row's own code (its timing loop,
-         * the sort of its timings) takes the paths a timed row's takes (java.util.Arrays sorts fewer
-         * than 65 elements another way).
+         * the sort of its timings) takes the paths a timed row's takes: java.util.Arrays sorts fewer
+         * than 65 elements another way, and the median sorts one value per pair of iterations (at
+         * 128 iterations, 64 values: the sort's recompilation at the end of the first timed row, -n
+         * 200, gave the second row a mean of 62-67 us against a median of 40 in three rounds of three).
          */
-        private static final int JIT_WARMUP_ITERS = 128;
+        private static final int JIT_WARMUP_ITERS = 256;
         /**
          * Bytes a warm-up row moves per variant at most (fewer iterations for the largest sizes:
          * the small rows already profile the harness, and 128 iterations of 1 MiB made a round last
