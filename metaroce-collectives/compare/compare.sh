@@ -54,7 +54,7 @@ mpicc -O2 -pthread -o "$work/cross_cpu_hop" "$here/cross_cpu_hop.c"
 hop() { "$work/cross_cpu_hop" | sed -n 's/^cross-CPU hop \([0-9na/]*\).*/\1/p'; }
 # Pinned in-process ranks meet bound launched ranks: unbound, Open MPI's ranks took 60-65 us where
 # bound ones took 44-46 (8 B-2 KiB, CPUs close; alike with the CPUs far apart), and the launched
-# JVMs 1.1-1.5 x the pinned in-process ranks' time from 8 KiB (docs/collectives.md, "Bound ranks").
+# JVMs 1.2-1.4 x the pinned in-process ranks' medians from 8 KiB (docs/collectives.md, "Bound ranks").
 if [ -n "$pin" ]; then
   mpi=(mpirun --allow-run-as-root -np "$ranks" --map-by core:OVERSUBSCRIBE --bind-to core:overload-allowed)
 else
