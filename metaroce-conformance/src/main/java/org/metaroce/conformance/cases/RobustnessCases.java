@@ -238,6 +238,13 @@ final class RobustnessCases {
                 final Packet p0 = ctx.expect(t::isRequest, EXPECT_MS, "the first WRITE");
                 final Packet p2 = ctx.expect(q -> t.isRequest(q) && q.psn() == p0.psn() + 2, EXPECT_MS,
                     "the third WRITE");
+                // Answered 40 ms late, the ACK gives the IUT its one RTT sample, SRTT about 40 ms,
+                // so its tail probes wait PTO = 2 x SRTT, about 80 ms, and still go out below its RTO
+                // (RTO_MAX) [REL-026, REL-027]. With the sample of a prompt answer (well under a
+                // millisecond) a probe resent the fourth WRITE before the ACK below reached the IUT
+                // whenever the tester was 3 ms slow: its echo then named a copy that was not the
+                // latest, which proves nothing, and the IUT rightly applied it (a CI failure).
+                LowerTester.sleep(40);
                 // The first received, the second missing, the third reported received by SACK [REL-017].
                 ctx.tester().inject(t.ack(p2, p0.psn() + 1).sack(1L).build());
                 // The first WRITE's completion shows the IUT has taken the third's PSN as received.
