@@ -4,7 +4,6 @@
 package org.metaroce.collectives;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 
 import org.agrona.BufferUtil;
 import org.metaroce.core.verbs.AccessFlags;
@@ -51,6 +50,16 @@ public final class Communicator implements AutoCloseable {
     private MemoryRegion scratch;
     private final MemoryRegion tiny;
     private final Mem[] result = new Mem[1];
+    /**
+     * The plan and the memory ranges of the operation being planned, set again by every operation
+     * (flyweights: an operation in steady state allocates nothing, see {@link Plan}).
+     */
+    private final Plan plan = new Plan();
+    private final Mem planIn = new Mem();
+    private final Mem planOut = new Mem();
+    private final Mem planA = new Mem();
+    private final Mem planB = new Mem();
+    private final Mem planScratch = new Mem();
     private volatile Thread user;
     private boolean closed;
     private boolean ownsDevice;
@@ -127,15 +136,15 @@ public final class Communicator implements AutoCloseable {
             if (bytes <= config.oneShotAllReduceBytes()) {
                 // One hop: each hop costs every rank a wake-up, which on shared cores is the time [COLL-036].
                 final long stage = scratch(size * bytes).address();
-                engine.run(name, Plans.oneShotAllReduce(rank, size, bytes, new Mem(in, registrations.lkey(send, bytes)),
+                engine.run(name, Plans.oneShotAllReduce(plan, rank, size, bytes, planIn.set(in, registrations.lkey(send, bytes), 0),
                     stage, chunk));
                 Plans.reduceInRankOrder(rank, size, count, type, op, in, stage, out);
             } else if ((bytes <= config.smallAllReduceBytes() && !rabenseifner(bytes)) || count < size) {
                 final MemoryRegion s = scratch(2 * bytes);
-                final Mem a = new Mem(s.address(), s.lkey());
-                final Mem b = new Mem(s.address() + bytes, s.lkey());
-                engine.run(name, Plans.recursiveDoubling(rank, size, count, type, op,
-                    new Mem(in, registrations.lkey(send, bytes)), new Mem(out, 0), a, b, chunk, result));
+                final Mem a = planA.set(s.address(), s.lkey(), 0);
+                final Mem b = planB.set(s.address() + bytes, s.lkey(), 0);
+                engine.run(name, Plans.recursiveDoubling(plan, rank, size, count, type, op,
+                    planIn.set(in, registrations.lkey(send, bytes), 0), planOut.set(out, 0, 0), a, b, chunk, result));
                 Reductions.copy(result[0].address(), out, bytes);
             } else if (rabenseifner(bytes)) {
                 // 2 log2(p) hops instead of the ring's 2(n-1), the ring's bytes [COLL-037]; blocks are
@@ -143,17 +152,17 @@ public final class Communicator implements AutoCloseable {
                 // hop (on 3 its fold moves the whole vector twice), so the ring runs there.
                 final int p = Integer.highestOneBit(size);
                 final boolean placed = Plans.segmentLength(count, p, 0) * type.size() > placeAbove();
-                final Mem outMem = mem(recv, out, bytes, placed);
-                final Mem inMem = in == out ? outMem : new Mem(in, registrations.lkey(send, bytes));
-                engine.run(name, Plans.rabenseifnerAllReduce(rank, size, count, type, op, inMem, outMem, chunk,
+                final Mem outMem = outMem(recv, out, bytes, placed);
+                final Mem inMem = in == out ? outMem : planIn.set(in, registrations.lkey(send, bytes), 0);
+                engine.run(name, Plans.rabenseifnerAllReduce(plan, rank, size, count, type, op, inMem, outMem, chunk,
                     placeAbove()), Engine.IN_CYCLE_SEND_BYTES_HALVING);
             } else {
                 // The all-gather pass's segments are placed [COLL-033]: the output is writable by peers.
                 // (Output first: registering it for remote writes may replace a region covering the input.)
                 final boolean placed = Plans.segmentLength(count, size, 0) * type.size() > placeAbove();
-                final Mem outMem = mem(recv, out, bytes, placed);
-                final Mem inMem = in == out ? outMem : new Mem(in, registrations.lkey(send, bytes));
-                engine.run(name, Plans.ringAllReduce(rank, size, count, type, op, inMem, outMem, chunk, placeAbove()));
+                final Mem outMem = outMem(recv, out, bytes, placed);
+                final Mem inMem = in == out ? outMem : planIn.set(in, registrations.lkey(send, bytes), 0);
+                engine.run(name, Plans.ringAllReduce(plan, rank, size, count, type, op, inMem, outMem, chunk, placeAbove()));
             }
         } finally {
             leave();
@@ -202,8 +211,9 @@ public final class Communicator implements AutoCloseable {
                 return;
             }
             final MemoryRegion s = scratch(total);
-            engine.run(name, Plans.ringReduceScatter(rank, size, recvCount, type, op,
-                new Mem(in, registrations.lkey(send, total)), new Mem(out, 0), new Mem(s.address(), s.lkey()),
+            engine.run(name, Plans.ringReduceScatter(plan, rank, size, recvCount, type, op,
+                planIn.set(in, registrations.lkey(send, total), 0), planOut.set(out, 0, 0),
+                planScratch.set(s.address(), s.lkey(), 0),
                 chunk(type)));
         } finally {
             leave();
@@ -236,9 +246,9 @@ public final class Communicator implements AutoCloseable {
                 return;
             }
             // Output first: registering it for remote writes may replace a region covering the input.
-            final Mem outMem = mem(recv, out, total, block > placeAbove());
-            engine.run(name, Plans.ringAllGather(rank, size, sendCount, type,
-                new Mem(in, registrations.lkey(send, block)), outMem, chunk(type), placeAbove()));
+            final Mem outMem = outMem(recv, out, total, block > placeAbove());
+            engine.run(name, Plans.ringAllGather(plan, rank, size, sendCount, type,
+                planIn.set(in, registrations.lkey(send, block), 0), outMem, chunk(type), placeAbove()));
         } finally {
             leave();
         }
@@ -273,14 +283,15 @@ public final class Communicator implements AutoCloseable {
             if (size == 1) {
                 return;
             }
-            final Mem inMem = rank == root ? new Mem(in, registrations.lkey(send, bytes)) : null;
+            final Mem inMem = rank == root ? planIn.set(in, registrations.lkey(send, bytes), 0) : null;
             final int v = Plans.mod(rank - root, size);
             final boolean tree = useTree(bytes);
-            final boolean forwards = v != 0 && (tree ? Plans.treeChildren(v, size).length > 0 : v < size - 1);
+            final boolean forwards = v != 0 && (tree ? Plans.treeChildCount(v, size) > 0 : v < size - 1);
             final boolean placed = v != 0 && bytes > placeAbove();
-            final Mem outMem = forwards || placed ? mem(recv, out, bytes, placed) : new Mem(out, 0);
-            engine.run(name, tree ? Plans.treeBroadcast(rank, size, root, bytes, inMem, outMem, chunk(type),
-                placeAbove()) : Plans.chainBroadcast(rank, size, root, bytes, inMem, outMem, chunk(type), placeAbove()));
+            final Mem outMem = forwards || placed ? outMem(recv, out, bytes, placed) : planOut.set(out, 0, 0);
+            engine.run(name, tree ? Plans.treeBroadcast(plan, rank, size, root, bytes, inMem, outMem, chunk(type),
+                placeAbove()) : Plans.chainBroadcast(plan, rank, size, root, bytes, inMem, outMem, chunk(type),
+                placeAbove()));
         } finally {
             leave();
         }
@@ -331,11 +342,12 @@ public final class Communicator implements AutoCloseable {
                 return;
             }
             final MemoryRegion s = scratch(bytes);
-            final Mem inMem = new Mem(in, registrations.lkey(send, bytes));
-            final Mem scratchMem = new Mem(s.address(), s.lkey());
+            final Mem inMem = planIn.set(in, registrations.lkey(send, bytes), 0);
+            final Mem scratchMem = planScratch.set(s.address(), s.lkey(), 0);
             engine.run(name, useTree(bytes)
-                ? Plans.treeReduce(rank, size, root, count, type, op, inMem, new Mem(out, 0), scratchMem, chunk(type))
-                : Plans.chainReduce(rank, size, root, count, type, op, inMem, new Mem(out, 0), scratchMem,
+                ? Plans.treeReduce(plan, rank, size, root, count, type, op, inMem, planOut.set(out, 0, 0), scratchMem,
+                    chunk(type))
+                : Plans.chainReduce(plan, rank, size, root, count, type, op, inMem, planOut.set(out, 0, 0), scratchMem,
                     chunk(type)));
         } finally {
             leave();
@@ -379,12 +391,12 @@ public final class Communicator implements AutoCloseable {
             if (size == 1) {
                 return;
             }
-            final Mem in = new Mem(tiny.address(), tiny.lkey());
-            final Mem a = new Mem(tiny.address() + 8, tiny.lkey());
-            final Mem b = new Mem(tiny.address() + 16, tiny.lkey());
+            final Mem in = planIn.set(tiny.address(), tiny.lkey(), 0);
+            final Mem a = planA.set(tiny.address() + 8, tiny.lkey(), 0);
+            final Mem b = planB.set(tiny.address() + 16, tiny.lkey(), 0);
             tiny.buffer().putInt(0, 1);
-            engine.run(name, Plans.recursiveDoubling(rank, size, 1, DataType.INT32, ReduceOp.SUM, in,
-                new Mem(tiny.address() + 24, 0), a, b, chunk(DataType.INT32), result));
+            engine.run(name, Plans.recursiveDoubling(plan, rank, size, 1, DataType.INT32, ReduceOp.SUM, in,
+                planOut.set(tiny.address() + 24, 0, 0), a, b, chunk(DataType.INT32), result));
             final int arrived = tiny.buffer().getInt((int) (result[0].address() - tiny.address()));
             if (arrived != size) {
                 throw new CollectiveException("barrier on rank " + rank + ": counted " + arrived + " ranks of " + size,
@@ -426,18 +438,18 @@ public final class Communicator implements AutoCloseable {
             Mem staging = null;
             if (in == out) {
                 // In place, placed blocks land in staging memory (COLL-034): see Transfer.stagedAt.
-                inMem = new Mem(in, registrations.lkey(send, total));
-                outMem = new Mem(out, 0);
+                inMem = planIn.set(in, registrations.lkey(send, total), 0);
+                outMem = planOut.set(out, 0, 0);
                 if (placed) {
                     final MemoryRegion s = scratch(total);
-                    staging = new Mem(s.address(), s.lkey(), s.rkey());
+                    staging = planScratch.set(s.address(), s.lkey(), s.rkey());
                 }
             } else {
                 // Output first: registering it for remote writes may replace a region covering the input.
-                outMem = placed ? mem(recv, out, total, true) : new Mem(out, 0);
-                inMem = new Mem(in, registrations.lkey(send, total));
+                outMem = placed ? outMem(recv, out, total, true) : planOut.set(out, 0, 0);
+                inMem = planIn.set(in, registrations.lkey(send, total), 0);
             }
-            engine.run(name, Plans.allToAll(rank, size, countPerPeer, type, inMem, outMem, staging, chunk(type),
+            engine.run(name, Plans.allToAll(plan, rank, size, countPerPeer, type, inMem, outMem, staging, chunk(type),
                 placeAbove()));
         } finally {
             leave();
@@ -468,9 +480,7 @@ public final class Communicator implements AutoCloseable {
             if (count == 0) {
                 return;
             }
-            final ArrayList<Transfer> plan = new ArrayList<>(1);
-            plan.add(Transfer.send(peer, in, registrations.lkey(buffer, bytes), bytes, chunk(type))
-                .placedAbove(placeAbove()));
+            plan.clear().send(peer, in, registrations.lkey(buffer, bytes), bytes, chunk(type)).placedAbove(placeAbove());
             engine.run(name, plan);
         } finally {
             leave();
@@ -495,9 +505,8 @@ public final class Communicator implements AutoCloseable {
             if (count == 0) {
                 return;
             }
-            final ArrayList<Transfer> plan = new ArrayList<>(1);
             final int rkey = bytes > placeAbove() ? registrations.region(buffer, bytes, true).rkey() : 0;
-            plan.add(Transfer.copy(peer, out, bytes, chunk(type)).placedAbove(placeAbove(), rkey));
+            plan.clear().copy(peer, out, bytes, chunk(type)).placedAbove(placeAbove(), rkey);
             engine.run(name, plan);
         } finally {
             leave();
@@ -528,7 +537,7 @@ public final class Communicator implements AutoCloseable {
             if (bytes == 0 || size == 1) {
                 return;
             }
-            engine.run(name, Plans.ringBaseline(rank, size, bytes, new Mem(in, registrations.lkey(buffer, bytes)),
+            engine.run(name, Plans.ringBaseline(plan, rank, size, bytes, planIn.set(in, registrations.lkey(buffer, bytes), 0),
                 config.chunkBytes()));
         } finally {
             leave();
@@ -566,12 +575,12 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * @return memory of an application buffer the operation writes: with the keys of a cached
-     *     region, registered for remote writes when chunks are placed into it [COLL-033]
+     * @return memory of the application buffer the operation writes ({@link #planOut}): with the keys
+     *     of a cached region, registered for remote writes when chunks are placed into it [COLL-033]
      */
-    private Mem mem(final ByteBuffer buffer, final long address, final long bytes, final boolean placed) {
+    private Mem outMem(final ByteBuffer buffer, final long address, final long bytes, final boolean placed) {
         final MemoryRegion mr = registrations.region(buffer, bytes, placed);
-        return new Mem(address, mr.lkey(), placed ? mr.rkey() : 0);
+        return planOut.set(address, mr.lkey(), placed ? mr.rkey() : 0);
     }
 
     /**

@@ -154,12 +154,12 @@ final class Engine {
      * @param transfers the plan, in the order both ends agree on
      * @throws CollectiveException on a failed completion, a protocol violation or the timeout
      */
-    void run(final String name, final ArrayList<Transfer> transfers) {
+    void run(final String name, final Plan transfers) {
         run(name, transfers, IN_CYCLE_SEND_BYTES);
     }
 
     /**
-     * As {@link #run(String, ArrayList)}, for a plan whose step may run inside an INVOKER device's
+     * As {@link #run(String, Plan)}, for a plan whose step may run inside an INVOKER device's
      * duty cycle up to {@code inCycleSendBytes} sent.
      *
      * @param name operation name for errors
@@ -167,7 +167,7 @@ final class Engine {
      * @param inCycleSendBytes the most bytes this rank sends for which the step runs in the cycle
      * @throws CollectiveException on a failed completion, a protocol violation or the timeout
      */
-    void run(final String name, final ArrayList<Transfer> transfers, final long inCycleSendBytes) {
+    void run(final String name, final Plan transfers, final long inCycleSendBytes) {
         final CollectiveException b = broken;
         if (b != null) {
             throw new CollectiveException(name + " on rank " + rank + ": the communicator is broken by an "

@@ -3,11 +3,9 @@
 
 package org.metaroce.collectives;
 
-import java.util.ArrayList;
-
 /**
- * The algorithms, as plans: for one rank, the ordered list of transfers to and from its peers
- * [COLL-012..COLL-019]. Every rank builds its plan from the same arguments, so the sends on a
+ * The algorithms, as plans: each fills a {@link Plan} for one rank with the ordered transfers to
+ * and from its peers [COLL-012..COLL-019], allocating nothing once the plan has grown. Every rank builds its plan from the same arguments, so the sends on a
  * link match the peer's receives one for one, with equal lengths. Local copies are not part of
  * the plan; the caller does them. A copy receive longer than {@code placeAbove} bytes (the latency
  * threshold) is placed, and so is the send that matches it: its chunks go straight into regions
@@ -39,15 +37,15 @@ final class Plans {
      * each peer's vector into {@code stage + q * bytes}; the caller then reduces the n vectors in
      * rank order ({@link #reduceInRankOrder}). One hop, no dependencies between the transfers.
      */
-    static ArrayList<Transfer> oneShotAllReduce(final int r, final int n, final long bytes, final Mem in,
+    static Plan oneShotAllReduce(final Plan plan, final int r, final int n, final long bytes, final Mem in,
                                                 final long stage, final int chunk) {
-        final ArrayList<Transfer> plan = new ArrayList<>(2 * (n - 1));
+        plan.clear();
         for (int k = 1; k < n; k++) {
-            plan.add(Transfer.send(mod(r + k, n), in.address(), in.lkey(), bytes, chunk));
+            plan.send(mod(r + k, n), in.address(), in.lkey(), bytes, chunk);
         }
         for (int k = 1; k < n; k++) {
             final int q = mod(r - k, n);
-            plan.add(Transfer.copy(q, stage + q * bytes, bytes, chunk));
+            plan.copy(q, stage + q * bytes, bytes, chunk);
         }
         return plan;
     }
@@ -74,42 +72,37 @@ final class Plans {
      * Ring all-reduce: a reduce-scatter pass, then an all-gather pass, over {@code n} segments;
      * every chunk is forwarded as soon as it is reduced [COLL-012].
      */
-    static ArrayList<Transfer> ringAllReduce(final int r, final int n, final long count, final DataType type,
+    static Plan ringAllReduce(final Plan plan, final int r, final int n, final long count, final DataType type,
                                              final ReduceOp op, final Mem in, final Mem out, final int chunk,
                                              final long placeAbove) {
-        final ArrayList<Transfer> plan = new ArrayList<>();
+        plan.clear();
         final int next = mod(r + 1, n);
         final int prev = mod(r - 1, n);
         final int es = type.size();
-        final Transfer[] rsSend = new Transfer[n];
+        final Transfer[] rsSend = plan.marks(0, n);
         Transfer prevRecv = null;
         for (int s = 0; s < n - 1; s++) {
             final int sendSeg = mod(r - s, n);
             final int recvSeg = mod(r - s - 1, n);
-            final Mem src = (s == 0 ? in : out).plus(segmentOffset(count, n, sendSeg) * es);
-            final Transfer send = Transfer.send(next, src.address(), src.lkey(),
+            final Mem src = s == 0 ? in : out;
+            final Transfer send = plan.send(next, src.address() + segmentOffset(count, n, sendSeg) * es, src.lkey(),
                 segmentLength(count, n, sendSeg) * es, chunk).after(prevRecv);
             final long recvOff = segmentOffset(count, n, recvSeg) * es;
-            final Transfer recv = Transfer.reduce(prev, out.address() + recvOff, in.address() + recvOff,
+            final Transfer recv = plan.reduce(prev, out.address() + recvOff, in.address() + recvOff,
                 segmentLength(count, n, recvSeg) * es, chunk, type, op);
-            plan.add(send);
-            plan.add(recv);
             rsSend[sendSeg] = send;
             prevRecv = recv;
         }
         for (int s = 0; s < n - 1; s++) {
             final int sendSeg = mod(r + 1 - s, n);
             final int recvSeg = mod(r - s, n);
-            final Mem src = out.plus(segmentOffset(count, n, sendSeg) * es);
-            final Transfer send = Transfer.send(next, src.address(), src.lkey(),
+            final Transfer send = plan.send(next, out.address() + segmentOffset(count, n, sendSeg) * es, out.lkey(),
                 segmentLength(count, n, sendSeg) * es, chunk).after(prevRecv).placedAbove(placeAbove);
             // Segment recvSeg's partial sum left from here during the first pass: overwrite it (or,
             // placed, grant it to the sender) only once that WRITE has completed.
-            final Transfer recv = Transfer.copy(prev, out.address() + segmentOffset(count, n, recvSeg) * es,
+            final Transfer recv = plan.copy(prev, out.address() + segmentOffset(count, n, recvSeg) * es,
                 segmentLength(count, n, recvSeg) * es, chunk).guardedBy(rsSend[recvSeg])
                 .placedAbove(placeAbove, out.rkey());
-            plan.add(send);
-            plan.add(recv);
             prevRecv = recv;
         }
         return plan;
@@ -127,10 +120,10 @@ final class Plans {
      * its owner, in an order fixed by the rank numbers, and copied from there: every rank ends with
      * bit-identical results. {@code in} may be {@code out}.
      */
-    static ArrayList<Transfer> rabenseifnerAllReduce(final int r, final int n, final long count, final DataType type,
+    static Plan rabenseifnerAllReduce(final Plan plan, final int r, final int n, final long count, final DataType type,
                                                      final ReduceOp op, final Mem in, final Mem out, final int chunk,
                                                      final long placeAbove) {
-        final ArrayList<Transfer> plan = new ArrayList<>();
+        plan.clear();
         final int p = Integer.highestOneBit(n);
         final int extra = n - p;
         final int es = type.size();
@@ -138,29 +131,27 @@ final class Plans {
             // Folded away: the whole input goes to rank r-p, the whole result comes back, block by
             // block (the partner sends block by block). Block b of out may be overwritten (in place)
             // only once the WRITE of block b of the input has completed.
-            final Transfer[] sent = new Transfer[p];
+            final Transfer[] sent = plan.marks(0, p);
             for (int b = 0; b < p; b++) {
                 final long off = segmentOffset(count, p, b) * es;
-                sent[b] = Transfer.send(r - p, in.address() + off, in.lkey(), segmentLength(count, p, b) * es, chunk);
-                plan.add(sent[b]);
+                sent[b] = plan.send(r - p, in.address() + off, in.lkey(), segmentLength(count, p, b) * es, chunk);
             }
             for (int b = 0; b < p; b++) {
                 final long off = segmentOffset(count, p, b) * es;
-                plan.add(Transfer.copy(r - p, out.address() + off, segmentLength(count, p, b) * es, chunk)
-                    .guardedBy(sent[b]).placedAbove(placeAbove, out.rkey()));
+                plan.copy(r - p, out.address() + off, segmentLength(count, p, b) * es, chunk)
+                    .guardedBy(sent[b]).placedAbove(placeAbove, out.rkey());
             }
             return plan;
         }
         // latest[b]: the receive that last wrote block b of out (null: block b is still only in in).
-        final Transfer[] latest = new Transfer[p];
+        final Transfer[] latest = plan.marks(0, p);
         // sentRs[b]: the reduce-scatter send of block b, which reads out (or in) until it completes.
-        final Transfer[] sentRs = new Transfer[p];
+        final Transfer[] sentRs = plan.marks(1, p);
         if (r < extra) {
             for (int b = 0; b < p; b++) {
                 final long off = segmentOffset(count, p, b) * es;
-                latest[b] = Transfer.reduce(r + p, out.address() + off, in.address() + off,
+                latest[b] = plan.reduce(r + p, out.address() + off, in.address() + off,
                     segmentLength(count, p, b) * es, chunk, type, op);
-                plan.add(latest[b]);
             }
         }
         // Reduce-scatter: the current range of blocks [lo, lo + 2m) is halved with partner r ^ m;
@@ -173,16 +164,14 @@ final class Plans {
             for (int b = give; b < give + m; b++) {
                 final long off = segmentOffset(count, p, b) * es;
                 final Mem src = latest[b] == null ? in : out;
-                sentRs[b] = Transfer.send(partner, src.address() + off, src.lkey(), segmentLength(count, p, b) * es,
+                sentRs[b] = plan.send(partner, src.address() + off, src.lkey(), segmentLength(count, p, b) * es,
                     chunk).after(latest[b]);
-                plan.add(sentRs[b]);
             }
             for (int b = keep; b < keep + m; b++) {
                 final long off = segmentOffset(count, p, b) * es;
                 final long operand = (latest[b] == null ? in : out).address() + off;
-                latest[b] = Transfer.reduce(partner, out.address() + off, operand, segmentLength(count, p, b) * es,
+                latest[b] = plan.reduce(partner, out.address() + off, operand, segmentLength(count, p, b) * es,
                     chunk, type, op).after(latest[b]);
-                plan.add(latest[b]);
             }
             lo = keep;
         }
@@ -195,21 +184,20 @@ final class Plans {
             final int theirs = partner & -m;
             for (int b = mine; b < mine + m; b++) {
                 final long off = segmentOffset(count, p, b) * es;
-                plan.add(Transfer.send(partner, out.address() + off, out.lkey(), segmentLength(count, p, b) * es, chunk)
-                    .after(latest[b]).placedAbove(placeAbove));
+                plan.send(partner, out.address() + off, out.lkey(), segmentLength(count, p, b) * es, chunk)
+                    .after(latest[b]).placedAbove(placeAbove);
             }
             for (int b = theirs; b < theirs + m; b++) {
                 final long off = segmentOffset(count, p, b) * es;
-                latest[b] = Transfer.copy(partner, out.address() + off, segmentLength(count, p, b) * es, chunk)
+                latest[b] = plan.copy(partner, out.address() + off, segmentLength(count, p, b) * es, chunk)
                     .guardedBy(sentRs[b]).placedAbove(placeAbove, out.rkey());
-                plan.add(latest[b]);
             }
         }
         if (r < extra) {
             for (int b = 0; b < p; b++) {
                 final long off = segmentOffset(count, p, b) * es;
-                plan.add(Transfer.send(r + p, out.address() + off, out.lkey(), segmentLength(count, p, b) * es, chunk)
-                    .after(latest[b]).placedAbove(placeAbove));
+                plan.send(r + p, out.address() + off, out.lkey(), segmentLength(count, p, b) * es, chunk)
+                    .after(latest[b]).placedAbove(placeAbove);
             }
         }
         return plan;
@@ -222,16 +210,16 @@ final class Plans {
      *
      * @return the plan; {@code result[0]} is set to the memory holding the result afterwards
      */
-    static ArrayList<Transfer> recursiveDoubling(final int r, final int n, final long count, final DataType type,
+    static Plan recursiveDoubling(final Plan plan, final int r, final int n, final long count, final DataType type,
                                                  final ReduceOp op, final Mem in, final Mem out, final Mem a,
                                                  final Mem b, final int chunk, final Mem[] result) {
-        final ArrayList<Transfer> plan = new ArrayList<>();
+        plan.clear();
         final long bytes = count * type.size();
         final int p = Integer.highestOneBit(n);
         final int extra = n - p;
         if (r >= p) {
-            plan.add(Transfer.send(r - p, in.address(), in.lkey(), bytes, chunk));
-            plan.add(Transfer.copy(r - p, out.address(), bytes, chunk));
+            plan.send(r - p, in.address(), in.lkey(), bytes, chunk);
+            plan.copy(r - p, out.address(), bytes, chunk);
             result[0] = out;
             return plan;
         }
@@ -240,38 +228,35 @@ final class Plans {
         Transfer sentFromA = null;
         Transfer sentFromB = null;
         if (r < extra) {
-            lastRecv = Transfer.reduce(r + p, a.address(), in.address(), bytes, chunk, type, op);
-            plan.add(lastRecv);
+            lastRecv = plan.reduce(r + p, a.address(), in.address(), bytes, chunk, type, op);
             cur = a;
         }
         for (int mask = 1; mask < p; mask <<= 1) {
             final int partner = r ^ mask;
-            final Transfer send = Transfer.send(partner, cur.address(), cur.lkey(), bytes, chunk).after(lastRecv);
+            final Transfer send = plan.send(partner, cur.address(), cur.lkey(), bytes, chunk).after(lastRecv);
             final Mem dst = cur == a ? b : a;
-            final Transfer recv = Transfer.reduce(partner, dst.address(), cur.address(), bytes, chunk, type, op)
+            final Transfer recv = plan.reduce(partner, dst.address(), cur.address(), bytes, chunk, type, op)
                 .after(lastRecv).guardedBy(dst == a ? sentFromA : sentFromB);
             if (cur == a) {
                 sentFromA = send;
             } else if (cur == b) {
                 sentFromB = send;
             }
-            plan.add(send);
-            plan.add(recv);
             cur = dst;
             lastRecv = recv;
         }
         if (r < extra) {
-            plan.add(Transfer.send(r + p, cur.address(), cur.lkey(), bytes, chunk).after(lastRecv));
+            plan.send(r + p, cur.address(), cur.lkey(), bytes, chunk).after(lastRecv);
         }
         result[0] = cur;
         return plan;
     }
 
     /** Ring reduce-scatter: rank r ends with segment r (of {@code recvCount} elements) reduced [COLL-014]. */
-    static ArrayList<Transfer> ringReduceScatter(final int r, final int n, final long recvCount, final DataType type,
+    static Plan ringReduceScatter(final Plan plan, final int r, final int n, final long recvCount, final DataType type,
                                                  final ReduceOp op, final Mem in, final Mem out, final Mem scratch,
                                                  final int chunk) {
-        final ArrayList<Transfer> plan = new ArrayList<>();
+        plan.clear();
         final int next = mod(r + 1, n);
         final int prev = mod(r - 1, n);
         final long seg = recvCount * type.size();
@@ -279,20 +264,19 @@ final class Plans {
         for (int s = 0; s < n - 1; s++) {
             final int sendSeg = mod(r - s - 1, n);
             final int recvSeg = mod(r - s - 2, n);
-            final Mem src = (s == 0 ? in : scratch).plus(sendSeg * seg);
-            plan.add(Transfer.send(next, src.address(), src.lkey(), seg, chunk).after(prevRecv));
+            final Mem src = s == 0 ? in : scratch;
+            plan.send(next, src.address() + sendSeg * seg, src.lkey(), seg, chunk).after(prevRecv);
             final long dst = s == n - 2 ? out.address() : scratch.address() + recvSeg * seg;
-            final Transfer recv = Transfer.reduce(prev, dst, in.address() + recvSeg * seg, seg, chunk, type, op);
-            plan.add(recv);
+            final Transfer recv = plan.reduce(prev, dst, in.address() + recvSeg * seg, seg, chunk, type, op);
             prevRecv = recv;
         }
         return plan;
     }
 
     /** Ring all-gather: block i of {@code out} comes from rank i's {@code in} [COLL-015]. */
-    static ArrayList<Transfer> ringAllGather(final int r, final int n, final long sendCount, final DataType type,
+    static Plan ringAllGather(final Plan plan, final int r, final int n, final long sendCount, final DataType type,
                                              final Mem in, final Mem out, final int chunk, final long placeAbove) {
-        final ArrayList<Transfer> plan = new ArrayList<>();
+        plan.clear();
         final int next = mod(r + 1, n);
         final int prev = mod(r - 1, n);
         final long seg = sendCount * type.size();
@@ -300,32 +284,30 @@ final class Plans {
         for (int s = 0; s < n - 1; s++) {
             final int sendSeg = mod(r - s, n);
             final int recvSeg = mod(r - s - 1, n);
-            final Mem src = s == 0 ? in : out.plus(sendSeg * seg);
-            plan.add(Transfer.send(next, src.address(), src.lkey(), seg, chunk).after(prevRecv)
-                .placedAbove(placeAbove));
-            final Transfer recv = Transfer.copy(prev, out.address() + recvSeg * seg, seg, chunk)
+            final long src = s == 0 ? in.address() : out.address() + sendSeg * seg;
+            plan.send(next, src, s == 0 ? in.lkey() : out.lkey(), seg, chunk).after(prevRecv)
+                .placedAbove(placeAbove);
+            final Transfer recv = plan.copy(prev, out.address() + recvSeg * seg, seg, chunk)
                 .placedAbove(placeAbove, out.rkey());
-            plan.add(recv);
             prevRecv = recv;
         }
         return plan;
     }
 
     /** Pipelined chain broadcast from {@code root} along increasing ranks [COLL-016]. */
-    static ArrayList<Transfer> chainBroadcast(final int r, final int n, final int root, final long bytes,
+    static Plan chainBroadcast(final Plan plan, final int r, final int n, final int root, final long bytes,
                                               final Mem in, final Mem out, final int chunk, final long placeAbove) {
-        final ArrayList<Transfer> plan = new ArrayList<>();
+        plan.clear();
         final int pos = mod(r - root, n);
         final int next = mod(r + 1, n);
         final int prev = mod(r - 1, n);
         if (pos == 0) {
-            plan.add(Transfer.send(next, in.address(), in.lkey(), bytes, chunk).placedAbove(placeAbove));
+            plan.send(next, in.address(), in.lkey(), bytes, chunk).placedAbove(placeAbove);
             return plan;
         }
-        final Transfer recv = Transfer.copy(prev, out.address(), bytes, chunk).placedAbove(placeAbove, out.rkey());
-        plan.add(recv);
+        final Transfer recv = plan.copy(prev, out.address(), bytes, chunk).placedAbove(placeAbove, out.rkey());
         if (pos < n - 1) {
-            plan.add(Transfer.send(next, out.address(), out.lkey(), bytes, chunk).after(recv).placedAbove(placeAbove));
+            plan.send(next, out.address(), out.lkey(), bytes, chunk).after(recv).placedAbove(placeAbove);
         }
         return plan;
     }
@@ -341,19 +323,36 @@ final class Plans {
      *     below {@code n}, largest subtree first
      */
     static int[] treeChildren(final int v, final int n) {
-        final int limit = v == 0 ? Integer.highestOneBit(Math.max(1, n - 1)) << 1 : Integer.lowestOneBit(v);
-        int count = 0;
-        for (int m = limit >> 1; m > 0; m >>= 1) {
-            count += v + m < n ? 1 : 0;
-        }
-        final int[] children = new int[count];
-        int i = 0;
-        for (int m = limit >> 1; m > 0; m >>= 1) {
-            if (v + m < n) {
-                children[i++] = v + m;
-            }
+        final int[] children = new int[treeChildCount(v, n)];
+        for (int i = 0; i < children.length; i++) {
+            children[i] = treeChild(v, n, i);
         }
         return children;
+    }
+
+    /** @return how many {@link #treeChildren} relative rank {@code v} has in a tree of {@code n} */
+    static int treeChildCount(final int v, final int n) {
+        int count = 0;
+        for (int m = treeChildLimit(v, n) >> 1; m > 0; m >>= 1) {
+            count += v + m < n ? 1 : 0;
+        }
+        return count;
+    }
+
+    /** @return child {@code i} of relative rank {@code v} (as {@link #treeChildren}; the plans allocate no array) */
+    static int treeChild(final int v, final int n, final int i) {
+        int k = 0;
+        for (int m = treeChildLimit(v, n) >> 1; m > 0; m >>= 1) {
+            if (v + m < n && k++ == i) {
+                return v + m;
+            }
+        }
+        throw new IndexOutOfBoundsException("child " + i + " of relative rank " + v + " of " + n);
+    }
+
+    /** @return twice the largest step to a child: v's lowest set bit, or for the root the power of two above n - 1 */
+    private static int treeChildLimit(final int v, final int n) {
+        return v == 0 ? Integer.highestOneBit(Math.max(1, n - 1)) << 1 : Integer.lowestOneBit(v);
     }
 
     /**
@@ -361,21 +360,21 @@ final class Plans {
      * n-1): relative rank {@code v = r - root} receives from {@link #treeParent} and forwards every
      * chunk to its {@link #treeChildren}, largest subtree first [COLL-032].
      */
-    static ArrayList<Transfer> treeBroadcast(final int r, final int n, final int root, final long bytes,
+    static Plan treeBroadcast(final Plan plan, final int r, final int n, final int root, final long bytes,
                                              final Mem in, final Mem out, final int chunk, final long placeAbove) {
-        final ArrayList<Transfer> plan = new ArrayList<>();
+        plan.clear();
         final int v = mod(r - root, n);
         Transfer recv = null;
         Mem src = in;
         if (v != 0) {
-            recv = Transfer.copy(mod(treeParent(v) + root, n), out.address(), bytes, chunk)
+            recv = plan.copy(mod(treeParent(v) + root, n), out.address(), bytes, chunk)
                 .placedAbove(placeAbove, out.rkey());
-            plan.add(recv);
             src = out;
         }
-        for (final int child : treeChildren(v, n)) {
-            plan.add(Transfer.send(mod(child + root, n), src.address(), src.lkey(), bytes, chunk).after(recv)
-                .placedAbove(placeAbove));
+        final int children = treeChildCount(v, n);
+        for (int i = 0; i < children; i++) {
+            plan.send(mod(treeChild(v, n, i) + root, n), src.address(), src.lkey(), bytes, chunk).after(recv)
+                .placedAbove(placeAbove);
         }
         return plan;
     }
@@ -385,47 +384,45 @@ final class Plans {
      * children send (smallest subtree first, chunk by chunk) into its accumulator, then sends that
      * to its parent; leaves send their input [COLL-032].
      */
-    static ArrayList<Transfer> treeReduce(final int r, final int n, final int root, final long count,
+    static Plan treeReduce(final Plan plan, final int r, final int n, final int root, final long count,
                                           final DataType type, final ReduceOp op, final Mem in, final Mem out,
                                           final Mem scratch, final int chunk) {
-        final ArrayList<Transfer> plan = new ArrayList<>();
+        plan.clear();
         final long bytes = count * type.size();
         final int v = mod(r - root, n);
-        final int[] children = treeChildren(v, n);
+        final int children = treeChildCount(v, n);
         final Mem acc = v == 0 ? out : scratch;
         Transfer last = null;
         Mem operand = in;
-        for (int i = children.length - 1; i >= 0; i--) {
-            last = Transfer.reduce(mod(children[i] + root, n), acc.address(), operand.address(), bytes, chunk, type, op)
+        for (int i = children - 1; i >= 0; i--) {
+            last = plan.reduce(mod(treeChild(v, n, i) + root, n), acc.address(), operand.address(), bytes, chunk, type, op)
                 .after(last);
-            plan.add(last);
             operand = acc;
         }
         if (v != 0) {
-            final Mem src = children.length == 0 ? in : acc;
-            plan.add(Transfer.send(mod(treeParent(v) + root, n), src.address(), src.lkey(), bytes, chunk).after(last));
+            final Mem src = children == 0 ? in : acc;
+            plan.send(mod(treeParent(v) + root, n), src.address(), src.lkey(), bytes, chunk).after(last);
         }
         return plan;
     }
 
     /** Pipelined chain reduce toward {@code root}, along decreasing ranks [COLL-017]. */
-    static ArrayList<Transfer> chainReduce(final int r, final int n, final int root, final long count,
+    static Plan chainReduce(final Plan plan, final int r, final int n, final int root, final long count,
                                            final DataType type, final ReduceOp op, final Mem in, final Mem out,
                                            final Mem scratch, final int chunk) {
-        final ArrayList<Transfer> plan = new ArrayList<>();
+        plan.clear();
         final long bytes = count * type.size();
         final int pos = mod(r - root, n);
         final int toward = mod(r - 1, n);
         final int from = mod(r + 1, n);
         if (pos == n - 1) {
-            plan.add(Transfer.send(toward, in.address(), in.lkey(), bytes, chunk));
+            plan.send(toward, in.address(), in.lkey(), bytes, chunk);
             return plan;
         }
         final Mem dst = pos == 0 ? out : scratch;
-        final Transfer recv = Transfer.reduce(from, dst.address(), in.address(), bytes, chunk, type, op);
-        plan.add(recv);
+        final Transfer recv = plan.reduce(from, dst.address(), in.address(), bytes, chunk, type, op);
         if (pos > 0) {
-            plan.add(Transfer.send(toward, dst.address(), dst.lkey(), bytes, chunk).after(recv));
+            plan.send(toward, dst.address(), dst.lkey(), bytes, chunk).after(recv);
         }
         return plan;
     }
@@ -435,41 +432,42 @@ final class Plans {
      * segments each way, segment {@code i} of {@code n}), without dependencies; arriving chunks are
      * dropped [COLL-030].
      */
-    static ArrayList<Transfer> ringBaseline(final int r, final int n, final long bytes, final Mem in, final int chunk) {
-        final ArrayList<Transfer> plan = new ArrayList<>();
+    static Plan ringBaseline(final Plan plan, final int r, final int n, final long bytes, final Mem in, final int chunk) {
+        plan.clear();
         final int next = mod(r + 1, n);
         final int prev = mod(r - 1, n);
         for (int s = 0; s < 2 * (n - 1); s++) {
             final int sendSeg = mod(r - s, n);
             final int recvSeg = mod(r - s - 1, n);
-            plan.add(Transfer.send(next, in.address() + segmentOffset(bytes, n, sendSeg), in.lkey(),
-                segmentLength(bytes, n, sendSeg), chunk));
-            plan.add(Transfer.discard(prev, segmentLength(bytes, n, recvSeg), chunk));
+            plan.send(next, in.address() + segmentOffset(bytes, n, sendSeg), in.lkey(),
+                segmentLength(bytes, n, sendSeg), chunk);
+            plan.discard(prev, segmentLength(bytes, n, recvSeg), chunk);
         }
         return plan;
     }
 
     /** Pairwise all-to-all: in step s, block to rank r+s and block from rank r-s [COLL-018]. */
-    static ArrayList<Transfer> allToAll(final int r, final int n, final long countPerPeer, final DataType type,
+    static Plan allToAll(final Plan plan, final int r, final int n, final long countPerPeer, final DataType type,
                                         final Mem in, final Mem out, final Mem staging, final int chunk,
                                         final long placeAbove) {
-        final ArrayList<Transfer> plan = new ArrayList<>();
+        plan.clear();
         final long block = countPerPeer * type.size();
         final boolean inPlace = in.address() == out.address();
-        final Transfer[] sends = new Transfer[n];
+        final Transfer[] sends = plan.marks(0, n);
         for (int s = 1; s < n; s++) {
             final int to = mod(r + s, n);
-            sends[to] = Transfer.send(to, in.address() + to * block, in.lkey(), block, chunk).placedAbove(placeAbove);
-            plan.add(sends[to]);
+            sends[to] = plan.send(to, in.address() + to * block, in.lkey(), block, chunk).placedAbove(placeAbove);
         }
         for (int s = 1; s < n; s++) {
             final int from = mod(r - s, n);
             // In place, the block from a peer lands where the block to it came from: copied there
             // (from a slot, or placed in staging) chunk by chunk as the WRITEs of that block complete.
-            final Transfer recv = Transfer.copy(from, out.address() + from * block, block, chunk)
+            final Transfer recv = plan.copy(from, out.address() + from * block, block, chunk)
                 .guardedBy(inPlace ? sends[from] : null)
                 .placedAbove(placeAbove, !inPlace ? out.rkey() : staging != null ? staging.rkey() : 0);
-            plan.add(inPlace && staging != null ? recv.stagedAt(staging.address() + from * block, staging.rkey()) : recv);
+            if (inPlace && staging != null) {
+                recv.stagedAt(staging.address() + from * block, staging.rkey());
+            }
         }
         return plan;
     }

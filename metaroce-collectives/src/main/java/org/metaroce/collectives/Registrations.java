@@ -4,8 +4,6 @@
 package org.metaroce.collectives;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
-import java.util.Iterator;
 
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -20,18 +18,23 @@ import org.metaroce.netty.MetaRoceDevice;
  * most-recently-used cache; the least recently used region is deregistered when the cache is full.
  * Used between operations only, so no WRITE from or into a region is outstanding when it is
  * dropped (a peer writes a region only after this rank granted it in the running operation).
+ * The cache is an array in most-recently-used order, searched and reordered in place: a hit, which
+ * every operation on buffers used before makes, allocates nothing.
  */
 final class Registrations {
     private final MetaRoceDevice device;
     private final ProtectionDomain pd;
     private final int capacity;
-    private final ArrayDeque<MemoryRegion> regions = new ArrayDeque<>();
+    /** {@code regions[0..count)}, most recently used first. */
+    private final MemoryRegion[] regions;
+    private int count;
     private long registered;
 
     Registrations(final MetaRoceDevice device, final ProtectionDomain pd, final int capacity) {
         this.device = device;
         this.pd = pd;
         this.capacity = capacity;
+        this.regions = new MemoryRegion[capacity];
     }
 
     /** @return a local key covering {@code bytes} bytes at the buffer's position */
@@ -50,18 +53,15 @@ final class Registrations {
     MemoryRegion region(final ByteBuffer buffer, final long bytes, final boolean remoteWrite) {
         final long base = BufferUtil.address(buffer);
         final long address = base + buffer.position();
-        for (final Iterator<MemoryRegion> it = regions.iterator(); it.hasNext();) {
-            final MemoryRegion mr = it.next();
+        for (int i = 0; i < count; i++) {
+            final MemoryRegion mr = regions[i];
             if (mr.address() <= address && address + bytes <= mr.address() + mr.length()) {
                 if (remoteWrite && (mr.access() & AccessFlags.REMOTE_WRITE) == 0) {
-                    it.remove(); // registered as a source only: register again below, writable by peers
+                    remove(i); // registered as a source only: register again below, writable by peers
                     deregister(mr);
                     break;
                 }
-                if (regions.peekFirst() != mr) {
-                    it.remove();
-                    regions.addFirst(mr);
-                }
+                moveToFront(i, mr);
                 return mr;
             }
         }
@@ -69,11 +69,26 @@ final class Registrations {
         final int access = remoteWrite ? AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE : AccessFlags.LOCAL_WRITE;
         final MemoryRegion mr = device.call(ep -> pd.registerMemory(whole, access));
         registered++;
-        regions.addFirst(mr);
-        if (regions.size() > capacity) {
-            deregister(regions.pollLast());
+        if (count == capacity) {
+            final MemoryRegion last = regions[count - 1];
+            remove(count - 1);
+            deregister(last);
         }
+        count++;
+        moveToFront(count - 1, mr);
         return mr;
+    }
+
+    /** Puts {@code mr} first, shifting {@code regions[0..i)} one place back over entry {@code i}. */
+    private void moveToFront(final int i, final MemoryRegion mr) {
+        System.arraycopy(regions, 0, regions, 1, i);
+        regions[0] = mr;
+    }
+
+    /** Removes entry {@code i}, closing the gap. */
+    private void remove(final int i) {
+        System.arraycopy(regions, i + 1, regions, i, count - i - 1);
+        regions[--count] = null;
     }
 
     /** @return regions registered since creation (a buffer reused across calls is registered once) */
@@ -90,8 +105,9 @@ final class Registrations {
 
     /** Deregisters every cached region. */
     void clear() {
-        while (!regions.isEmpty()) {
-            final MemoryRegion old = regions.pollLast();
+        while (count > 0) {
+            final MemoryRegion old = regions[count - 1];
+            remove(count - 1);
             if (!device.isClosed()) {
                 device.call(ep -> {
                     pd.deregister(old);

@@ -4,10 +4,12 @@
 package org.metaroce.collectives;
 
 /**
- * One message of an operation's plan between this rank and one peer, cut into chunks of at most
+ * One message of an operation's {@link Plan} between this rank and one peer, cut into chunks of at most
  * the communicator's chunk size. Both ends build their plans from the same arguments, so they
  * agree on every transfer's length and hence on its chunking; chunk {@code j} of two transfers of
  * equal length covers the same bytes, which is what {@link #dependsOn} and {@link #guard} rely on.
+ * The plan sets its transfers again for every operation ({@link #set}), so nothing may hold one
+ * past the operation that planned it.
  */
 final class Transfer {
     enum Kind {
@@ -21,17 +23,17 @@ final class Transfer {
         RECV_DISCARD
     }
 
-    final Kind kind;
-    final int peer;
+    Kind kind;
+    int peer;
     /** SEND: source address; RECV_*: destination address. */
-    final long address;
+    long address;
     /** SEND: local key of the source. */
-    final int lkey;
+    int lkey;
     /** RECV_REDUCE: the local operand's address (may equal {@link #address}). */
-    final long operand;
-    final long bytes;
-    final int chunks;
-    final int chunkBytes;
+    long operand;
+    long bytes;
+    int chunks;
+    int chunkBytes;
     /** RECV_REDUCE: element type and operator. */
     DataType type;
     ReduceOp reduceOp;
@@ -75,8 +77,18 @@ final class Transfer {
     /** The link sequence number of chunk 0, assigned when the operation starts. */
     long firstSeq = -1;
 
-    Transfer(final Kind kind, final int peer, final long address, final int lkey, final long operand,
-             final long bytes, final int chunkBytes) {
+    /** Made by a {@link Plan}, which sets it for each operation ({@link #set}). */
+    Transfer() {
+    }
+
+    /**
+     * Sets every field for a new transfer of the operation being planned: the given ones, and the
+     * rest (links, placement, progress) as a new transfer has them.
+     *
+     * @return this
+     */
+    Transfer set(final Kind kind, final int peer, final long address, final int lkey, final long operand,
+                 final long bytes, final int chunkBytes) {
         this.kind = kind;
         this.peer = peer;
         this.address = address;
@@ -85,26 +97,18 @@ final class Transfer {
         this.bytes = bytes;
         this.chunkBytes = chunkBytes;
         this.chunks = (int) ((bytes + chunkBytes - 1) / chunkBytes);
-    }
-
-    static Transfer send(final int peer, final long address, final int lkey, final long bytes, final int chunkBytes) {
-        return new Transfer(Kind.SEND, peer, address, lkey, 0, bytes, chunkBytes);
-    }
-
-    static Transfer copy(final int peer, final long destination, final long bytes, final int chunkBytes) {
-        return new Transfer(Kind.RECV_COPY, peer, destination, 0, 0, bytes, chunkBytes);
-    }
-
-    static Transfer discard(final int peer, final long bytes, final int chunkBytes) {
-        return new Transfer(Kind.RECV_DISCARD, peer, 0, 0, 0, bytes, chunkBytes);
-    }
-
-    static Transfer reduce(final int peer, final long destination, final long operand, final long bytes,
-                           final int chunkBytes, final DataType type, final ReduceOp op) {
-        final Transfer t = new Transfer(Kind.RECV_REDUCE, peer, destination, 0, operand, bytes, chunkBytes);
-        t.type = type;
-        t.reduceOp = op;
-        return t;
+        type = null;
+        reduceOp = null;
+        dependsOn = null;
+        guard = null;
+        placed = false;
+        rkey = 0;
+        regionAddress = 0;
+        regionGranted = 0;
+        inline = false;
+        progressed = 0;
+        firstSeq = -1;
+        return this;
     }
 
     /**

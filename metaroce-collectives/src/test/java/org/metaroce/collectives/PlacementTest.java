@@ -290,9 +290,9 @@ class PlacementTest {
     @Test
     @DisplayName("COLL-033: a placed receive needs a destination registered for remote writes")
     void placedReceiveWithoutRemoteKeyIsRefused() {
-        assertThatThrownBy(() -> Transfer.copy(1, 4096, 8192, 4096).placedAbove(512, 0))
+        assertThatThrownBy(() -> new Plan().copy(1, 4096, 8192, 4096).placedAbove(512, 0))
             .isInstanceOf(IllegalStateException.class).hasMessageContaining("remote writes");
-        assertThat(Transfer.copy(1, 4096, 512, 4096).placedAbove(512, 0).placed).isFalse();
-        assertThat(Transfer.send(1, 4096, 7, 513, 4096).placedAbove(512).placed).isTrue();
+        assertThat(new Plan().copy(1, 4096, 512, 4096).placedAbove(512, 0).placed).isFalse();
+        assertThat(new Plan().send(1, 4096, 7, 513, 4096).placedAbove(512).placed).isTrue();
     }
 }

@@ -28,9 +28,10 @@ class RabenseifnerPlanTest {
         for (int r = 0; r < n; r++) {
             final Mem in = new Mem(1L << 32, 1, 0);
             final Mem out = inPlace ? new Mem(1L << 32, 1, 7) : new Mem(1L << 33, 2, 7);
-            plans.add(rabenseifner
-                ? Plans.rabenseifnerAllReduce(r, n, COUNT, DataType.FLOAT32, ReduceOp.SUM, in, out, CHUNK, 1024)
-                : Plans.ringAllReduce(r, n, COUNT, DataType.FLOAT32, ReduceOp.SUM, in, out, CHUNK, 1024));
+            final Plan plan = new Plan();
+            plans.add((rabenseifner
+                ? Plans.rabenseifnerAllReduce(plan, r, n, COUNT, DataType.FLOAT32, ReduceOp.SUM, in, out, CHUNK, 1024)
+                : Plans.ringAllReduce(plan, r, n, COUNT, DataType.FLOAT32, ReduceOp.SUM, in, out, CHUNK, 1024)).toList());
         }
         return plans;
     }
