@@ -136,8 +136,8 @@ public final class Communicator implements AutoCloseable {
             if (bytes <= config.oneShotAllReduceBytes()) {
                 // One hop: each hop costs every rank a wake-up, which on shared cores is the time [COLL-036].
                 final long stage = scratch(size * bytes).address();
-                engine.run(name, Plans.oneShotAllReduce(plan, rank, size, bytes, planIn.set(in, registrations.lkey(send, bytes), 0),
-                    stage, chunk));
+                final Mem inMem = planIn.set(in, registrations.lkey(send, bytes), 0);
+                engine.run(name, Plans.oneShotAllReduce(plan, rank, size, bytes, inMem, stage, chunk));
                 Plans.reduceInRankOrder(rank, size, count, type, op, in, stage, out);
             } else if ((bytes <= config.smallAllReduceBytes() && !rabenseifner(bytes)) || count < size) {
                 final MemoryRegion s = scratch(2 * bytes);
@@ -480,7 +480,8 @@ public final class Communicator implements AutoCloseable {
             if (count == 0) {
                 return;
             }
-            plan.clear().send(peer, in, registrations.lkey(buffer, bytes), bytes, chunk(type)).placedAbove(placeAbove());
+            plan.clear().send(peer, in, registrations.lkey(buffer, bytes), bytes, chunk(type))
+                .placedAbove(placeAbove());
             engine.run(name, plan);
         } finally {
             leave();
@@ -537,8 +538,8 @@ public final class Communicator implements AutoCloseable {
             if (bytes == 0 || size == 1) {
                 return;
             }
-            engine.run(name, Plans.ringBaseline(plan, rank, size, bytes, planIn.set(in, registrations.lkey(buffer, bytes), 0),
-                config.chunkBytes()));
+            final Mem inMem = planIn.set(in, registrations.lkey(buffer, bytes), 0);
+            engine.run(name, Plans.ringBaseline(plan, rank, size, bytes, inMem, config.chunkBytes()));
         } finally {
             leave();
         }

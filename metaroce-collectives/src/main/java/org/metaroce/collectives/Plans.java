@@ -5,11 +5,12 @@ package org.metaroce.collectives;
 
 /**
  * The algorithms, as plans: each fills a {@link Plan} for one rank with the ordered transfers to
- * and from its peers [COLL-012..COLL-019], allocating nothing once the plan has grown. Every rank builds its plan from the same arguments, so the sends on a
- * link match the peer's receives one for one, with equal lengths. Local copies are not part of
- * the plan; the caller does them. A copy receive longer than {@code placeAbove} bytes (the latency
- * threshold) is placed, and so is the send that matches it: its chunks go straight into regions
- * of the destination the receiver grants [COLL-033, COLL-034].
+ * and from its peers [COLL-012..COLL-019], allocating nothing once the plan has grown. Every rank
+ * builds its plan from the same arguments, so the sends on a link match the peer's receives one
+ * for one, with equal lengths. Local copies are not part of the plan; the caller does them. A copy
+ * receive longer than {@code placeAbove} bytes (the latency threshold) is placed, and so is the
+ * send that matches it: its chunks go straight into regions of the destination the receiver
+ * grants [COLL-033, COLL-034].
  */
 final class Plans {
     private Plans() {
@@ -38,7 +39,7 @@ final class Plans {
      * rank order ({@link #reduceInRankOrder}). One hop, no dependencies between the transfers.
      */
     static Plan oneShotAllReduce(final Plan plan, final int r, final int n, final long bytes, final Mem in,
-                                                final long stage, final int chunk) {
+                                 final long stage, final int chunk) {
         plan.clear();
         for (int k = 1; k < n; k++) {
             plan.send(mod(r + k, n), in.address(), in.lkey(), bytes, chunk);
@@ -73,8 +74,8 @@ final class Plans {
      * every chunk is forwarded as soon as it is reduced [COLL-012].
      */
     static Plan ringAllReduce(final Plan plan, final int r, final int n, final long count, final DataType type,
-                                             final ReduceOp op, final Mem in, final Mem out, final int chunk,
-                                             final long placeAbove) {
+                              final ReduceOp op, final Mem in, final Mem out, final int chunk,
+                              final long placeAbove) {
         plan.clear();
         final int next = mod(r + 1, n);
         final int prev = mod(r - 1, n);
@@ -121,8 +122,8 @@ final class Plans {
      * bit-identical results. {@code in} may be {@code out}.
      */
     static Plan rabenseifnerAllReduce(final Plan plan, final int r, final int n, final long count, final DataType type,
-                                                     final ReduceOp op, final Mem in, final Mem out, final int chunk,
-                                                     final long placeAbove) {
+                                      final ReduceOp op, final Mem in, final Mem out, final int chunk,
+                                      final long placeAbove) {
         plan.clear();
         final int p = Integer.highestOneBit(n);
         final int extra = n - p;
@@ -211,8 +212,8 @@ final class Plans {
      * @return the plan; {@code result[0]} is set to the memory holding the result afterwards
      */
     static Plan recursiveDoubling(final Plan plan, final int r, final int n, final long count, final DataType type,
-                                                 final ReduceOp op, final Mem in, final Mem out, final Mem a,
-                                                 final Mem b, final int chunk, final Mem[] result) {
+                                  final ReduceOp op, final Mem in, final Mem out, final Mem a,
+                                  final Mem b, final int chunk, final Mem[] result) {
         plan.clear();
         final long bytes = count * type.size();
         final int p = Integer.highestOneBit(n);
@@ -254,8 +255,8 @@ final class Plans {
 
     /** Ring reduce-scatter: rank r ends with segment r (of {@code recvCount} elements) reduced [COLL-014]. */
     static Plan ringReduceScatter(final Plan plan, final int r, final int n, final long recvCount, final DataType type,
-                                                 final ReduceOp op, final Mem in, final Mem out, final Mem scratch,
-                                                 final int chunk) {
+                                  final ReduceOp op, final Mem in, final Mem out, final Mem scratch,
+                                  final int chunk) {
         plan.clear();
         final int next = mod(r + 1, n);
         final int prev = mod(r - 1, n);
@@ -275,7 +276,7 @@ final class Plans {
 
     /** Ring all-gather: block i of {@code out} comes from rank i's {@code in} [COLL-015]. */
     static Plan ringAllGather(final Plan plan, final int r, final int n, final long sendCount, final DataType type,
-                                             final Mem in, final Mem out, final int chunk, final long placeAbove) {
+                              final Mem in, final Mem out, final int chunk, final long placeAbove) {
         plan.clear();
         final int next = mod(r + 1, n);
         final int prev = mod(r - 1, n);
@@ -296,7 +297,7 @@ final class Plans {
 
     /** Pipelined chain broadcast from {@code root} along increasing ranks [COLL-016]. */
     static Plan chainBroadcast(final Plan plan, final int r, final int n, final int root, final long bytes,
-                                              final Mem in, final Mem out, final int chunk, final long placeAbove) {
+                               final Mem in, final Mem out, final int chunk, final long placeAbove) {
         plan.clear();
         final int pos = mod(r - root, n);
         final int next = mod(r + 1, n);
@@ -361,7 +362,7 @@ final class Plans {
      * chunk to its {@link #treeChildren}, largest subtree first [COLL-032].
      */
     static Plan treeBroadcast(final Plan plan, final int r, final int n, final int root, final long bytes,
-                                             final Mem in, final Mem out, final int chunk, final long placeAbove) {
+                              final Mem in, final Mem out, final int chunk, final long placeAbove) {
         plan.clear();
         final int v = mod(r - root, n);
         Transfer recv = null;
@@ -385,8 +386,8 @@ final class Plans {
      * to its parent; leaves send their input [COLL-032].
      */
     static Plan treeReduce(final Plan plan, final int r, final int n, final int root, final long count,
-                                          final DataType type, final ReduceOp op, final Mem in, final Mem out,
-                                          final Mem scratch, final int chunk) {
+                           final DataType type, final ReduceOp op, final Mem in, final Mem out,
+                           final Mem scratch, final int chunk) {
         plan.clear();
         final long bytes = count * type.size();
         final int v = mod(r - root, n);
@@ -395,8 +396,8 @@ final class Plans {
         Transfer last = null;
         Mem operand = in;
         for (int i = children - 1; i >= 0; i--) {
-            last = plan.reduce(mod(treeChild(v, n, i) + root, n), acc.address(), operand.address(), bytes, chunk, type, op)
-                .after(last);
+            last = plan.reduce(mod(treeChild(v, n, i) + root, n), acc.address(), operand.address(), bytes, chunk,
+                type, op).after(last);
             operand = acc;
         }
         if (v != 0) {
@@ -408,8 +409,8 @@ final class Plans {
 
     /** Pipelined chain reduce toward {@code root}, along decreasing ranks [COLL-017]. */
     static Plan chainReduce(final Plan plan, final int r, final int n, final int root, final long count,
-                                           final DataType type, final ReduceOp op, final Mem in, final Mem out,
-                                           final Mem scratch, final int chunk) {
+                            final DataType type, final ReduceOp op, final Mem in, final Mem out,
+                            final Mem scratch, final int chunk) {
         plan.clear();
         final long bytes = count * type.size();
         final int pos = mod(r - root, n);
@@ -432,7 +433,8 @@ final class Plans {
      * segments each way, segment {@code i} of {@code n}), without dependencies; arriving chunks are
      * dropped [COLL-030].
      */
-    static Plan ringBaseline(final Plan plan, final int r, final int n, final long bytes, final Mem in, final int chunk) {
+    static Plan ringBaseline(final Plan plan, final int r, final int n, final long bytes, final Mem in,
+                             final int chunk) {
         plan.clear();
         final int next = mod(r + 1, n);
         final int prev = mod(r - 1, n);
@@ -448,8 +450,8 @@ final class Plans {
 
     /** Pairwise all-to-all: in step s, block to rank r+s and block from rank r-s [COLL-018]. */
     static Plan allToAll(final Plan plan, final int r, final int n, final long countPerPeer, final DataType type,
-                                        final Mem in, final Mem out, final Mem staging, final int chunk,
-                                        final long placeAbove) {
+                         final Mem in, final Mem out, final Mem staging, final int chunk,
+                         final long placeAbove) {
         plan.clear();
         final long block = countPerPeer * type.size();
         final boolean inPlace = in.address() == out.address();
