@@ -158,7 +158,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     private String rabenseifnerAboveBytes;
 
     @Option(names = "--jit-warmup", defaultValue = "5", paramLabel = "SECONDS",
-        description = "Before the sweep, run its sizes (up to 1 MiB) for at least this long and until the JIT "
+        description = "Before the sweep, run its sizes (up to 1 MiB, or up to the first size whose transfers take "
+            + "two chunks, 2 x chunk x ranks, if larger) for at least this long and until the JIT "
             + "compiler has been idle for 1 s, at most 15 s more; 0 = off (default: ${DEFAULT-VALUE}).")
     private double jitWarmupSeconds;
 
@@ -475,8 +476,6 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     record Sweep(CollectiveKind kind, long minBytes, long maxBytes, int factor, List<DataType> types,
                  List<ReduceOp> ops, int iters, int warmup, boolean check, int root, boolean baseline,
                  boolean cpu, boolean median, long jitWarmupNs, int cores) {
-        /** Largest size the JIT warm-up runs: enough for every code path (ring above the small threshold). */
-        private static final long JIT_WARMUP_MAX_BYTES = 1 << 20;
         /**
          * Timed iterations of a warm-up row at most: enough that the row's own code (its timing loop,
          * the sort of its timings) takes the paths a timed row's takes: java.util.Arrays sorts fewer
@@ -617,8 +616,9 @@ public final class CollectivePerfCommand implements Callable<Integer> {
         }
 
         /**
-         * Runs the sweep's rows up to 1 MiB (or its first size, if larger), each as a timed row runs
-         * it but with at most {@value #JIT_WARMUP_ITERS} iterations (and at most
+         * Runs the sweep's rows up to {@link JitWarmup#topBytes} (1 MiB, or the first size whose
+         * transfers all take two chunks if larger; at least the sweep's first size), each as a timed
+         * row runs it but with at most {@value #JIT_WARMUP_ITERS} iterations (and at most
          * {@value #JIT_WARMUP_ROW_BYTES} bytes per variant), until the JIT is quiet on every
          * rank ({@link JitWarmup}). A round is the rows' whole procedure (barrier, both variants,
          * check, the all-reduces of the statistics) for every type and operator of the sweep, not
@@ -631,8 +631,7 @@ public final class CollectivePerfCommand implements Callable<Integer> {
          * The rows run on the sweep's own buffers {@code a} and {@code b}, registered once.
          */
         private void jitWarmup(final Communicator c, final PrintWriter out, final ByteBuffer a, final ByteBuffer b) {
-            // At least the sweep's first size: a sweep that starts above 1 MiB warms up on that size.
-            final long top = Math.max(minBytes, Math.min(maxBytes, JIT_WARMUP_MAX_BYTES));
+            final long top = JitWarmup.topBytes(minBytes, maxBytes, factor, c.config().chunkBytes(), c.size());
             final ByteBuffer stat = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
             final ByteBuffer flag = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
             final int g = kind.granularity(c.size());

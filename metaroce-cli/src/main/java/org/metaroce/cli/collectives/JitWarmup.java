@@ -59,6 +59,40 @@ final class JitWarmup {
         }
     }
 
+    /** Rows up to this size at least: every algorithm's code path below the multi-chunk transfers. */
+    static final long MIN_TOP_BYTES = 1 << 20;
+
+    /**
+     * The largest row a warm-up runs: the first of the sweep's sizes that is at least 1 MiB and at
+     * least {@code 2 x chunk x ranks}, the first size at which every transfer of the ring (a
+     * segment, size / ranks) and of Rabenseifner's algorithm (a block, size / p, p <= ranks) takes
+     * two chunks or more; at most the sweep's last size, at least its first. Why: the engine's
+     * paths for a transfer of several chunks (pipelined chunks, region grants of several) run first
+     * there. With the warm-up stopping at 1 MiB, 4 ranks and 256 KiB chunks, the 2 MiB row was the
+     * first to take them: its first calls deoptimised and recompiled about 55 methods on a 2-core
+     * host, 15 or so calls in a row took 8-14 ms instead of 3-4, and its mean came out 8-20 % above
+     * its median in every round of the comparison with Open MPI (docs/collectives.md).
+     *
+     * @param minBytes the sweep's first size
+     * @param maxBytes its last size, at most
+     * @param factor its step factor (a factor of 1 steps by one byte, as the sweep does)
+     * @param chunkBytes the communicator's chunk size
+     * @param ranks the number of ranks
+     * @return the largest size the warm-up runs
+     */
+    static long topBytes(final long minBytes, final long maxBytes, final int factor, final int chunkBytes,
+                         final int ranks) {
+        final long wanted = Math.max(MIN_TOP_BYTES, 2L * chunkBytes * ranks);
+        long top = minBytes;
+        for (long size = minBytes; size <= maxBytes; size = Math.max(size * factor, size + 1)) {
+            top = size;
+            if (size >= wanted) {
+                break;
+            }
+        }
+        return top;
+    }
+
     /** @return the JVM's total JIT compilation time in ms, or 0 where it does not tell */
     static long compilationMs() {
         final java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory

@@ -65,4 +65,22 @@ class JitWarmupTest {
         assertThat(r.rounds()).isEqualTo(20);
         assertThat(r.quiet()).isTrue();
     }
+
+    @Test
+    @DisplayName("the warm-up runs up to the first size whose transfers take two chunks, not only to 1 MiB")
+    void runsUpToTheFirstMultiChunkSize() {
+        final int chunk = 256 << 10;
+        // 4 ranks: Rabenseifner's blocks (size / 4) take two chunks from 2 MiB; 1 MiB left it to the row.
+        assertThat(JitWarmup.topBytes(8, 32 << 20, 4, chunk, 4)).isEqualTo(2 << 20);
+        // 8 ranks: from 4 MiB, the sweep's next size after 2 MiB being 8 MiB.
+        assertThat(JitWarmup.topBytes(8, 32 << 20, 4, chunk, 8)).isEqualTo(8 << 20);
+        assertThat(JitWarmup.topBytes(8, 32 << 20, 2, chunk, 8)).isEqualTo(4 << 20);
+        // 2 ranks: 1 MiB already, the least the warm-up runs to.
+        assertThat(JitWarmup.topBytes(8, 32 << 20, 2, chunk, 2)).isEqualTo(1 << 20);
+        // Never past the sweep's last size, never below its first.
+        assertThat(JitWarmup.topBytes(8, 512 << 10, 4, chunk, 4)).isEqualTo(512 << 10);
+        assertThat(JitWarmup.topBytes(64 << 20, 256 << 20, 2, chunk, 4)).isEqualTo(64 << 20);
+        // A factor of 1 steps by a byte, as the sweep does.
+        assertThat(JitWarmup.topBytes(3, 5, 1, 1, 1)).isEqualTo(5);
+    }
 }
