@@ -69,9 +69,9 @@ final class JitWarmup {
      * two chunks or more; at most the sweep's last size, at least its first. Why: the engine's
      * paths for a transfer of several chunks (pipelined chunks, region grants of several) run first
      * there. With the warm-up stopping at 1 MiB, 4 ranks and 256 KiB chunks, the 2 MiB row was the
-     * first to take them: its first calls deoptimised and recompiled about 55 methods on a 2-core
-     * host, 15 or so calls in a row took 8-14 ms instead of 3-4, and its mean came out 8-20 % above
-     * its median in every round of the comparison with Open MPI (docs/collectives.md).
+     * first to take them: the JIT compiled 43 methods while it was timed (2 since), 15 or so calls
+     * in a row took 8-14 ms instead of 3-4, and the row's mean was 8-20 % above its median in the
+     * comparison with Open MPI (3-14 % since; docs/collectives.md).
      *
      * @param minBytes the sweep's first size
      * @param maxBytes its last size, at most
