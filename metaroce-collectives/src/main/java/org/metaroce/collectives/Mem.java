@@ -20,14 +20,6 @@ final class Mem {
     Mem() {
     }
 
-    Mem(final long address, final int lkey, final int rkey) {
-        set(address, lkey, rkey);
-    }
-
-    Mem(final long address, final int lkey) {
-        this(address, lkey, 0);
-    }
-
     /**
      * @param address native address of the first byte
      * @param lkey local key

@@ -26,8 +26,8 @@ class RabenseifnerPlanTest {
     private static List<List<Transfer>> plans(final int n, final boolean rabenseifner, final boolean inPlace) {
         final List<List<Transfer>> plans = new ArrayList<>();
         for (int r = 0; r < n; r++) {
-            final Mem in = new Mem(1L << 32, 1, 0);
-            final Mem out = inPlace ? new Mem(1L << 32, 1, 7) : new Mem(1L << 33, 2, 7);
+            final Mem in = new Mem().set(1L << 32, 1, 0);
+            final Mem out = inPlace ? new Mem().set(1L << 32, 1, 7) : new Mem().set(1L << 33, 2, 7);
             final Plan plan = new Plan();
             plans.add((rabenseifner
                 ? Plans.rabenseifnerAllReduce(plan, r, n, COUNT, DataType.FLOAT32, ReduceOp.SUM, in, out, CHUNK, 1024)
