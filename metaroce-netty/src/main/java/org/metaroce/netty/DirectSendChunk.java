@@ -19,6 +19,7 @@ final class DirectSendChunk implements SendChunk {
     private final ByteBuffer memory;
     private final long address;
     private boolean live;
+    private final PayloadReferences references = new PayloadReferences();
 
     DirectSendChunk(final Consumer<DirectSendChunk> pool, final int capacity) {
         this.pool = pool;
@@ -30,6 +31,12 @@ final class DirectSendChunk implements SendChunk {
     void open() {
         live = true;
         memory.clear();
+        references.clear();
+    }
+
+    @Override
+    public PayloadReferences references() {
+        return references;
     }
 
     @Override

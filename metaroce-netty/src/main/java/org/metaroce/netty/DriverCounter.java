@@ -84,7 +84,12 @@ public enum DriverCounter {
     /** Errors of the host's own stack queued for a send (e.g. a datagram larger than the route takes, {@code EMSGSIZE}). */
     LOCAL_ERRORS,
     /** Error-queue entries of no kind above, without an extended error (malformed), or failed reads of the queue. */
-    UNKNOWN_ERRORS;
+    UNKNOWN_ERRORS,
+    /**
+     * Packets whose payload the socket sent from the work request's registered memory, gathered by
+     * the kernel, instead of from a copy in the send chunk ({@link SocketCapabilities#gather()}).
+     */
+    PAYLOADS_BY_REFERENCE;
 
     private static final DriverCounter[] VALUES = values();
 

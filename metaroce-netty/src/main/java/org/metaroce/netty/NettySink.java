@@ -41,6 +41,12 @@ import org.slf4j.LoggerFactory;
  * datagram is sent once more. Transports that fail later (Netty's pipeline) report through
  * {@link #sendFailed(SendFailure)}.
  *
+ * <p>Payloads by reference: when every socket gathers ({@link SocketCapabilities#gather()}), the
+ * sink takes what the engine offers with {@link #reference}: the payload's bytes stay in
+ * registered memory, their room in the chunk stays unwritten, and the packet's commit records the
+ * range in its chunk's {@link SendChunk#references()} for the socket to send from there. The
+ * payload is then copied once, by the kernel, instead of twice.
+ *
  * <p>Owning thread only.
  */
 final class NettySink implements TransmitSink {
@@ -58,6 +64,14 @@ final class NettySink implements TransmitSink {
     private final UnsafeBuffer emptyView = new UnsafeBuffer(new byte[0]);
     private final boolean preserveSendOrder;
     private final int gsoMinSegments;
+    /** Whether every socket gathers, so that payloads may be taken by reference. */
+    private final boolean gather;
+    // The reference offered for the packet being written (claimed, not yet committed).
+    private boolean pending;
+    private int pendingChunk;
+    private int pendingAt;
+    private int pendingLength;
+    private long pendingAddress;
 
     /** Sockets by index: entropy sockets 0..n-1, then the endpoint socket at n. */
     private final UdpSocket[] sockets;
@@ -152,6 +166,11 @@ final class NettySink implements TransmitSink {
             mayConnect[i] = connectEntropySockets && i != endpointIndex && capabilities[i].connect()
                 && !sockets[i].localAddress().getAddress().isAnyLocalAddress();
         }
+        boolean allGather = true;
+        for (final SocketCapabilities c : capabilities) {
+            allGather &= c.gather();
+        }
+        this.gather = allGather;
         for (int i = 0; i < entropyPorts.length; i++) {
             indexByPort.put(entropyPorts[i], i);
         }
@@ -256,6 +275,7 @@ final class NettySink implements TransmitSink {
     }
 
     private int claimFor(final int index, final int maxLength) {
+        pending = false; // a packet claimed again instead of committed drops its reference
         if (closed || backedUp || committedThisCycle >= maxPacketsPerCycle) {
             counters.increment(DriverCounter.SINK_FULL);
             return NO_ROOM;
@@ -269,9 +289,28 @@ final class NettySink implements TransmitSink {
         return position[index];
     }
 
+    /**
+     * Takes the payload of the packet being written by reference when every socket gathers and
+     * the chunk records references: the commit records the range in the chunk.
+     */
+    @Override
+    public boolean reference(final int at, final long address, final int length) {
+        if (!gather || current < 0 || closed || chunk[current] == null || chunk[current].references() == null) {
+            return false;
+        }
+        pending = true;
+        pendingChunk = current;
+        pendingAt = at;
+        pendingLength = length;
+        pendingAddress = address;
+        return true;
+    }
+
     @Override
     public void commit(final int offset, final int length, final int peerId, final int entropy) {
         final int written = current;
+        final boolean referenced = pending;
+        pending = false;
         final InetSocketAddress recipient = peers.address(peerId);
         if (recipient == null) {
             counters.increment(DriverCounter.UNROUTABLE_PACKETS);
@@ -288,6 +327,14 @@ final class NettySink implements TransmitSink {
             }
         }
         position[written] = offset + length;
+        if (referenced) {
+            if (pendingChunk != written || pendingAt < offset || pendingAt + pendingLength > offset + length) {
+                throw new IllegalStateException("a payload reference at " + pendingAt + " (" + pendingLength
+                    + " bytes) lies outside the packet committed at " + offset + " (" + length + " bytes)");
+            }
+            chunk[written].references().add(pendingAt, pendingLength, pendingAddress);
+            counters.increment(DriverCounter.PAYLOADS_BY_REFERENCE);
+        }
         committedThisCycle++;
         if (preserveSendOrder && lastIndex >= 0 && lastIndex != index) {
             // Leaving a socket: what it holds goes to the kernel now, so datagrams leave in the

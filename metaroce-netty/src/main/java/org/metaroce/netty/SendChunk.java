@@ -32,4 +32,14 @@ public interface SendChunk {
      * holds it (a synchronous transport holds nothing after its send returned).
      */
     void release();
+
+    /**
+     * @return the chunk's byte ranges whose content lies elsewhere (payloads the engine handed the
+     *     sink by reference, {@link org.metaroce.core.engine.TransmitSink#reference}), for a
+     *     transport that gathers ({@link SocketCapabilities#gather()}); null for a chunk that keeps
+     *     none (every byte is in the chunk)
+     */
+    default PayloadReferences references() {
+        return null;
+    }
 }

@@ -16,7 +16,10 @@ import org.metaroce.netty.linux.LinuxUdpSocket;
  * messages of one {@code sendmmsg} each (a separate datagram per message, a segmented run as one
  * message with a {@code UDP_SEGMENT} control message) that point straight into the driver's
  * chunks, and reports what the kernel took. A batch of one datagram to the connected peer goes
- * with {@code send} instead, which costs less than a {@code sendmmsg} of one message. Allocates
+ * with {@code send} instead, which costs less than a {@code sendmmsg} of one message. A datagram
+ * whose chunk names payloads by reference ({@link SendChunk#references()}) is gathered: its
+ * message's pieces are the chunk's bytes around each such range and the range's own memory, so
+ * the kernel's copy is the payload's only one. Allocates
  * nothing per call: the native batch is built once, and a recipient's address is read as raw
  * values ({@code Inet4Address.hashCode()} is the address; an IPv6 address is read once per change
  * of recipient).
@@ -26,10 +29,15 @@ import org.metaroce.netty.linux.LinuxUdpSocket;
 final class NativeSender implements AutoCloseable {
     /** Messages per {@code sendmmsg}: a duty cycle's batch for one socket rarely holds more. */
     static final int MESSAGES_PER_CALL = 64;
+    /**
+     * Pieces ({@code iovec}s) per call: a message takes one, plus two per payload by reference
+     * (a GSO message of 64 segments, 129); a call ends early rather than split a message.
+     */
+    static final int PIECES_PER_CALL = 2048;
 
     private final LinuxUdpSocket socket;
     private final NativeErrorQueue errors;
-    private final org.metaroce.netty.linux.SendBatch messages = new org.metaroce.netty.linux.SendBatch(MESSAGES_PER_CALL);
+    private final org.metaroce.netty.linux.SendBatch messages = new org.metaroce.netty.linux.SendBatch(MESSAGES_PER_CALL, PIECES_PER_CALL);
     /** Datagrams each message of the current call carries (a GSO message carries several). */
     private final int[] datagramsOf = new int[MESSAGES_PER_CALL];
     // The IPv6 recipient last read: its raw form is reused while the recipient object stays the same.
@@ -49,7 +57,8 @@ final class NativeSender implements AutoCloseable {
      */
     int send(final SendBatch batch) {
         if (batch.size() == 1 && batch.recipient(0) == null && !batch.segmented(0)
-            && (batch.segmentBytes(0) == 0 || batch.segmentBytes(0) >= batch.bytes(0))) {
+            && (batch.segmentBytes(0) == 0 || batch.segmentBytes(0) >= batch.bytes(0))
+            && references(batch.chunk(0), batch.offset(0), batch.bytes(0)) == 0) {
             return sendLone(batch);
         }
         int taken = 0;
@@ -59,19 +68,27 @@ final class NativeSender implements AutoCloseable {
             messages.clear();
             // Fill one call's messages from (entry, within) on.
             while (entry < batch.size() && messages.count() < MESSAGES_PER_CALL) {
-                final long base = batch.chunk(entry).address() + batch.offset(entry);
+                final SendChunk chunk = batch.chunk(entry);
+                final int offset = batch.offset(entry);
                 final int bytes = batch.bytes(entry);
                 final int segment = batch.segmentBytes(entry) == 0 ? bytes : batch.segmentBytes(entry);
                 final InetSocketAddress to = batch.recipient(entry);
                 final int m;
                 if (batch.segmented(entry)) {
-                    m = messages.add(base, bytes);
+                    if (!fits(chunk, offset, bytes)) {
+                        break; // the rest goes in the next call (never the first message: see fits)
+                    }
+                    m = add(chunk, offset, bytes);
                     messages.segmentSize(m, segment);
                     datagramsOf[m] = batch.datagrams(entry);
                     entry++;
                 } else {
                     final int at = within * segment;
-                    m = messages.add(base + at, Math.min(segment, bytes - at));
+                    final int length = Math.min(segment, bytes - at);
+                    if (!fits(chunk, offset + at, length)) {
+                        break;
+                    }
+                    m = add(chunk, offset + at, length);
                     datagramsOf[m] = 1;
                     if (at + segment >= bytes) {
                         entry++;
@@ -109,6 +126,58 @@ final class NativeSender implements AutoCloseable {
             }
         }
         return taken;
+    }
+
+    /** @return how many ranges of {@code chunk} in {@code [offset, offset + length)} are sent by reference */
+    private static int references(final SendChunk chunk, final int offset, final int length) {
+        final PayloadReferences refs = chunk.references();
+        return refs == null || refs.size() == 0 ? 0 : refs.countIn(offset, offset + length);
+    }
+
+    /**
+     * @return whether a message of these bytes has the pieces it needs in this call
+     * @throws IllegalStateException if it would not have them in an empty call either (a message
+     *     of more than 1,023 references: a GSO message has at most 64 datagrams, one reference each)
+     */
+    private boolean fits(final SendChunk chunk, final int offset, final int length) {
+        final int pieces = 1 + 2 * references(chunk, offset, length);
+        if (pieces <= messages.piecesLeft()) {
+            return true;
+        }
+        if (messages.count() == 0) {
+            throw new IllegalStateException("a message of " + pieces + " pieces does not fit a call of "
+                + PIECES_PER_CALL);
+        }
+        return false;
+    }
+
+    /**
+     * Adds a message of the chunk's bytes {@code [offset, offset + length)}: one piece, or, around
+     * each range sent by reference, the chunk's bytes before it and the range's own memory.
+     *
+     * @return the message's index
+     */
+    private int add(final SendChunk chunk, final int offset, final int length) {
+        final long base = chunk.address();
+        final PayloadReferences refs = chunk.references();
+        if (refs == null || refs.size() == 0) {
+            return messages.add(base + offset, length);
+        }
+        final int m = messages.begin();
+        final int end = offset + length;
+        int position = offset;
+        for (int k = refs.firstFrom(offset); k < refs.size() && refs.at(k) < end; k++) {
+            final int at = refs.at(k);
+            if (at > position) {
+                messages.append(base + position, at - position);
+            }
+            messages.append(refs.address(k), refs.length(k));
+            position = at + refs.length(k);
+        }
+        if (end > position) {
+            messages.append(base + position, end - position);
+        }
+        return m;
     }
 
     /**

@@ -117,7 +117,7 @@ final class NativeUdpSocket implements PolledUdpSocket, WritabilityWatch, Native
         this.errors = queue;
         this.readiness = wait;
         this.interest = watch;
-        this.capabilities = new SocketCapabilities(true, receiver != null && gro, true, true);
+        this.capabilities = new SocketCapabilities(true, receiver != null && gro, true, true, true);
     }
 
     /** @return the socket's descriptor, for a {@link ReadinessWaiter} */

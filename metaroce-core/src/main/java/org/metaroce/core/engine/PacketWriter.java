@@ -89,4 +89,17 @@ final class PacketWriter {
     int seal(final MutableDirectBuffer buffer, final int packetOffset, final Opcode opcode, final int payloadLength) {
         return crc.seal(buffer, packetOffset, opcode.headerLength() + payloadLength);
     }
+
+    /**
+     * As {@link #seal}, for a packet whose payload the driver sends from {@code payload} rather
+     * than from the packet buffer ({@link IntegrityCheck#sealAround}).
+     *
+     * @param trailerLength bytes between the payload and the integrity check (an attached ACK)
+     */
+    int sealAround(final MutableDirectBuffer buffer, final int packetOffset, final Opcode opcode,
+                   final org.agrona.DirectBuffer payload, final int payloadOffset, final int payloadLength,
+                   final int trailerLength) {
+        return crc.sealAround(buffer, packetOffset, opcode.headerLength(), payload, payloadOffset, payloadLength,
+            trailerLength);
+    }
 }

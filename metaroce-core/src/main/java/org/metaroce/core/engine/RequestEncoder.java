@@ -6,6 +6,7 @@ package org.metaroce.core.engine;
 import org.agrona.MutableDirectBuffer;
 import org.metaroce.core.verbs.SendFlags;
 import org.metaroce.core.wire.Flags;
+import org.metaroce.core.wire.IntegrityCheck;
 import org.metaroce.core.wire.Opcode;
 import org.metaroce.core.wire.WireConstants;
 
@@ -125,6 +126,20 @@ final class RequestEncoder {
     int write(final MutableDirectBuffer buffer, final int offset, final int psn, final boolean retransmit,
               final boolean probe, final boolean mayDefer, final int pathId, final long nowNs, final int destQpn,
               final int sourceQpn) {
+        return write(null, buffer, offset, psn, retransmit, probe, mayDefer, pathId, nowNs, destQpn, sourceQpn);
+    }
+
+    /**
+     * As {@link #write(MutableDirectBuffer, int, int, boolean, boolean, boolean, int, long, int, int)},
+     * offering {@code sink} the payload by reference ({@link TransmitSink#reference}) when it lies
+     * in one scatter/gather entry: a driver that takes it sends it from the registered memory, and
+     * the packet costs no copy of its payload in the engine.
+     *
+     * @param sink the sink whose {@link TransmitSink#buffer()} is {@code buffer}, or null: copy
+     */
+    int write(final TransmitSink sink, final MutableDirectBuffer buffer, final int offset, final int psn,
+              final boolean retransmit, final boolean probe, final boolean mayDefer, final int pathId,
+              final long nowNs, final int destQpn, final int sourceQpn) {
         final boolean deferAck = mayDefer && lastOfUnsignaledData();
         ackHoldNs = deferAck ? ackDeferDelayNs : 0;
         int flags = last && !deferAck || probe ? Flags.ACK_REQ : 0;
@@ -157,14 +172,40 @@ final class RequestEncoder {
                 .swapOrAdd(opcode == Opcode.FETCH_ADD ? wqe.compareAdd : wqe.swap)
                 .compare(opcode == Opcode.FETCH_ADD ? 0 : wqe.compareAdd);
         }
-        if (payload > 0) {
+        final org.agrona.DirectBuffer referenced = payload > 0 ? referencePayload(sink, buffer, offset) : null;
+        if (payload > 0 && referenced == null) {
             wqe.gather(messageOffset, buffer, offset + opcode.headerLength(), payload);
         }
+        final int trailerLength = attach ? WireConstants.ATTACHED_ACK_LENGTH : 0;
         if (attach) {
             // Between payload and Integrity Check; Payload Length leaves it out [WIRE-071].
             trailer.write(nowNs, writer, buffer, offset + opcode.headerLength() + payload);
-            return writer.seal(buffer, offset, opcode, payload + WireConstants.ATTACHED_ACK_LENGTH);
         }
-        return writer.seal(buffer, offset, opcode, payload);
+        if (referenced != null) {
+            return writer.sealAround(buffer, offset, opcode, referenced, (int) wqe.sliceOffset, payload, trailerLength);
+        }
+        return writer.seal(buffer, offset, opcode, payload + trailerLength);
+    }
+
+    /**
+     * Offers the sink the payload by reference when one scatter/gather entry holds it and the
+     * integrity check can read it in place (the region is a direct ByteBuffer's, as the packet
+     * buffer must be too: the JDK's intrinsic CRC).
+     *
+     * @return the region's buffer (the payload at {@code wqe.sliceOffset}) if the sink took the
+     *     reference, else null: the payload is to be copied
+     */
+    private org.agrona.DirectBuffer referencePayload(final TransmitSink sink, final MutableDirectBuffer buffer,
+                                                     final int offset) {
+        if (sink == null) {
+            return null;
+        }
+        final org.metaroce.core.verbs.MemoryRegion region = wqe.sliceRegion(messageOffset, payload);
+        if (region == null || !IntegrityCheck.intrinsic(region.buffer()) || !IntegrityCheck.intrinsic(buffer)) {
+            return null;
+        }
+        final org.agrona.DirectBuffer memory = region.buffer();
+        return sink.reference(offset + opcode.headerLength(), memory.addressOffset() + wqe.sliceOffset, payload)
+            ? memory : null;
     }
 }

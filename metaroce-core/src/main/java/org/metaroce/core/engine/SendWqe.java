@@ -88,6 +88,38 @@ final class SendWqe {
     }
 
     /**
+     * The region holding {@code length} message bytes from {@code messageOffset} when one
+     * scatter/gather entry holds them all (not an INLINE request, whose bytes are in the arena),
+     * for a driver to send them from where they are; their offset in the region's buffer is then
+     * {@link #sliceOffset}.
+     *
+     * @return the region, or null when the bytes are inline or span entries
+     */
+    org.metaroce.core.verbs.MemoryRegion sliceRegion(final long messageOffset, final int length) {
+        if (isInline) {
+            return null;
+        }
+        long skip = messageOffset;
+        for (int i = 0; i < numSge; i++) {
+            final int len = sgeLength[i];
+            if (skip >= len) {
+                skip -= len;
+                continue;
+            }
+            if (skip + length > len) {
+                return null;
+            }
+            final org.metaroce.core.verbs.MemoryRegion mr = sgeRegion[i];
+            sliceOffset = mr.offsetOf(sgeAddr[i]) + skip;
+            return mr;
+        }
+        return null;
+    }
+
+    /** Offset in its region's buffer of the bytes the latest {@link #sliceRegion} found. */
+    long sliceOffset;
+
+    /**
      * Copies {@code length} bytes of the message starting at {@code messageOffset} out of the
      * local scatter-gather list (or the inline copy) into {@code dst}.
      */

@@ -49,4 +49,9 @@ final class SinkRoomWatch implements TransmitSink {
     public void commit(final int offset, final int length, final int peerId, final int entropy) {
         delegate.commit(offset, length, peerId, entropy);
     }
+
+    @Override
+    public boolean reference(final int at, final long address, final int length) {
+        return delegate.reference(at, address, length);
+    }
 }

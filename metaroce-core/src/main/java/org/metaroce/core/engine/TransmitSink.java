@@ -53,4 +53,27 @@ public interface TransmitSink {
      * @param entropy the UDP source port (entropy value) the packet must be sent from
      */
     void commit(int offset, int length, int peerId, int entropy);
+
+    /**
+     * Offers the driver bytes {@code [at, at + length)} of the packet being written (after its
+     * claim, before its commit) by reference instead of by copy: they are registered memory at
+     * native {@code address}, a work request's payload. A driver that accepts sends those bytes
+     * from {@code address} (a gathering system call) and the engine leaves them unwritten in
+     * {@link #buffer()}; the packet's length at commit still counts them. The bytes are read when
+     * the driver sends the packet, later in the same duty cycle as a rule (or when its socket takes
+     * a remainder it refused): the work request is outstanding until then, and, as verbs require
+     * of any send buffer (its retransmissions read it again too), the application leaves the memory
+     * as it is until the request completes. The integrity check the engine writes covers the bytes
+     * as they were at the reference. A packet that is claimed again instead of committed drops its
+     * reference.
+     *
+     * @param at offset in {@link #buffer()} where the bytes belong, inside the room claimed
+     * @param address native address of the bytes
+     * @param length bytes
+     * @return whether the driver takes them by reference; false (the default): the engine writes
+     *     them into the buffer
+     */
+    default boolean reference(final int at, final long address, final int length) {
+        return false;
+    }
 }

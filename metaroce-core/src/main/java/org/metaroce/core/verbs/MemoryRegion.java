@@ -46,7 +46,26 @@ public final class MemoryRegion {
         this.address = address;
         this.length = length;
         this.keepAlive = keepAlive;
-        this.buffer = new UnsafeBuffer(address, length);
+        this.buffer = view(keepAlive, address, length);
+    }
+
+    /**
+     * A buffer over exactly the region. Over a direct ByteBuffer's memory it is a slice of that
+     * buffer (its own object: the caller's position and limit are never touched), so that the
+     * engine can compute a packet's CRC-32C straight over the region with the JDK's intrinsic,
+     * which takes only arrays and ByteBuffers, and a driver can send a payload from here without
+     * copying it first; over other memory it wraps the raw address.
+     */
+    private static UnsafeBuffer view(final Object keepAlive, final long address, final int length) {
+        if (keepAlive instanceof java.nio.ByteBuffer bb && bb.isDirect()) {
+            final long start = address - org.agrona.BufferUtil.address(bb);
+            if (start >= 0 && start + length <= bb.capacity()) {
+                final java.nio.ByteBuffer slice = bb.duplicate().clear().position((int) start)
+                    .limit((int) (start + length)).slice();
+                return new UnsafeBuffer(slice);
+            }
+        }
+        return new UnsafeBuffer(address, length);
     }
 
     /**

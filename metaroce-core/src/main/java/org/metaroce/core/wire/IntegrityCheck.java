@@ -94,6 +94,70 @@ public final class IntegrityCheck {
     }
 
     /**
+     * @param buffer a buffer
+     * @return whether {@link #sealAround} can take a piece of the packet from it: it is backed by
+     *     an array or a {@link ByteBuffer} (the JDK's intrinsic CRC), not only a raw address
+     */
+    public static boolean intrinsic(final DirectBuffer buffer) {
+        return buffer.byteArray() != null || buffer.byteBuffer() != null;
+    }
+
+    /**
+     * Writes the integrity check of a packet whose payload is not in {@code buffer} but in
+     * {@code payload} (a driver sends it from there, without a copy): the CRC covers the
+     * {@code headerLength} bytes at {@code packetOffset}, then the payload, then the
+     * {@code trailerLength} bytes that follow the payload's place in {@code buffer} (the attached
+     * ACK, WIRE-071), exactly as if the payload lay in between. Both buffers must be
+     * {@link #intrinsic}.
+     *
+     * @param buffer packet buffer: its header, a gap of {@code payloadLength} bytes, its trailer
+     * @param packetOffset first byte of the packet
+     * @param headerLength header bytes
+     * @param payload where the payload is
+     * @param payloadOffset first payload byte in {@code payload}
+     * @param payloadLength payload bytes
+     * @param trailerLength bytes after the payload and before the integrity check
+     * @return total packet length including the integrity check
+     */
+    public int sealAround(final MutableDirectBuffer buffer, final int packetOffset, final int headerLength,
+                          final DirectBuffer payload, final int payloadOffset, final int payloadLength,
+                          final int trailerLength) {
+        crc.reset();
+        update(buffer, packetOffset, headerLength);
+        update(payload, payloadOffset, payloadLength);
+        update(buffer, packetOffset + headerLength + payloadLength, trailerLength);
+        final int covered = headerLength + payloadLength + trailerLength;
+        buffer.putInt(packetOffset + covered, (int) crc.getValue(), ByteOrder.BIG_ENDIAN);
+        return covered + WireConstants.INTEGRITY_CHECK_LENGTH;
+    }
+
+    /** Adds {@code length} bytes of an {@link #intrinsic} buffer to the running CRC. */
+    private void update(final DirectBuffer buffer, final int offset, final int length) {
+        if (length == 0) {
+            return;
+        }
+        final byte[] array = buffer.byteArray();
+        if (array != null) {
+            crc.update(array, buffer.wrapAdjustment() + offset, length);
+            return;
+        }
+        final ByteBuffer bb = buffer.byteBuffer();
+        if (bb == null) {
+            throw new IllegalArgumentException("a piece of a packet sealed in pieces must be backed by an array or a "
+                + "ByteBuffer, not only a raw address (check IntegrityCheck.intrinsic first)");
+        }
+        final int start = buffer.wrapAdjustment() + offset;
+        final int savedPosition = bb.position();
+        final int savedLimit = bb.limit();
+        try {
+            bb.limit(start + length).position(start);
+            crc.update(bb);
+        } finally {
+            bb.limit(savedLimit).position(savedPosition);
+        }
+    }
+
+    /**
      * Checks the trailer of a packet.
      *
      * @param buffer packet buffer

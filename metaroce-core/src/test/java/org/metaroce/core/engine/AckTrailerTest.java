@@ -66,6 +66,46 @@ class AckTrailerTest {
         return length;
     }
 
+    /**
+     * A payload the driver sends by reference (TransmitSink.reference): the trailer still follows
+     * the payload's place in the buffer, and the Integrity Check covers header, payload (read where
+     * it lies) and trailer as if they lay together [WIRE-040, WIRE-071].
+     */
+    @Test
+    void aReferencedPayloadKeepsTheTrailerAfterItsPlaceAndTheCheckCoversAll() {
+        final java.nio.ByteBuffer memory = org.agrona.BufferUtil.allocateDirectAligned(700, 64);
+        for (int i = 0; i < 700; i++) {
+            memory.put(i, (byte) (i * 7 + 3));
+        }
+        final org.metaroce.core.verbs.MemoryRegion mr = new org.metaroce.core.verbs.ProtectionDomain(1,
+            new org.metaroce.core.verbs.MemoryKeySpace(new org.metaroce.core.SeededRandomSource(5)))
+            .registerMemory(memory, org.metaroce.core.verbs.AccessFlags.ALL);
+        final SendWqe w = new SendWqe(1, new InlineArena(1, 64));
+        w.opcode = WrOpcode.SEND;
+        w.length = 700;
+        w.psnCount = 1;
+        w.sgeAddr[0] = mr.address();
+        w.sgeLength[0] = 700;
+        w.sgeRegion[0] = mr;
+        w.numSge = 1;
+        peerSendArrived();
+        trailer.arm(5_000, ConnectHeader.CAP_ATTACHED_ACK);
+        final UnsafeBuffer direct = new UnsafeBuffer(org.agrona.BufferUtil.allocateDirectAligned(4096, 64));
+        final ReferencingSink sink = new ReferencingSink(direct, AT, true);
+        final int maxLength = encoder.layout(w, 0, 1, MTU);
+        final int length = encoder.write(sink, direct, AT, 9, false, false, false, 1, 5_000, 0x11, 0x22);
+        assertThat(length).isEqualTo(maxLength)
+            .isEqualTo(Opcode.SEND.headerLength() + 700 + WireConstants.ATTACHED_ACK_LENGTH + 4);
+        assertThat(sink.references).containsExactly(new long[] {AT + Opcode.SEND.headerLength(), mr.address(), 700});
+        // The packet as the driver sends it: the buffer's bytes with the region's in the payload's place.
+        final UnsafeBuffer wire = new UnsafeBuffer(sink.sent(length));
+        assertThat(BaseHeader.flags(wire, 0) & Flags.ATTACHED_ACK).isEqualTo(Flags.ATTACHED_ACK);
+        assertThat(wire.getInt(Opcode.SEND.headerLength() + 700, ByteOrder.BIG_ENDIAN)).as("Triggering PSN")
+            .isEqualTo(EXPECTED);
+        assertThat(AckHeader.cumulativePsn(wire, Opcode.SEND.headerLength() + 704)).isEqualTo(EXPECTED + 1);
+        assertThat(PacketValidator.firstViolation(new IntegrityCheck(), wire, 0, length)).isNull();
+    }
+
     @Test
     void aDueAckRidesOnTheRequestBetweenPayloadAndIntegrityCheckWithTheResponderState() {
         peerSendArrived();

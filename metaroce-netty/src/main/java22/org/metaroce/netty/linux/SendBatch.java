@@ -13,22 +13,29 @@ import java.net.InetSocketAddress;
 
 /**
  * The messages of one {@code sendmmsg} call, built in native memory allocated once: an
- * {@code mmsghdr} array, one {@code iovec}, one destination address slot and one
+ * {@code mmsghdr} array, a pool of {@code iovec}s the messages share (a message's bytes may lie in
+ * several places, gathered by the kernel), one destination address slot and one
  * {@code UDP_SEGMENT} control message per message. Filling a batch and sending it allocates
  * nothing; the payload stays in the caller's off-heap memory (each message points at it, nothing
  * is copied), which must stay valid until {@link LinuxUdpSocket#send} returns.
  *
- * <p>Use: {@link #clear()}, then per message {@link #add(long, int)} and optionally a destination
- * ({@link #destinationIpv4}, {@link #destinationIpv6}; none on a connected socket) and a GSO
- * segment size ({@link #segmentSize}); then {@link LinuxUdpSocket#send(SendBatch, int)}. One
- * thread at a time.
+ * <p>Use: {@link #clear()}, then per message {@link #add(long, int)} (or {@link #begin()} and
+ * {@link #append} per piece) and optionally a destination ({@link #destinationIpv4},
+ * {@link #destinationIpv6}; none on a connected socket) and a GSO segment size
+ * ({@link #segmentSize}); then {@link LinuxUdpSocket#send(SendBatch, int)}. One thread at a time.
  */
 public final class SendBatch implements AutoCloseable {
     /** {@code CMSG_SPACE(sizeof(uint16_t))}: a {@code UDP_SEGMENT} control message. */
     private static final int GSO_CMSG_SPACE = Msghdr.cmsgSpace(2);
 
+    /** {@code UIO_MAXIOV}: the most pieces one message may have. */
+    public static final int MAX_PIECES_PER_MESSAGE = 1024;
+
     private final Arena arena;
     private final int capacity;
+    private final int iovecCapacity;
+    /** iovecs used by the messages added since {@link #clear()}. */
+    private int iovecCount;
     private final MemorySegment headers;
     /** {@code headers} from message i on: a partial send resumes there without slicing anew. */
     private final MemorySegment[] headersFrom;
@@ -41,16 +48,32 @@ public final class SendBatch implements AutoCloseable {
     private int count;
 
     /**
+     * A batch of one piece per message.
+     *
      * @param capacity messages per call (the kernel takes at most {@code UIO_MAXIOV}, 1024)
      */
     public SendBatch(final int capacity) {
+        this(capacity, capacity);
+    }
+
+    /**
+     * @param capacity messages per call (the kernel takes at most {@code UIO_MAXIOV}, 1024)
+     * @param pieces pieces ({@code iovec}s) the messages of one call may have in all, at least
+     *     {@code capacity}
+     */
+    public SendBatch(final int capacity, final int pieces) {
         if (capacity < 1 || capacity > 1024) {
             throw new IllegalArgumentException("capacity must be 1..1024 (UIO_MAXIOV), got " + capacity);
         }
+        if (pieces < capacity) {
+            throw new IllegalArgumentException("pieces (" + pieces + ") must be at least the capacity (" + capacity
+                + "): every message has one");
+        }
         this.capacity = capacity;
+        this.iovecCapacity = pieces;
         arena = Arena.ofShared();
         headers = arena.allocate((long) capacity * Msghdr.MMSGHDR_SIZE, 8);
-        iovecs = arena.allocate((long) capacity * Msghdr.IOVEC_SIZE, 8);
+        iovecs = arena.allocate((long) pieces * Msghdr.IOVEC_SIZE, 8);
         names = arena.allocate((long) capacity * Sockaddr.SLOT, 8);
         controls = arena.allocate((long) capacity * GSO_CMSG_SPACE, 8);
         iovecsAddress = iovecs.address();
@@ -59,11 +82,8 @@ public final class SendBatch implements AutoCloseable {
         headersFrom = new MemorySegment[capacity];
         for (int i = 0; i < capacity; i++) {
             headersFrom[i] = headers.asSlice((long) i * Msghdr.MMSGHDR_SIZE);
-            // The parts that never change: one iovec per message, and the cmsg header of its
-            // UDP_SEGMENT (only its u16 payload changes, and whether msg_control points at it).
-            final long h = (long) i * Msghdr.MMSGHDR_SIZE;
-            headers.set(JAVA_LONG, h + Msghdr.IOV, iovecsAddress + (long) i * Msghdr.IOVEC_SIZE);
-            headers.set(JAVA_LONG, h + Msghdr.IOVLEN, 1L);
+            // The part that never changes: the cmsg header of its UDP_SEGMENT (only its u16
+            // payload changes, and whether msg_control points at it).
             final long c = (long) i * GSO_CMSG_SPACE;
             controls.set(JAVA_LONG, c + Msghdr.CMSG_LEN, Msghdr.CMSG_DATA + 2L);
             controls.set(JAVA_INT, c + Msghdr.CMSG_LEVEL, Uapi.SOL_UDP);
@@ -81,9 +101,15 @@ public final class SendBatch implements AutoCloseable {
         return count;
     }
 
+    /** @return pieces ({@code iovec}s) the messages added since {@link #clear()} may still have in all */
+    public int piecesLeft() {
+        return iovecCapacity - iovecCount;
+    }
+
     /** Forgets the messages added: the next {@link #add} is message 0. */
     public void clear() {
         count = 0;
+        iovecCount = 0;
     }
 
     /**
@@ -94,21 +120,64 @@ public final class SendBatch implements AutoCloseable {
      * @throws IllegalStateException if the batch is full
      */
     public int add(final long address, final int length) {
+        final int i = begin();
+        append(address, length);
+        return i;
+    }
+
+    /**
+     * Adds a message of no bytes yet, to the connected peer and without GSO until
+     * {@link #destinationIpv4}/{@link #segmentSize} say otherwise; {@link #append} gives it its
+     * pieces, in order.
+     *
+     * @return the message's index
+     * @throws IllegalStateException if the batch is full
+     */
+    public int begin() {
         if (count == capacity) {
             throw new IllegalStateException("the batch is full (" + capacity + " messages)");
         }
+        if (iovecCount == iovecCapacity) {
+            throw new IllegalStateException("the batch has no pieces left (" + iovecCapacity + ")");
+        }
         final int i = count++;
         final long h = (long) i * Msghdr.MMSGHDR_SIZE;
+        headers.set(JAVA_LONG, h + Msghdr.IOV, iovecsAddress + (long) iovecCount * Msghdr.IOVEC_SIZE);
+        headers.set(JAVA_LONG, h + Msghdr.IOVLEN, 0L);
         headers.set(JAVA_LONG, h + Msghdr.NAME, 0L);
         headers.set(JAVA_INT, h + Msghdr.NAMELEN, 0);
         headers.set(JAVA_LONG, h + Msghdr.CONTROL, 0L);
         headers.set(JAVA_LONG, h + Msghdr.CONTROLLEN, 0L);
         headers.set(JAVA_INT, h + Msghdr.FLAGS, 0);
         headers.set(JAVA_INT, h + Msghdr.MSG_LEN, 0);
-        final long v = (long) i * Msghdr.IOVEC_SIZE;
+        return i;
+    }
+
+    /**
+     * Appends {@code length} bytes at native {@code address} to the message added last: the
+     * kernel sends its pieces back to back as one message (one GSO message is still cut every
+     * segment size, across pieces).
+     *
+     * @throws IllegalStateException if no message was added, the batch has no pieces left, or the
+     *     message has {@link #MAX_PIECES_PER_MESSAGE} already
+     */
+    public void append(final long address, final int length) {
+        if (count == 0) {
+            throw new IllegalStateException("no message to append to: begin() one first");
+        }
+        if (iovecCount == iovecCapacity) {
+            throw new IllegalStateException("the batch has no pieces left (" + iovecCapacity + ")");
+        }
+        final long h = (long) (count - 1) * Msghdr.MMSGHDR_SIZE;
+        final long pieces = headers.get(JAVA_LONG, h + Msghdr.IOVLEN);
+        if (pieces == MAX_PIECES_PER_MESSAGE) {
+            throw new IllegalStateException("a message may have at most " + MAX_PIECES_PER_MESSAGE + " pieces (UIO_MAXIOV)");
+        }
+        final long v = (long) iovecCount * Msghdr.IOVEC_SIZE;
         iovecs.set(JAVA_LONG, v + Msghdr.IOV_BASE, address);
         iovecs.set(JAVA_LONG, v + Msghdr.IOV_LEN, length & 0xFFFF_FFFFL);
-        return i;
+        iovecCount++;
+        headers.set(JAVA_LONG, h + Msghdr.IOVLEN, pieces + 1);
     }
 
     /**
