@@ -37,7 +37,8 @@ final class NativeSender implements AutoCloseable {
 
     private final LinuxUdpSocket socket;
     private final NativeErrorQueue errors;
-    private final org.metaroce.netty.linux.SendBatch messages = new org.metaroce.netty.linux.SendBatch(MESSAGES_PER_CALL, PIECES_PER_CALL);
+    private final org.metaroce.netty.linux.SendBatch messages =
+        new org.metaroce.netty.linux.SendBatch(MESSAGES_PER_CALL, PIECES_PER_CALL);
     /** Datagrams each message of the current call carries (a GSO message carries several). */
     private final int[] datagramsOf = new int[MESSAGES_PER_CALL];
     // The IPv6 recipient last read: its raw form is reused while the recipient object stays the same.

@@ -111,7 +111,8 @@ public final class CollectivePerfCommand implements Callable<Integer> {
     int slots;
 
     @Option(names = "--mtu", defaultValue = "4096", paramLabel = "BYTES",
-        description = "Path MTU of the queue pairs: 256, 512, 1024, 2048, 4096 or 8192 (default: ${DEFAULT-VALUE}; 8192 was slower for all-reduce on loopback, docs/collectives.md).")
+        description = "Path MTU of the queue pairs: 256, 512, 1024, 2048, 4096 or 8192 (default: ${DEFAULT-VALUE}; "
+            + "8192 was slower for all-reduce on loopback, docs/collectives.md).")
     int mtu;
 
     @Option(names = "--timeout", defaultValue = "60", paramLabel = "SECONDS",

@@ -5,6 +5,7 @@ package org.metaroce.core.engine;
 
 import java.nio.ByteOrder;
 
+import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.metaroce.core.wire.AckHeader;
 import org.metaroce.core.wire.AtomicAckHeader;
@@ -97,7 +98,7 @@ final class PacketWriter {
      * @param trailerLength bytes between the payload and the integrity check (an attached ACK)
      */
     int sealAround(final MutableDirectBuffer buffer, final int packetOffset, final Opcode opcode,
-                   final org.agrona.DirectBuffer payload, final int payloadOffset, final int payloadLength,
+                   final DirectBuffer payload, final int payloadOffset, final int payloadLength,
                    final int trailerLength) {
         return crc.sealAround(buffer, packetOffset, opcode.headerLength(), payload, payloadOffset, payloadLength,
             trailerLength);

@@ -3,7 +3,9 @@
 
 package org.metaroce.core.engine;
 
+import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
+import org.metaroce.core.verbs.MemoryRegion;
 import org.metaroce.core.verbs.SendFlags;
 import org.metaroce.core.wire.Flags;
 import org.metaroce.core.wire.IntegrityCheck;
@@ -172,7 +174,7 @@ final class RequestEncoder {
                 .swapOrAdd(opcode == Opcode.FETCH_ADD ? wqe.compareAdd : wqe.swap)
                 .compare(opcode == Opcode.FETCH_ADD ? 0 : wqe.compareAdd);
         }
-        final org.agrona.DirectBuffer referenced = payload > 0 ? referencePayload(sink, buffer, offset) : null;
+        final DirectBuffer referenced = payload > 0 ? referencePayload(sink, buffer, offset) : null;
         if (payload > 0 && referenced == null) {
             wqe.gather(messageOffset, buffer, offset + opcode.headerLength(), payload);
         }
@@ -195,16 +197,15 @@ final class RequestEncoder {
      * @return the region's buffer (the payload at {@code wqe.sliceOffset}) if the sink took the
      *     reference, else null: the payload is to be copied
      */
-    private org.agrona.DirectBuffer referencePayload(final TransmitSink sink, final MutableDirectBuffer buffer,
-                                                     final int offset) {
+    private DirectBuffer referencePayload(final TransmitSink sink, final MutableDirectBuffer buffer, final int offset) {
         if (sink == null) {
             return null;
         }
-        final org.metaroce.core.verbs.MemoryRegion region = wqe.sliceRegion(messageOffset, payload);
+        final MemoryRegion region = wqe.sliceRegion(messageOffset, payload);
         if (region == null || !IntegrityCheck.intrinsic(region.buffer()) || !IntegrityCheck.intrinsic(buffer)) {
             return null;
         }
-        final org.agrona.DirectBuffer memory = region.buffer();
+        final DirectBuffer memory = region.buffer();
         return sink.reference(offset + opcode.headerLength(), memory.addressOffset() + wqe.sliceOffset, payload)
             ? memory : null;
     }

@@ -33,6 +33,8 @@ final class SendWqe {
     boolean isInline;
     /** Logical position of the inline payload in {@link #arena} (valid while {@link #isInline}). */
     long inlineAt;
+    /** Offset in its region's buffer of the bytes the latest {@link #sliceRegion} found. */
+    long sliceOffset;
     long length;
 
     /** Message sequence number, assigned when the first packet is emitted. */
@@ -95,7 +97,7 @@ final class SendWqe {
      *
      * @return the region, or null when the bytes are inline or span entries
      */
-    org.metaroce.core.verbs.MemoryRegion sliceRegion(final long messageOffset, final int length) {
+    MemoryRegion sliceRegion(final long messageOffset, final int length) {
         if (isInline) {
             return null;
         }
@@ -109,15 +111,12 @@ final class SendWqe {
             if (skip + length > len) {
                 return null;
             }
-            final org.metaroce.core.verbs.MemoryRegion mr = sgeRegion[i];
+            final MemoryRegion mr = sgeRegion[i];
             sliceOffset = mr.offsetOf(sgeAddr[i]) + skip;
             return mr;
         }
         return null;
     }
-
-    /** Offset in its region's buffer of the bytes the latest {@link #sliceRegion} found. */
-    long sliceOffset;
 
     /**
      * Copies {@code length} bytes of the message starting at {@code messageOffset} out of the

@@ -3,6 +3,9 @@
 
 package org.metaroce.core.verbs;
 
+import java.nio.ByteBuffer;
+
+import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -57,10 +60,10 @@ public final class MemoryRegion {
      * copying it first; over other memory it wraps the raw address.
      */
     private static UnsafeBuffer view(final Object keepAlive, final long address, final int length) {
-        if (keepAlive instanceof java.nio.ByteBuffer bb && bb.isDirect()) {
-            final long start = address - org.agrona.BufferUtil.address(bb);
+        if (keepAlive instanceof ByteBuffer bb && bb.isDirect()) {
+            final long start = address - BufferUtil.address(bb);
             if (start >= 0 && start + length <= bb.capacity()) {
-                final java.nio.ByteBuffer slice = bb.duplicate().clear().position((int) start)
+                final ByteBuffer slice = bb.duplicate().clear().position((int) start)
                     .limit((int) (start + length)).slice();
                 return new UnsafeBuffer(slice);
             }

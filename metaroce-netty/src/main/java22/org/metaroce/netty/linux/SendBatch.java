@@ -128,7 +128,7 @@ public final class SendBatch implements AutoCloseable {
     /**
      * Adds a message of no bytes yet, to the connected peer and without GSO until
      * {@link #destinationIpv4}/{@link #segmentSize} say otherwise; {@link #append} gives it its
-     * pieces, in order.
+     * pieces, in order (a message left without one is an empty datagram).
      *
      * @return the message's index
      * @throws IllegalStateException if the batch is full
