@@ -89,7 +89,13 @@ public enum DriverCounter {
      * Packets whose payload the socket sent from the work request's registered memory, gathered by
      * the kernel, instead of from a copy in the send chunk ({@link SocketCapabilities#gather()}).
      */
-    PAYLOADS_BY_REFERENCE;
+    PAYLOADS_BY_REFERENCE,
+    /**
+     * Payloads by reference that a socket left unsent (its buffer full), copied into the send
+     * chunk in the duty cycle that wrote them, so that the retry no longer reads the work
+     * request's memory.
+     */
+    PAYLOADS_COPIED_FOR_RETRY;
 
     private static final DriverCounter[] VALUES = values();
 

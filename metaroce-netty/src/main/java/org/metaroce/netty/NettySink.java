@@ -406,6 +406,9 @@ final class NettySink implements TransmitSink {
      */
     private boolean handOver(final int index) {
         final boolean empty = sendBatch(index);
+        if (!empty) {
+            copyReferencesIn(batches[index]);
+        }
         if (empty && watchedWritable[index]) {
             watchedWritable[index] = false;
             writability.unwatchWritable(sockets[index]);
@@ -414,6 +417,23 @@ final class NettySink implements TransmitSink {
             writability.watchWritable(sockets[index]);
         }
         return empty;
+    }
+
+    /**
+     * Copies the payloads that what a socket left unsent takes by reference into its chunk. Such
+     * a remainder goes in a later duty cycle, by which time the work request may have completed
+     * (a retransmission whose original arrived) and its memory been reused or freed: in this
+     * cycle, the one that wrote the packets, the request is still outstanding and its memory as
+     * the packet's Integrity Check covers it.
+     */
+    private void copyReferencesIn(final SendBatch batch) {
+        for (int i = 0; i < batch.size(); i++) {
+            final PayloadReferences refs = batch.chunk(i).references();
+            if (refs != null && refs.size() > 0) {
+                counters.add(DriverCounter.PAYLOADS_COPIED_FOR_RETRY,
+                    refs.copyIn(batch.offset(i), batch.offset(i) + batch.bytes(i), batch.chunk(i).address()));
+            }
+        }
     }
 
     /** @return whether socket {@code index}'s batch is empty after handing it over (see {@link #handOver}) */

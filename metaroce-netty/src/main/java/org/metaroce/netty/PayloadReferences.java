@@ -97,6 +97,30 @@ public final class PayloadReferences {
         count++;
     }
 
+    /**
+     * Copies the bytes of every range that starts in {@code [from, to)} into their place in the
+     * chunk and forgets those ranges: the chunk then holds those datagrams whole, and their sending
+     * no longer reads the memory the ranges pointed to.
+     *
+     * @param chunkAddress native address of the chunk's first byte
+     * @return the ranges copied
+     */
+    int copyIn(final int from, final int to, final long chunkAddress) {
+        final int first = firstFrom(from);
+        final int end = firstFrom(to);
+        for (int k = first; k < end; k++) {
+            org.agrona.UnsafeApi.copyMemory(address[k], chunkAddress + at[k], length[k]);
+        }
+        final int removed = end - first;
+        if (removed > 0) {
+            System.arraycopy(at, end, at, first, count - end);
+            System.arraycopy(length, end, length, first, count - end);
+            System.arraycopy(address, end, address, first, count - end);
+            count -= removed;
+        }
+        return removed;
+    }
+
     /** Forgets every range (the chunk is handed out again). */
     void clear() {
         count = 0;

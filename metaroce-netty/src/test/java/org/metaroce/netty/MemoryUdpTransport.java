@@ -136,9 +136,16 @@ final class MemoryUdpTransport implements UdpTransport {
             return true;
         }
 
+        /** @return the bytes a socket sends: the chunk's, and where it gathers, referenced ranges from their memory */
         private byte[] copy(final SendChunk chunk, final int offset, final int length) {
             final byte[] out = new byte[length];
             new UnsafeBuffer(chunk.address(), chunk.capacity()).getBytes(offset, out);
+            final PayloadReferences refs = chunk.references();
+            if (capabilities.gather() && refs != null) {
+                for (int k = refs.firstFrom(offset); k < refs.size() && refs.at(k) < offset + length; k++) {
+                    new UnsafeBuffer(refs.address(k), refs.length(k)).getBytes(0, out, refs.at(k) - offset, refs.length(k));
+                }
+            }
             return out;
         }
 

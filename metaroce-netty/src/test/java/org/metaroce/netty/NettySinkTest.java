@@ -285,6 +285,61 @@ class NettySinkTest {
         }
     }
 
+    /**
+     * Payloads by reference (a gathering transport): what the socket takes is gathered from the
+     * referenced memory; what it leaves unsent, its buffer full, has its payloads copied into the
+     * chunk in the same duty cycle, so the retry a cycle later sends the bytes the packet's
+     * Integrity Check covered even if the work request's memory changed since (its request may
+     * have completed meanwhile: a retransmission whose original arrived).
+     */
+    @Test
+    void payloadsByReferenceLeftUnsentAreCopiedInBeforeTheirMemoryCanChange() {
+        open(new SocketCapabilities(false, false, false, false, true), 1 << 16, true, 3, true);
+        final java.nio.ByteBuffer memory = java.nio.ByteBuffer.allocateDirect(4 * 1000);
+        for (int i = 0; i < memory.capacity(); i++) {
+            memory.put(i, (byte) (i * 7 + 1));
+        }
+        final long base = org.agrona.BufferUtil.address(memory);
+        final List<byte[]> expected = new ArrayList<>();
+        socketA.room = 1;
+        sink.beginCycle();
+        for (int p = 0; p < 4; p++) {
+            final int offset = sink.claim(1040, ENTROPY_A);
+            final byte[] header = new byte[40];
+            java.util.Arrays.fill(header, (byte) (0x70 + p));
+            sink.buffer().putBytes(offset, header);
+            assertThat(sink.reference(offset + 40, base + p * 1000L, 1000)).as("a gathering socket takes it").isTrue();
+            sink.commit(offset, 1040, peerA, ENTROPY_A);
+            final byte[] packet = new byte[1040];
+            System.arraycopy(header, 0, packet, 0, 40);
+            memory.get(p * 1000, packet, 40, 1000);
+            expected.add(packet);
+        }
+        sink.flush();
+        assertThat(transport.wire).hasSize(1);
+        assertThat(counters.get(DriverCounter.PAYLOADS_BY_REFERENCE)).isEqualTo(4);
+        assertThat(counters.get(DriverCounter.PAYLOADS_COPIED_FOR_RETRY)).as("the three left unsent").isEqualTo(3);
+
+        for (int i = 0; i < memory.capacity(); i++) {
+            memory.put(i, (byte) 0); // the memory changes before the retry
+        }
+        socketA.room = -1;
+        sink.beginCycle();
+        sink.flush();
+        assertThat(transport.wire).hasSize(4);
+        for (int p = 0; p < 4; p++) {
+            assertThat(transport.wire.get(p).bytes()).as("datagram %d", p).isEqualTo(expected.get(p));
+        }
+    }
+
+    @Test
+    void aSocketThatDoesNotGatherRefusesReferences() {
+        open(caps(true, false), 1 << 16, true, 3, true);
+        sink.beginCycle();
+        final int offset = sink.claim(1040, ENTROPY_A);
+        assertThat(sink.reference(offset + 40, 0x1000, 1000)).isFalse();
+    }
+
     @Test
     void aFullBufferIsCountedAsSuchAndNotAsAnError() {
         open(caps(false, false), 1 << 16, true, 3, true);

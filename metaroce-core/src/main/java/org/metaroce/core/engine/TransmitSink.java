@@ -59,13 +59,12 @@ public interface TransmitSink {
      * claim, before its commit) by reference instead of by copy: they are registered memory at
      * native {@code address}, a work request's payload. A driver that accepts sends those bytes
      * from {@code address} (a gathering system call) and the engine leaves them unwritten in
-     * {@link #buffer()}; the packet's length at commit still counts them. The bytes are read when
-     * the driver sends the packet, later in the same duty cycle as a rule (or when its socket takes
-     * a remainder it refused): the work request is outstanding until then, and, as verbs require
-     * of any send buffer (its retransmissions read it again too), the application leaves the memory
-     * as it is until the request completes. The integrity check the engine writes covers the bytes
-     * as they were at the reference. A packet that is claimed again instead of committed drops its
-     * reference.
+     * {@link #buffer()}; the packet's length at commit still counts them. A driver must read the
+     * bytes before the engine next runs (in the same duty cycle: by sending the packet, or by
+     * copying them into the buffer's room if it keeps the packet for later), since only until then
+     * is the work request known to be outstanding, its memory as the integrity check the engine
+     * writes covers it (the application leaves a send buffer alone until its request completes, as
+     * verbs require). A packet that is claimed again instead of committed drops its reference.
      *
      * @param at offset in {@link #buffer()} where the bytes belong, inside the room claimed
      * @param address native address of the bytes
