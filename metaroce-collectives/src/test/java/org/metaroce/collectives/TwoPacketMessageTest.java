@@ -14,6 +14,7 @@ import java.util.List;
 
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.metaroce.core.engine.EndpointCounter;
 import org.metaroce.netty.DriverCounter;
 import org.metaroce.netty.ThreadingMode;
 
@@ -72,19 +73,28 @@ class TwoPacketMessageTest {
             assertThat(wrong).containsOnly(0);
             long gsoWrites = 0;
             long gsoSegments = 0;
+            long alone = 0;
             for (int r = 0; r < RANKS; r++) {
                 final var counters = cluster.communicator(r).device().counters();
-                System.out.println("rank " + r + ": " + counters);
+                final var endpoint = cluster.communicator(r).device().endpoint().counters();
+                System.out.println("rank " + r + ": " + counters + " " + endpoint);
                 assertThat(counters.get(DriverCounter.SEND_ERRORS)).isZero();
                 gsoWrites += counters.get(DriverCounter.GSO_WRITES);
                 gsoSegments += counters.get(DriverCounter.GSO_SEGMENTS);
+                // A timer's packets leave alone: a tail probe sends one new packet beyond the
+                // window [REL-026], and a timeout's retransmission shrinks the window, so the
+                // next message may go one packet per poll. On a loaded host (CI) a late ACK
+                // sets one off now and then; each may cost one message its GSO write.
+                alone += endpoint.get(EndpointCounter.TAIL_PROBES_NEW) + endpoint.get(EndpointCounter.TIMEOUTS)
+                    + endpoint.get(EndpointCounter.RETRANSMITS_TAIL_PROBE);
             }
             // One message per rank and peer per operation. With runs of 3 and more only, the rank
             // that posts an operation's WRITEs first (nothing to acknowledge yet) sent each of its
             // three messages as two datagrams: at most 3/4 of them left in GSO writes.
             final long messages = (long) RANKS * (RANKS - 1) * OPERATIONS;
-            assertThat(gsoWrites).as("GSO writes for " + messages + " two-packet messages").isGreaterThanOrEqualTo(messages);
-            assertThat(gsoSegments).isGreaterThanOrEqualTo(2 * messages);
+            assertThat(gsoWrites).as("GSO writes for " + messages + " two-packet messages, " + alone
+                + " timer events").isGreaterThanOrEqualTo(messages - alone);
+            assertThat(gsoSegments).isGreaterThanOrEqualTo(2 * (messages - alone));
         }
     }
 }
