@@ -68,7 +68,6 @@ final class NettySink implements TransmitSink {
     private final boolean gather;
     // The reference offered for the packet being written (claimed, not yet committed).
     private boolean pending;
-    private int pendingChunk;
     private int pendingAt;
     private int pendingLength;
     private long pendingAddress;
@@ -298,8 +297,7 @@ final class NettySink implements TransmitSink {
         if (!gather || current < 0 || closed || chunk[current] == null || chunk[current].references() == null) {
             return false;
         }
-        pending = true;
-        pendingChunk = current;
+        pending = true; // for chunk[current]: a claim, the only way to change current, drops it
         pendingAt = at;
         pendingLength = length;
         pendingAddress = address;
@@ -328,7 +326,7 @@ final class NettySink implements TransmitSink {
         }
         position[written] = offset + length;
         if (referenced) {
-            if (pendingChunk != written || pendingAt < offset || pendingAt + pendingLength > offset + length) {
+            if (pendingAt < offset || pendingAt + pendingLength > offset + length) {
                 throw new IllegalStateException("a payload reference at " + pendingAt + " (" + pendingLength
                     + " bytes) lies outside the packet committed at " + offset + " (" + length + " bytes)");
             }

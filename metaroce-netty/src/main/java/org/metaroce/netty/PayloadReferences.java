@@ -54,17 +54,9 @@ public final class PayloadReferences {
      * @return the index of the first range that starts at or after {@code offset} ({@link #size()} if none)
      */
     public int firstFrom(final int offset) {
-        int low = 0;
-        int high = count;
-        while (low < high) {
-            final int mid = (low + high) >>> 1;
-            if (at[mid] < offset) {
-                low = mid + 1;
-            } else {
-                high = mid;
-            }
-        }
-        return low;
+        // Offsets are distinct and ascending: a miss's insertion point is the first one after.
+        final int i = Arrays.binarySearch(at, 0, count, offset);
+        return i >= 0 ? i : -i - 1;
     }
 
     /**

@@ -117,7 +117,10 @@ final class RequestEncoder {
     }
 
     /**
-     * Writes the packet last laid out at {@code offset} and seals it.
+     * Writes the packet last laid out at {@code offset} of {@code sink}'s buffer and seals it,
+     * offering the sink the payload by reference ({@link TransmitSink#reference}) when one
+     * scatter/gather entry holds it: a driver that takes it sends it from the registered memory,
+     * and the packet costs no copy of its payload in the engine.
      *
      * @param retransmit whether the PSN was sent before: RETRANSMIT and ACK_REQ are set [WIRE-016]
      * @param probe whether the packet is a tail probe: ACK_REQ is set [REL-026]
@@ -125,23 +128,10 @@ final class RequestEncoder {
      *     (DEFERRED_ACK in effect, a first transmission with room for more after it) [REL-074]
      * @return the packet's length
      */
-    int write(final MutableDirectBuffer buffer, final int offset, final int psn, final boolean retransmit,
+    int write(final TransmitSink sink, final int offset, final int psn, final boolean retransmit,
               final boolean probe, final boolean mayDefer, final int pathId, final long nowNs, final int destQpn,
               final int sourceQpn) {
-        return write(null, buffer, offset, psn, retransmit, probe, mayDefer, pathId, nowNs, destQpn, sourceQpn);
-    }
-
-    /**
-     * As {@link #write(MutableDirectBuffer, int, int, boolean, boolean, boolean, int, long, int, int)},
-     * offering {@code sink} the payload by reference ({@link TransmitSink#reference}) when it lies
-     * in one scatter/gather entry: a driver that takes it sends it from the registered memory, and
-     * the packet costs no copy of its payload in the engine.
-     *
-     * @param sink the sink whose {@link TransmitSink#buffer()} is {@code buffer}, or null: copy
-     */
-    int write(final TransmitSink sink, final MutableDirectBuffer buffer, final int offset, final int psn,
-              final boolean retransmit, final boolean probe, final boolean mayDefer, final int pathId,
-              final long nowNs, final int destQpn, final int sourceQpn) {
+        final MutableDirectBuffer buffer = sink.buffer();
         final boolean deferAck = mayDefer && lastOfUnsignaledData();
         ackHoldNs = deferAck ? ackDeferDelayNs : 0;
         int flags = last && !deferAck || probe ? Flags.ACK_REQ : 0;
@@ -198,9 +188,6 @@ final class RequestEncoder {
      *     reference, else null: the payload is to be copied
      */
     private DirectBuffer referencePayload(final TransmitSink sink, final MutableDirectBuffer buffer, final int offset) {
-        if (sink == null) {
-            return null;
-        }
         final MemoryRegion region = wqe.sliceRegion(messageOffset, payload);
         if (region == null || !IntegrityCheck.intrinsic(region.buffer()) || !IntegrityCheck.intrinsic(buffer)) {
             return null;

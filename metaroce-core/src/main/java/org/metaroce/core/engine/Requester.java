@@ -459,7 +459,7 @@ final class Requester implements LossDetector.Losses, RequesterTimers.Requests {
         if (offset == TransmitSink.NO_ROOM) {
             return false;
         }
-        final int length = encoder.write(sink, sink.buffer(), offset, psn, retransmit, probe, mayDefer, pathId, nowNs,
+        final int length = encoder.write(sink, offset, psn, retransmit, probe, mayDefer, pathId, nowNs,
             qp.destQpn(), qp.qpn());
         qp.commit(sink, offset, length, entropy);
         qp.congestionControl().onPacketSent(nowNs, length, pathId);

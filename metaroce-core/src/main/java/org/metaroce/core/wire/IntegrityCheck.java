@@ -39,25 +39,10 @@ public final class IntegrityCheck {
      * @return the CRC as an unsigned value in an int
      */
     public int compute(final DirectBuffer buffer, final int offset, final int length) {
-        final byte[] array = buffer.byteArray();
-        if (array != null) {
+        if (intrinsic(buffer)) {
             crc.reset();
-            crc.update(array, buffer.wrapAdjustment() + offset, length);
+            update(buffer, offset, length);
             return (int) crc.getValue();
-        }
-        final ByteBuffer bb = buffer.byteBuffer();
-        if (bb != null) {
-            final int start = buffer.wrapAdjustment() + offset;
-            final int savedPosition = bb.position();
-            final int savedLimit = bb.limit();
-            try {
-                bb.limit(start + length).position(start);
-                crc.reset();
-                crc.update(bb);
-                return (int) crc.getValue();
-            } finally {
-                bb.limit(savedLimit).position(savedPosition);
-            }
         }
         return software(buffer, offset, length);
     }
@@ -133,9 +118,6 @@ public final class IntegrityCheck {
 
     /** Adds {@code length} bytes of an {@link #intrinsic} buffer to the running CRC. */
     private void update(final DirectBuffer buffer, final int offset, final int length) {
-        if (length == 0) {
-            return;
-        }
         final byte[] array = buffer.byteArray();
         if (array != null) {
             crc.update(array, buffer.wrapAdjustment() + offset, length);

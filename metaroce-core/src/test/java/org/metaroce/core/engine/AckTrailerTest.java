@@ -40,6 +40,8 @@ class AckTrailerTest {
     private final AckTrailer trailer = new AckTrailer(acks, ackWriter);
     private final RequestEncoder encoder = new RequestEncoder(new PacketWriter(), trailer, EndpointConfig.ACK_DEFER_DELAY_NS);
     private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[16_384]);
+    /** The packets' sink: it refuses payloads by reference, so they are copied into {@link #buffer}. */
+    private final ReferencingSink copying = new ReferencingSink(buffer, AT, false);
 
     private static SendWqe wqe(final WrOpcode opcode, final long length) {
         final SendWqe w = new SendWqe(1, new InlineArena(1, 8192));
@@ -61,7 +63,7 @@ class AckTrailerTest {
 
     private int encode(final SendWqe w, final int index, final long nowNs) {
         final int maxLength = encoder.layout(w, index, 1, MTU);
-        final int length = encoder.write(buffer, AT, 9, false, false, false, 1, nowNs, 0x11, 0x22);
+        final int length = encoder.write(copying, AT, 9, false, false, false, 1, nowNs, 0x11, 0x22);
         assertThat(length).as("the room claimed is the room used").isEqualTo(maxLength);
         return length;
     }
@@ -93,7 +95,7 @@ class AckTrailerTest {
         final UnsafeBuffer direct = new UnsafeBuffer(org.agrona.BufferUtil.allocateDirectAligned(4096, 64));
         final ReferencingSink sink = new ReferencingSink(direct, AT, true);
         final int maxLength = encoder.layout(w, 0, 1, MTU);
-        final int length = encoder.write(sink, direct, AT, 9, false, false, false, 1, 5_000, 0x11, 0x22);
+        final int length = encoder.write(sink, AT, 9, false, false, false, 1, 5_000, 0x11, 0x22);
         assertThat(length).isEqualTo(maxLength)
             .isEqualTo(Opcode.SEND.headerLength() + 700 + WireConstants.ATTACHED_ACK_LENGTH + 4);
         assertThat(sink.references).containsExactly(new long[] {AT + Opcode.SEND.headerLength(), mr.address(), 700});
@@ -204,7 +206,7 @@ class AckTrailerTest {
             acks.accepted(1_000, EXPECTED, Flags.LAST, 0xABCD, 3, 1_000, false, 0, false, false, false);
             trailer.arm(2_000, ConnectHeader.CAP_ATTACHED_ACK);
             encoder.layout(w, 0, 1, MTU);
-            encoder.write(buffer, AT, 9, false, false, false, 1, 2_000, 0x11, 0x22);
+            encoder.write(copying, AT, 9, false, false, false, 1, 2_000, 0x11, 0x22);
         });
         System.out.println("attaching an ACK to a SEND: " + m);
         assertThat(BaseHeader.flags(buffer, AT) & Flags.ATTACHED_ACK).isEqualTo(Flags.ATTACHED_ACK);
@@ -217,7 +219,7 @@ class AckTrailerTest {
         trailer.arm(3_000, ConnectHeader.CAP_ATTACHED_ACK);
         final SendWqe w = wqe(WrOpcode.SEND, 8);
         final int maxLength = encoder.layout(w, 0, 1, MTU);
-        final int length = encoder.write(buffer, AT, 9, true, false, false, 1, 3_000, 0x11, 0x22);
+        final int length = encoder.write(copying, AT, 9, true, false, false, 1, 3_000, 0x11, 0x22);
         assertThat(length).isEqualTo(maxLength);
         assertThat(BaseHeader.flags(buffer, AT) & (Flags.ATTACHED_ACK | Flags.RETRANSMIT))
             .isEqualTo(Flags.ATTACHED_ACK | Flags.RETRANSMIT);

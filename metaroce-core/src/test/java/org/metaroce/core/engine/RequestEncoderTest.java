@@ -63,7 +63,7 @@ class RequestEncoderTest {
     private int encode(final SendWqe w, final int index, final int readSegments, final int offset, final int psn,
                        final boolean retransmit, final int pathId, final long nowNs) {
         final int maxLength = encoder.layout(w, index, readSegments, MTU);
-        final int length = encoder.write(buffer, offset, psn, retransmit, false, false, pathId, nowNs, DEST_QPN, SOURCE_QPN);
+        final int length = encoder.write(new ReferencingSink(buffer, offset, false), offset, psn, retransmit, false, false, pathId, nowNs, DEST_QPN, SOURCE_QPN);
         assertThat(length).isEqualTo(maxLength);
         return length;
     }
